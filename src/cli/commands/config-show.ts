@@ -1,0 +1,58 @@
+/**
+ * `jp config show [--effective <tool>]`: the merged configuration, one key per line with the
+ * layer that set it; or, for one tool, the resolved policy of each inquiry kind and its origin.
+ */
+import { describeEffective, resolveDetachedPolicy, resolveResultMode, resolveRunMode } from '../../config/policy.ts';
+import type { CommandContext } from '../context.ts';
+
+function flatten(value: unknown, prefix: string[], output: [string, unknown][]): void {
+  if (typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date)) {
+    for (const [key, inner] of Object.entries(value)) flatten(inner, [...prefix, key], output);
+    return;
+  }
+  output.push([prefix.join('.'), value]);
+}
+
+export function configShowCommand(context: CommandContext, options: { effective?: string }): number {
+  const loaded = context.config();
+  if (options.effective) {
+    const tool = options.effective;
+    if (context.format === 'json') {
+      const kinds = Object.fromEntries(
+        (['run', 'deliver', 'tool'] as const).map((kind) => {
+          const foreground = resolveDetachedPolicy(loaded, tool, kind, 'deny');
+          const detached = resolveDetachedPolicy(loaded, tool, kind, 'defer');
+          return [kind, { policy: foreground.value, key: foreground.key, layer: foreground.layer, with_detach: detached.value }];
+        }),
+      );
+      const run = resolveRunMode(loaded, tool);
+      const result = resolveResultMode(loaded, tool);
+      context.jsonLine(context.stdout, 'effective_config', {
+        tool,
+        run: { value: run.value, key: run.key, layer: run.layer },
+        result: { value: result.value, key: result.key, layer: result.layer },
+        detached: kinds,
+      });
+      return 0;
+    }
+    const lines = describeEffective(loaded, tool, 'deny');
+    const differs = (['run', 'deliver', 'tool'] as const).some((kind) => resolveDetachedPolicy(loaded, tool, kind, 'deny').key === 'built-in');
+    if (differs) lines.push('  (where the built-in default applies, a run started with --detach uses "defer" instead of "deny")');
+    context.stdout.write(lines.join('\n') + '\n');
+    return 0;
+  }
+  const entries: [string, unknown][] = [];
+  flatten(loaded.value, [], entries);
+  if (context.format === 'json') {
+    const keys = Object.fromEntries(entries.map(([key, value]) => [key, { value, source: loaded.sources.get(key)?.label ?? 'built-in default' }]));
+    context.jsonLine(context.stdout, 'config', { keys });
+    return 0;
+  }
+  const width = Math.max(...entries.map(([key, value]) => `${key} = ${JSON.stringify(value)}`.length));
+  const lines = entries.map(([key, value]) => {
+    const text = `${key} = ${JSON.stringify(value)}`;
+    return `${text.padEnd(width)}  # ${loaded.sources.get(key)?.label ?? 'built-in default'}`;
+  });
+  context.stdout.write(lines.join('\n') + '\n');
+  return 0;
+}

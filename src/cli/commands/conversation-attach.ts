@@ -1,0 +1,93 @@
+/**
+ * `jp conversation attach [<cid>] [--tail=N] [--read-only]`: connects a terminal to a running
+ * query server: history from disk, the server's buffer, then live events; inquiries come to this
+ * terminal while it is the prompting client. Exits with the run's exit code when the run ends
+ * while attached, 0 when detached with Ctrl+Z.
+ */
+import { readEventLog } from '../../conversation/reader.ts';
+import { eventsFile } from '../../conversation/store.ts';
+import { conversationStatus, formatStatus } from '../../conversation/turn-state.ts';
+import { createRenderer } from '../../client/create-renderer.ts';
+import { TerminalPrompter } from '../../client/prompts.ts';
+import { connectToServer } from '../../client/socket-link.ts';
+import { TerminalClient, type HistoryMode } from '../../client/terminal-client.ts';
+import { RunError, UsageError } from '../../errors.ts';
+import { liveEntry, type RegistryEntry } from '../../server/registry.ts';
+import type { Workspace } from '../../workspace/workspace.ts';
+import { userSubdirectory } from '../../workspace/workspace.ts';
+import type { CommandContext } from '../context.ts';
+import { canPrompt } from '../facts.ts';
+import { targetConversation } from '../targets.ts';
+import { withClientSignals } from './query.ts';
+
+/** The live server of a conversation, or an error that says what to do instead. */
+export function requireRunning(workspace: Workspace, conversationId: string): RegistryEntry & { socket_path: string } {
+  const entry = liveEntry(userSubdirectory(workspace, 'processes'), conversationId);
+  if (entry && entry.socket_path) return entry as RegistryEntry & { socket_path: string };
+  if (entry) {
+    throw new RunError('not_attachable', `${conversationId} runs in-process in pid ${entry.pid} (--no-server) and has no socket to attach to`);
+  }
+  const status = conversationStatus(readEventLog(eventsFile(workspace.conversationsDirectory, conversationId)).events);
+  if (status.kind === 'idle') {
+    throw new RunError('not_running', `no running process for ${conversationId}, and its last turn is complete (idle)`, {
+      hint: `Show it with \`jp conversation print ${conversationId}\`, or continue it with \`jp query --id=${conversationId} "..."\`.`,
+    });
+  }
+  throw new RunError('not_running', `no running process for ${conversationId}; it has an incomplete turn: ${formatStatus(status)}`, {
+    hint: `Resume it with: jp query --continue --id=${conversationId}`,
+  });
+}
+
+function parseTail(value: string | undefined): HistoryMode {
+  if (value === undefined) return 'current-turn';
+  if (!/^\d+$/.test(value)) throw new UsageError('flag_invalid', `--tail ${JSON.stringify(value)} is not a non-negative integer`);
+  return { tail: Number(value) };
+}
+
+export async function conversationAttachCommand(context: CommandContext, id: string | undefined, options: { tail?: string; readOnly?: boolean }): Promise<number> {
+  const workspace = context.workspace();
+  const history = parseTail(options.tail);
+  const conversationId = targetConversation(workspace, context.facts.environment, id);
+  const entry = requireRunning(workspace, conversationId);
+  const readOnly = options.readOnly ?? false;
+  const prompter = !readOnly && canPrompt(context.facts) ? new TerminalPrompter() : undefined;
+  const renderer = await createRenderer({
+    format: context.format,
+    stdout: context.stdout,
+    stderr: context.stderr,
+    environment: context.facts.environment,
+    conversationId,
+    quiet: context.globals.quiet,
+    spinner: false,
+  });
+  const link = await connectToServer(entry.socket_path);
+  const client = new TerminalClient({
+    link,
+    renderer,
+    prompter,
+    readOnly,
+    history,
+    eventsFile: eventsFile(workspace.conversationsDirectory, conversationId),
+    conversationId,
+  });
+  const outcome = await withClientSignals(context, client, true, () => client.run());
+  switch (outcome.kind) {
+    case 'result':
+      renderer.finish(outcome.result);
+      await renderer.flush();
+      return outcome.result.exit_code;
+    case 'detached':
+      renderer.status(`Detached: ${conversationId}. The run goes on.`);
+      await renderer.flush();
+      return 0;
+    case 'refused':
+      await renderer.flush();
+      return context.reportError(new RunError(outcome.code, outcome.message, outcome.code === 'prompting_client_attached' ? { hint: `jp conversation attach --read-only ${conversationId}` } : {}), conversationId);
+    case 'lost':
+      await renderer.flush();
+      return context.reportError(
+        new RunError('server_lost', `the query server of ${conversationId} went away`, { hint: `\`jp conversation ls\` shows its state; resume with \`jp query --continue --id=${conversationId}\` if it stopped half way.` }),
+        conversationId,
+      );
+  }
+}

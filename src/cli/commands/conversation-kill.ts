@@ -1,0 +1,76 @@
+/**
+ * `jp conversation kill <cid> [--force]`. Graceful: a `shutdown` message; the server persists,
+ * ends the turn as interrupted (resumable), kills its tool process groups and exits. `--force`:
+ * SIGKILL to the registered pid after checking its start time, and to the tool process groups it
+ * recorded, then the stale entry, socket and lock are cleaned up. The turn stays resumable.
+ */
+import { connectToServer } from '../../client/socket-link.ts';
+import { RunError } from '../../errors.ts';
+import { PROTOCOL_VERSION } from '../../protocol/messages.ts';
+import { cleanStaleEntry, isEntryAlive, liveEntry } from '../../server/registry.ts';
+import { removeDeadLock } from '../../workspace/lock.ts';
+import { isSameProcessAlive, processStartTime } from '../../workspace/process-identity.ts';
+import { userSubdirectory } from '../../workspace/workspace.ts';
+import type { CommandContext } from '../context.ts';
+import { requireExisting } from '../targets.ts';
+
+const gracefulWaitMilliseconds = 10_000;
+
+function sleep(milliseconds: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, milliseconds));
+}
+
+async function waitForExit(pid: number, startTime: string, milliseconds: number): Promise<boolean> {
+  const deadline = Date.now() + milliseconds;
+  while (Date.now() < deadline) {
+    if (!isSameProcessAlive(pid, startTime)) return true;
+    await sleep(25);
+  }
+  return !isSameProcessAlive(pid, startTime);
+}
+
+export async function conversationKillCommand(context: CommandContext, id: string, options: { force?: boolean }): Promise<number> {
+  const workspace = context.workspace();
+  const conversationId = requireExisting(workspace, id);
+  const processes = userSubdirectory(workspace, 'processes');
+  const entry = liveEntry(processes, conversationId);
+  if (!entry) {
+    throw new RunError('not_running', `no running process for ${conversationId}`, { hint: '`jp conversation ls` shows what is running.' });
+  }
+  if (options.force) {
+    for (const group of entry.tool_process_groups ?? []) {
+      if (processStartTime(group.pgid) !== group.start_time) continue;
+      try {
+        process.kill(-group.pgid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    }
+    if (isEntryAlive(entry)) {
+      try {
+        process.kill(entry.pid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    }
+    await waitForExit(entry.pid, entry.start_time, 2000);
+    cleanStaleEntry(processes, entry);
+    removeDeadLock(userSubdirectory(workspace, 'locks'), conversationId);
+    context.status(`Killed pid ${entry.pid} (${conversationId}). The turn is saved; resume it with \`jp query --continue --id=${conversationId}\`.`);
+    return 0;
+  }
+  if (!entry.socket_path) {
+    process.kill(entry.pid, 'SIGTERM');
+  } else {
+    const link = await connectToServer(entry.socket_path);
+    link.send({ type: 'hello', version: PROTOCOL_VERSION, can_prompt: false, read_only: true });
+    link.send({ type: 'shutdown', reason: 'user' });
+  }
+  if (!(await waitForExit(entry.pid, entry.start_time, gracefulWaitMilliseconds))) {
+    throw new RunError('kill_timeout', `pid ${entry.pid} (${conversationId}) did not stop within ${gracefulWaitMilliseconds / 1000} s`, {
+      hint: `Force it: jp conversation kill --force ${conversationId}`,
+    });
+  }
+  context.status(`Stopped ${conversationId} (pid ${entry.pid}). The turn is saved; resume it with \`jp query --continue --id=${conversationId}\`.`);
+  return 0;
+}

@@ -1,0 +1,81 @@
+/**
+ * `jp conversation ls [--json]`: every conversation with its status, derived from the registry
+ * (running: pid and start time checked) and the log (waiting-for-input, interrupted, idle). Stale
+ * registry entries and sockets are removed on sight. Never takes a lock; never loads the config.
+ */
+import type { ConversationEvent } from '../../conversation/events.ts';
+import { readEventLog } from '../../conversation/reader.ts';
+import { eventsFile, lastCompleteEvent, listConversationIds, readMetadata } from '../../conversation/store.ts';
+import { conversationStatus, formatStatus, type ConversationStatus } from '../../conversation/turn-state.ts';
+import { liveEntries } from '../../server/registry.ts';
+import { activeConversation, sessionKey } from '../../workspace/session.ts';
+import { userSubdirectory } from '../../workspace/workspace.ts';
+import type { CommandContext } from '../context.ts';
+
+export type ListedStatus = ConversationStatus | { kind: 'running'; pid: number; detached: boolean };
+
+export interface ListedConversation {
+  id: string;
+  title: string | null;
+  created_at: string;
+  updated_at: string;
+  status: string;
+  state: ListedStatus['kind'];
+  pid: number | null;
+  tool: string | null;
+  resume_point: string | null;
+  active: boolean;
+}
+
+function isFinalEnd(event: ConversationEvent | undefined): boolean {
+  return event === undefined || (event.type === 'turn_end' && (event.status === 'completed' || event.status === 'discarded'));
+}
+
+export function listConversations(context: CommandContext): ListedConversation[] {
+  const workspace = context.workspace();
+  const running = liveEntries(userSubdirectory(workspace, 'processes'));
+  const active = activeConversation(userSubdirectory(workspace, 'sessions'), sessionKey(context.facts.environment));
+  return listConversationIds(workspace.conversationsDirectory).map((id) => {
+    const metadata = readMetadata(workspace.conversationsDirectory, id);
+    const entry = running.get(id);
+    let status: ListedStatus;
+    if (entry) status = { kind: 'running', pid: entry.pid, detached: entry.detached };
+    else {
+      const file = eventsFile(workspace.conversationsDirectory, id);
+      // Most conversations end with a final turn_end: reading the last line is enough.
+      status = isFinalEnd(lastCompleteEvent(file)) ? { kind: 'idle' } : conversationStatus(readEventLog(file).events);
+    }
+    return {
+      id,
+      title: metadata.title,
+      created_at: metadata.created_at,
+      updated_at: metadata.updated_at,
+      status: status.kind === 'running' ? `running (pid ${status.pid})` : formatStatus(status),
+      state: status.kind,
+      pid: status.kind === 'running' ? status.pid : null,
+      tool: status.kind === 'waiting-for-input' ? status.tool : null,
+      resume_point: status.kind === 'interrupted' ? status.resumePoint : null,
+      active: id === active,
+    };
+  });
+}
+
+export function conversationLsCommand(context: CommandContext): number {
+  const conversations = listConversations(context);
+  if (context.format === 'json') {
+    context.stdout.write(JSON.stringify(conversations) + '\n');
+    return 0;
+  }
+  if (conversations.length === 0) {
+    context.status('No conversations yet; start one with `jp query "..."`.');
+    return 0;
+  }
+  const statusWidth = Math.max(6, ...conversations.map((conversation) => conversation.status.length));
+  const lines = [`  ${'ID'.padEnd(20)} ${'UPDATED'.padEnd(20)} ${'STATUS'.padEnd(statusWidth)} TITLE`];
+  for (const conversation of conversations) {
+    const updated = conversation.updated_at.replace('T', ' ').slice(0, 19);
+    lines.push(`${conversation.active ? '*' : ' '} ${conversation.id.padEnd(20)} ${updated.padEnd(20)} ${conversation.status.padEnd(statusWidth)} ${conversation.title ?? ''}`);
+  }
+  context.stdout.write(lines.join('\n') + '\n');
+  return 0;
+}

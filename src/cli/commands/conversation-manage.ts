@@ -1,0 +1,44 @@
+/**
+ * `jp conversation rm | use | fork`.
+ */
+import { forkConversation } from '../../conversation/fork.ts';
+import { removeConversation } from '../../conversation/store.ts';
+import { acquireLock } from '../../workspace/lock.ts';
+import { activateConversation, deactivateConversation, sessionKey } from '../../workspace/session.ts';
+import { userSubdirectory } from '../../workspace/workspace.ts';
+import type { CommandContext } from '../context.ts';
+import { requireExisting } from '../targets.ts';
+
+/** Removes a conversation; refuses (exit 5) while a process holds it. */
+export function conversationRmCommand(context: CommandContext, id: string): number {
+  const workspace = context.workspace();
+  const conversationId = requireExisting(workspace, id);
+  const lock = acquireLock(userSubdirectory(workspace, 'locks'), conversationId, { waitSeconds: 0, role: 'client' });
+  try {
+    removeConversation(workspace.conversationsDirectory, conversationId);
+  } finally {
+    lock.release();
+  }
+  deactivateConversation(userSubdirectory(workspace, 'sessions'), sessionKey(context.facts.environment), conversationId);
+  context.status(`Removed ${conversationId}.`);
+  return 0;
+}
+
+export function conversationUseCommand(context: CommandContext, id: string): number {
+  const workspace = context.workspace();
+  const conversationId = requireExisting(workspace, id);
+  activateConversation(userSubdirectory(workspace, 'sessions'), sessionKey(context.facts.environment), conversationId);
+  context.status(`${conversationId} is now this session's active conversation.`);
+  return 0;
+}
+
+export function conversationForkCommand(context: CommandContext, id: string): number {
+  const workspace = context.workspace();
+  const source = requireExisting(workspace, id);
+  const fork = forkConversation(workspace.conversationsDirectory, source);
+  activateConversation(userSubdirectory(workspace, 'sessions'), sessionKey(context.facts.environment), fork.id);
+  if (context.format === 'json') context.jsonLine(context.stdout, 'forked', { forked_from: source }, fork.id);
+  else context.stdout.write(`${fork.id}\n`);
+  context.status(`Forked ${source} into ${fork.id}; it is now this session's active conversation.`);
+  return 0;
+}

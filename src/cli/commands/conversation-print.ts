@@ -1,0 +1,36 @@
+/**
+ * `jp conversation print [<cid>] [--last]`: renders a conversation from disk with the same
+ * renderers a live client uses. Never takes a lock.
+ */
+import { readEventLog } from '../../conversation/reader.ts';
+import { eventsFile } from '../../conversation/store.ts';
+import { splitTurns } from '../../conversation/turn-state.ts';
+import { createRenderer } from '../../client/create-renderer.ts';
+import type { CommandContext } from '../context.ts';
+import { targetConversation } from '../targets.ts';
+
+export async function conversationPrintCommand(context: CommandContext, id: string | undefined, options: { last?: boolean }): Promise<number> {
+  const workspace = context.workspace();
+  const conversationId = targetConversation(workspace, context.facts.environment, id);
+  const parsed = readEventLog(eventsFile(workspace.conversationsDirectory, conversationId));
+  let events = parsed.events;
+  if (options.last) {
+    const turns = splitTurns(events);
+    const last = turns[turns.length - 1];
+    events = last ? events.slice(last.start) : [];
+  }
+  const renderer = await createRenderer({
+    format: context.format,
+    stdout: context.stdout,
+    stderr: context.stderr,
+    environment: context.facts.environment,
+    conversationId,
+    quiet: context.globals.quiet,
+    spinner: false,
+  });
+  for (const event of events) renderer.event(event, true);
+  if (parsed.skipped > 0) renderer.notice('warning', `skipped ${parsed.skipped} damaged line(s) (lines ${parsed.skippedLines.join(', ')})`);
+  if (context.format !== 'json' && context.stdout.wroteAnything && !context.stdout.atLineStart) context.stdout.write('\n');
+  await renderer.flush();
+  return 0;
+}

@@ -1,0 +1,372 @@
+/**
+ * `jp query [MESSAGE...]`: resolves everything that can fail on the user's input (flags, config,
+ * model, conversation, lock, stdin), then runs the turn in a query server it spawns (the default),
+ * detaches from it (`--detach`), or runs it in this process (`--no-server`). Either way this process
+ * is a client that renders the server's events.
+ */
+import path from 'node:path';
+import { findIncompleteTurn } from '../../conversation/turn-state.ts';
+import { readEventLog } from '../../conversation/reader.ts';
+import { conversationExists, createConversation, eventsFile } from '../../conversation/store.ts';
+import { forkConversation } from '../../conversation/fork.ts';
+import { createRenderer } from '../../client/create-renderer.ts';
+import { JsonRenderer } from '../../client/json-renderer.ts';
+import { TerminalPrompter } from '../../client/prompts.ts';
+import type { Renderer } from '../../client/renderer.ts';
+import { connectToServer } from '../../client/socket-link.ts';
+import { TerminalClient, type ClientOutcome } from '../../client/terminal-client.ts';
+import { JpError, RunError, toJpError, UsageError } from '../../errors.ts';
+import { resolveModelSpec, type ModelSpec } from '../../llm/resolve.ts';
+import { registerSecretsFrom } from '../../redact.ts';
+import { createInMemoryPair } from '../../server/connection.ts';
+import { buildErrorResult, type ResultObject } from '../../server/result.ts';
+import { Run } from '../../server/run.ts';
+import type { RunRequest } from '../../server/run-request.ts';
+import { spawnServer } from '../../server/spawn.ts';
+import { buildToolRegistry } from '../../tools/registry.ts';
+import { acquireLock, type ConversationLock } from '../../workspace/lock.ts';
+import { activateConversation, activeConversation, sessionKey } from '../../workspace/session.ts';
+import { prepareWorkspace, userSubdirectory } from '../../workspace/workspace.ts';
+import type { CommandContext, FlagValue } from '../context.ts';
+import { canPrompt } from '../facts.ts';
+import { combineInput, defaultStdinWaitMilliseconds, readStandardInput } from '../stdin.ts';
+import { requireExisting } from '../targets.ts';
+import { jpVersion } from '../version.ts';
+
+export interface QueryFlags {
+  new?: boolean;
+  id?: string;
+  fork?: string | boolean;
+  continue?: boolean;
+  discardTurn?: boolean;
+  detach?: boolean;
+  nonInteractive?: boolean;
+  model?: string;
+  tool?: string[];
+  tools?: boolean;
+  maxTurns?: string;
+  server?: boolean;
+}
+
+function validateFlags(flags: QueryFlags): void {
+  const targets = [flags.new && '--new', flags.id !== undefined && '--id', flags.fork !== undefined && '--fork'].filter(Boolean);
+  if (targets.length > 1) throw new UsageError('flags_conflict', `${targets.join(' and ')} cannot be used together`, { hint: 'Pick one way to choose the conversation.' });
+  if (flags.continue && flags.discardTurn) throw new UsageError('flags_conflict', '--continue and --discard-turn cannot be used together');
+  if (flags.continue && (flags.new || flags.fork !== undefined)) {
+    throw new UsageError('flags_conflict', '--continue resumes an existing conversation; it cannot be used with --new or --fork');
+  }
+  if (flags.detach && flags.server === false) throw new UsageError('flags_conflict', '--detach needs a query server; it cannot be used with --no-server');
+  if (flags.maxTurns !== undefined && !/^[1-9]\d*$/.test(flags.maxTurns)) {
+    throw new UsageError('flag_invalid', `--max-turns ${JSON.stringify(flags.maxTurns)} is not a positive integer`);
+  }
+}
+
+function configFlags(flags: QueryFlags): FlagValue[] {
+  const values: FlagValue[] = [];
+  if (flags.model !== undefined) values.push({ label: '--model', path: ['assistant', 'model'], value: flags.model });
+  if (flags.maxTurns !== undefined) values.push({ label: '--max-turns', path: ['assistant', 'max_turns'], value: Number(flags.maxTurns) });
+  return values;
+}
+
+interface Prepared {
+  conversationId: string;
+  lock: ConversationLock;
+  request: RunRequest;
+  model: ModelSpec;
+}
+
+export async function queryCommand(context: CommandContext, messageParts: string[], flags: QueryFlags): Promise<number> {
+  const startedAt = Date.now();
+  let conversationId: string | null = null;
+  let modelId: string | null = null;
+  const messageArgument = messageParts.length > 0 ? messageParts.join(' ') : undefined;
+  try {
+    validateFlags(flags);
+    const prepared = await prepare(context, flags, messageArgument, startedAt, (id) => (conversationId = id), (id) => (modelId = id));
+    return await execute(context, prepared, flags);
+  } catch (error) {
+    const jpError = toJpError(error);
+    const result = buildErrorResult({ conversationId, query: messageArgument ?? '', error: jpError, model: modelId, startedAt });
+    if (context.format === 'json') {
+      const renderer = new JsonRenderer(context.stdout, context.stderr, conversationId);
+      renderer.finish(result);
+      await renderer.flush();
+    } else {
+      context.reportError(jpError, conversationId);
+    }
+    return result.exit_code;
+  }
+}
+
+async function prepare(
+  context: CommandContext,
+  flags: QueryFlags,
+  messageArgument: string | undefined,
+  startedAt: number,
+  onConversation: (id: string) => void,
+  onModel: (id: string) => void,
+): Promise<Prepared> {
+  const { facts } = context;
+  const workspace = context.workspace();
+  const config = context.config(configFlags(flags));
+  const model = resolveModelSpec(config.value, facts.environment, facts.cwd);
+  onModel(model.id);
+  registerSecretsFrom(facts.environment, model.apiKeyVariable ? [model.apiKeyVariable] : []);
+  const toolSelection = { noTools: flags.tools === false, enabled: flags.tool ?? [] };
+  buildToolRegistry(config.value, toolSelection);
+
+  const waitSetting = facts.environment.JP_STDIN_WAIT_MS;
+  const stdin = await readStandardInput({
+    hasMessage: messageArgument !== undefined,
+    stdinIsTerminal: facts.stdinIsTerminal,
+    waitMilliseconds: waitSetting && /^\d+$/.test(waitSetting) ? Number(waitSetting) : defaultStdinWaitMilliseconds,
+  });
+  const message = combineInput(messageArgument, stdin);
+  if (!flags.continue && (message === undefined || message.trim() === '')) {
+    throw new UsageError('message_missing', 'no message: give one as arguments, or pipe it on stdin', {
+      hint: 'e.g. jp query "explain this error", or: cat notes.md | jp query; to resume a turn, use --continue.',
+    });
+  }
+
+  prepareWorkspace(workspace);
+  const sessions = userSubdirectory(workspace, 'sessions');
+  const session = sessionKey(facts.environment);
+  let conversationId: string;
+  if (flags.id !== undefined) conversationId = requireExisting(workspace, flags.id);
+  else if (flags.new) conversationId = createConversation(workspace.conversationsDirectory).id;
+  else if (flags.fork !== undefined) {
+    const source = typeof flags.fork === 'string' ? requireExisting(workspace, flags.fork) : activeConversation(sessions, session);
+    if (!source || !conversationExists(workspace.conversationsDirectory, source)) {
+      throw new UsageError('no_active_conversation', '--fork needs a conversation: this session has no active one', { hint: 'Give one: --fork=<cid>.' });
+    }
+    conversationId = forkConversation(workspace.conversationsDirectory, source).id;
+  } else {
+    const active = activeConversation(sessions, session);
+    if (active && conversationExists(workspace.conversationsDirectory, active)) conversationId = active;
+    else if (flags.continue) {
+      throw new UsageError('no_active_conversation', '--continue needs a conversation: this session has no active one', { hint: 'Name it: jp query --continue --id=<cid>.' });
+    } else conversationId = createConversation(workspace.conversationsDirectory).id;
+  }
+  onConversation(conversationId);
+
+  const waitSeconds = Number(facts.environment.JP_LOCK_WAIT ?? '0');
+  const lock = acquireLock(userSubdirectory(workspace, 'locks'), conversationId, {
+    waitSeconds: Number.isFinite(waitSeconds) ? waitSeconds : 0,
+    role: flags.server === false ? 'in-process' : 'client',
+    detached: flags.detach ?? false,
+  });
+  try {
+    const events = readEventLog(eventsFile(workspace.conversationsDirectory, conversationId)).events;
+    const incomplete = findIncompleteTurn(events);
+    let resume = flags.continue ?? false;
+    let discard = flags.discardTurn ?? false;
+    if (resume && !incomplete) {
+      throw new UsageError('nothing_to_continue', `conversation ${conversationId} has no incomplete turn to continue`, {
+        hint: messageArgument ? 'Drop --continue to send the message as a new turn.' : 'Send a new message instead: jp query "..."',
+      });
+    }
+    if (incomplete && !resume && !discard) {
+      const choice = await askAboutIncompleteTurn(context, conversationId, incomplete.resumePoint);
+      if (choice === 'resume') resume = true;
+      else discard = true;
+    }
+    activateConversation(sessions, session, conversationId);
+    const request: RunRequest = {
+      conversation_id: conversationId,
+      workspace: { root: workspace.root, is_default: workspace.isDefault, tool_root: workspace.toolRoot },
+      cwd: facts.cwd,
+      message: message && message.trim() !== '' ? message : null,
+      resume,
+      discard_turn: discard,
+      detached: flags.detach ?? false,
+      config: {
+        user_file: context.configInputs().userFile,
+        workspace_file: context.configInputs().workspaceFile,
+        cfg_arguments: context.globals.cfg,
+        flags: configFlags(flags),
+      },
+      tools: { no_tools: toolSelection.noTools, enabled: toolSelection.enabled },
+      lock_token: lock.token,
+      log: context.logSettings(),
+      query: message ?? '',
+      started_at: startedAt,
+    };
+    return { conversationId, lock, request, model };
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+/** A new message on a conversation with an incomplete turn: resume it, drop it, or stop. */
+async function askAboutIncompleteTurn(context: CommandContext, conversationId: string, resumePoint: string): Promise<'resume' | 'discard'> {
+  const hint = [
+    `jp query --continue --id=${conversationId}                 resume it (a new message is sent after it completes)`,
+    `jp query --discard-turn --id=${conversationId} "..."      drop it and send the message`,
+    'jp query --new "..."                                 start a new conversation',
+  ].join('\n');
+  if (!canPrompt(context.facts)) {
+    throw new UsageError('incomplete_turn', `conversation ${conversationId} has an incomplete turn (${resumePoint})`, { hint });
+  }
+  const prompter = new TerminalPrompter();
+  try {
+    const choice = await prompter.choose<'resume' | 'discard' | 'cancel'>(
+      `Conversation ${conversationId} has an incomplete turn (${resumePoint}).`,
+      [
+        { value: 'resume', name: 'resume it, then send the new message' },
+        { value: 'discard', name: 'discard it (kept on disk, marked discarded) and send the new message' },
+        { value: 'cancel', name: 'cancel: do nothing' },
+      ],
+      new AbortController().signal,
+    );
+    if (choice === 'cancel') throw new UsageError('cancelled', 'cancelled: nothing was sent', { hint });
+    return choice;
+  } catch (error) {
+    if (JpError.isInstance(error)) throw error;
+    throw new UsageError('cancelled', 'cancelled: nothing was sent', { hint });
+  } finally {
+    prompter.close();
+  }
+}
+
+async function execute(context: CommandContext, prepared: Prepared, flags: QueryFlags): Promise<number> {
+  const { conversationId, request } = prepared;
+  const renderer = await createRenderer({
+    format: context.format,
+    stdout: context.stdout,
+    stderr: context.stderr,
+    environment: context.facts.environment,
+    conversationId,
+    quiet: context.globals.quiet,
+    spinner: !flags.detach,
+  });
+  if (prepared.model.provider === 'test') {
+    renderer.status(`jp: test provider: replaying ${prepared.model.testScript}; no model is called`);
+  }
+  if (flags.server === false) return runInProcess(context, prepared, renderer);
+
+  const workspace = context.workspace();
+  const processes = userSubdirectory(workspace, 'processes');
+  let spawned;
+  try {
+    spawned = await spawnServer(request, {
+      entry: process.argv[1]!,
+      logFile: path.join(processes, `${conversationId}.log`),
+      environment: context.facts.environment,
+    });
+  } catch (error) {
+    prepared.lock.release();
+    throw error;
+  }
+  prepared.lock.forget();
+
+  if (flags.detach) {
+    if (renderer instanceof JsonRenderer) renderer.detached(conversationId, spawned.pid);
+    else {
+      context.stdout.write(`${conversationId}\n`);
+      renderer.status(`Detached: ${conversationId} (pid ${spawned.pid}). Watch it with \`jp conversation attach ${conversationId}\`.`);
+    }
+    await renderer.flush();
+    return 0;
+  }
+  const link = await connectToServer(spawned.socketPath);
+  const prompter = canPrompt(context.facts) ? new TerminalPrompter() : undefined;
+  const client = new TerminalClient({
+    link,
+    renderer,
+    prompter,
+    readOnly: false,
+    history: 'none',
+    eventsFile: eventsFile(workspace.conversationsDirectory, conversationId),
+    conversationId,
+  });
+  const outcome = await withClientSignals(context, client, true, () => client.run());
+  return finishOutcome(context, renderer, outcome, conversationId, prepared, request.started_at);
+}
+
+/** Keys and signals while a client runs: Ctrl+C interrupts, Ctrl+Z detaches, SIGTERM stops. */
+export async function withClientSignals<T>(context: CommandContext, client: TerminalClient, canDetach: boolean, body: () => Promise<T>): Promise<T> {
+  const onInterrupt = (): void => client.interrupt();
+  const onSuspend = (): void => client.detach();
+  const onTerminate = (): void => client.shutdown('terminate');
+  const onHangup = (): void => client.detach();
+  process.on('SIGINT', onInterrupt);
+  process.on('SIGTERM', onTerminate);
+  process.on('SIGHUP', onHangup);
+  if (canDetach) process.on('SIGTSTP', onSuspend);
+  context.stdout.onClosed = () => client.shutdown('output_closed');
+  try {
+    return await body();
+  } finally {
+    process.off('SIGINT', onInterrupt);
+    process.off('SIGTERM', onTerminate);
+    process.off('SIGHUP', onHangup);
+    if (canDetach) process.off('SIGTSTP', onSuspend);
+  }
+}
+
+async function runInProcess(context: CommandContext, prepared: Prepared, renderer: Renderer): Promise<number> {
+  const { request, conversationId } = prepared;
+  const workspace = context.workspace();
+  const config = context.config(request.config.flags);
+  const setup = {
+    workspace,
+    config,
+    model: prepared.model,
+    tools: buildToolRegistry(config.value, { noTools: request.tools.no_tools, enabled: request.tools.enabled }),
+  };
+  const run = new Run({ request, setup, lock: prepared.lock, logger: await context.logger(), version: jpVersion, socketPath: null, logFile: null });
+  run.register();
+  const pair = createInMemoryPair();
+  run.server.accept(pair.server);
+  const prompter = canPrompt(context.facts) ? new TerminalPrompter() : undefined;
+  const client = new TerminalClient({
+    link: pair.client,
+    renderer,
+    prompter,
+    readOnly: false,
+    history: 'none',
+    eventsFile: eventsFile(workspace.conversationsDirectory, conversationId),
+    conversationId,
+  });
+  let result: ResultObject | undefined;
+  const outcome = await withClientSignals(context, client, false, async () => {
+    const clientOutcome = client.run();
+    result = await run.server.run();
+    return clientOutcome;
+  });
+  run.finish(result);
+  return finishOutcome(context, renderer, outcome, conversationId, prepared, request.started_at);
+}
+
+async function finishOutcome(
+  context: CommandContext,
+  renderer: Renderer,
+  outcome: ClientOutcome,
+  conversationId: string,
+  prepared: Prepared,
+  startedAt: number,
+): Promise<number> {
+  switch (outcome.kind) {
+    case 'result':
+      renderer.finish(outcome.result);
+      await renderer.flush();
+      return outcome.result.exit_code;
+    case 'detached':
+      renderer.status(`Detached: ${conversationId}. The run goes on; \`jp conversation attach ${conversationId}\` shows it again.`);
+      await renderer.flush();
+      return 0;
+    case 'refused':
+    case 'lost': {
+      const error =
+        outcome.kind === 'refused'
+          ? new RunError(outcome.code, outcome.message)
+          : new RunError('server_lost', `the query server${outcome.serverPid ? ` (pid ${outcome.serverPid})` : ''} for ${conversationId} stopped without a result`, {
+              hint: `What it did is saved. See \`jp conversation print ${conversationId}\`, and resume with \`jp query --continue --id=${conversationId}\`.`,
+            });
+      renderer.finish(buildErrorResult({ conversationId, query: prepared.request.query, error, model: prepared.model.id, startedAt }));
+      await renderer.flush();
+      return error.exitCode;
+    }
+  }
+}

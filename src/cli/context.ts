@@ -1,0 +1,85 @@
+/**
+ * What every command gets from the composition root: the process facts, the global options, the
+ * output channels, and lazy access to the workspace, the config and the logger (a command that
+ * does not need them does not pay for them).
+ */
+import os from 'node:os';
+import { formatErrorForHumans, type JpError } from '../errors.ts';
+import { loadConfig, userConfigFile, type ConfigInputs, type LoadedConfig } from '../config/load.ts';
+import { resolveFormat, SafeWriter, type OutputFormat } from '../output/channels.ts';
+import { createLogger, defaultLogFile, type Logger, type LogSettings } from '../output/logger.ts';
+import { dataHome, resolveWorkspace, type Workspace } from '../workspace/workspace.ts';
+import type { Facts } from './facts.ts';
+import type { GlobalOptions } from './global-options.ts';
+
+export type FlagValue = ConfigInputs['flags'][number];
+
+export class CommandContext {
+  readonly facts: Facts;
+  readonly globals: GlobalOptions;
+  readonly stdout = new SafeWriter(process.stdout);
+  readonly stderr = new SafeWriter(process.stderr);
+  readonly format: OutputFormat;
+  private cachedWorkspace: Workspace | undefined;
+  private cachedLogger: Promise<Logger> | undefined;
+
+  constructor(facts: Facts, globals: GlobalOptions) {
+    this.facts = facts;
+    this.globals = globals;
+    this.format = resolveFormat(globals.format, facts.stdoutIsTerminal);
+  }
+
+  workspace(): Workspace {
+    this.cachedWorkspace ??= resolveWorkspace(this.facts.cwd, this.facts.environment);
+    return this.cachedWorkspace;
+  }
+
+  configInputs(flags: FlagValue[] = []): ConfigInputs {
+    const workspace = this.workspace();
+    return {
+      userFile: userConfigFile(this.facts.environment, this.facts.environment.HOME || os.homedir()),
+      workspaceFile: workspace.isDefault ? undefined : workspace.configFile,
+      environment: this.facts.environment,
+      cfgArguments: this.globals.cfg,
+      flags,
+    };
+  }
+
+  config(flags: FlagValue[] = []): LoadedConfig {
+    return loadConfig(this.configInputs(flags));
+  }
+
+  logSettings(): LogSettings {
+    return {
+      verbosity: this.globals.verbosity,
+      file: this.globals.logFile ?? this.facts.environment.JP_LOG_FILE ?? defaultLogFile(dataHome(this.facts.environment)),
+      format: this.globals.logFormat,
+    };
+  }
+
+  logger(): Promise<Logger> {
+    this.cachedLogger ??= createLogger(this.logSettings(), { role: 'client' });
+    return this.cachedLogger;
+  }
+
+  /** One chrome line on stderr, in the output format. */
+  status(message: string): void {
+    if (this.globals.quiet) return;
+    if (this.format === 'json') this.jsonLine(this.stderr, 'status', { message });
+    else this.stderr.write(message + '\n');
+  }
+
+  jsonLine(target: SafeWriter, type: string, fields: Record<string, unknown>, conversationId: string | null = null): void {
+    target.write(JSON.stringify({ v: 1, type, ts: new Date().toISOString(), conversation_id: conversationId, ...fields }) + '\n');
+  }
+
+  /** Reports an error on stderr in the output format; returns its exit code. */
+  reportError(error: JpError, conversationId: string | null = null): number {
+    if (this.format === 'json') {
+      this.jsonLine(this.stderr, 'error', { code: error.code, message: error.message, ...(error.hint ? { hint: error.hint } : {}), exit_code: error.exitCode }, conversationId);
+    } else {
+      this.stderr.write(formatErrorForHumans(error) + '\n');
+    }
+    return error.exitCode;
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * Facts about the process, read once here and passed down: nothing below the CLI looks at TTYs,
+ * flags or environment variables to decide about prompts (DESIGN §1, §4).
+ */
+import { controllingTerminalAvailable } from '../output/channels.ts';
+
+export interface Facts {
+  environment: NodeJS.ProcessEnv;
+  cwd: string;
+  stdinIsTerminal: boolean;
+  stdoutIsTerminal: boolean;
+  stderrIsTerminal: boolean;
+  /** --non-interactive, JP_NON_INTERACTIVE / JP_NONINTERACTIVE = 1 or true, or CI=true. */
+  nonInteractive: boolean;
+  /** Why it is non-interactive, for messages. */
+  nonInteractiveReason: string | undefined;
+}
+
+function truthy(value: string | undefined): boolean {
+  return value !== undefined && ['1', 'true', 'yes'].includes(value.trim().toLowerCase());
+}
+
+export function readFacts(nonInteractiveFlag: boolean): Facts {
+  const environment = process.env;
+  let reason: string | undefined;
+  if (nonInteractiveFlag) reason = '--non-interactive';
+  else if (truthy(environment.JP_NON_INTERACTIVE)) reason = 'JP_NON_INTERACTIVE';
+  else if (truthy(environment.JP_NONINTERACTIVE)) reason = 'JP_NONINTERACTIVE';
+  else if (truthy(environment.CI)) reason = 'CI=true';
+  return {
+    environment,
+    cwd: process.cwd(),
+    stdinIsTerminal: process.stdin.isTTY === true,
+    stdoutIsTerminal: process.stdout.isTTY === true,
+    stderrIsTerminal: process.stderr.isTTY === true,
+    nonInteractive: reason !== undefined,
+    nonInteractiveReason: reason,
+  };
+}
+
+/** Whether a human can be prompted: not non-interactive, and /dev/tty opens (never stdout.isTTY). */
+export function canPrompt(facts: Facts): boolean {
+  return !facts.nonInteractive && controllingTerminalAvailable();
+}

@@ -1,0 +1,31 @@
+/**
+ * The shipped entry point. It stays tiny: `--version` answers before anything is imported, the
+ * hidden `__serve` command starts a query server, everything else loads the CLI program.
+ */
+import { jpVersion } from './version.ts';
+
+async function run(argv: string[]): Promise<number> {
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+    process.stdout.write(`jp ${jpVersion}\n`);
+    return 0;
+  }
+  if (argv[0] === '__serve') {
+    const { serveMain } = await import('../server/serve.ts');
+    await serveMain(jpVersion);
+    return process.exitCode === undefined ? 0 : Number(process.exitCode);
+  }
+  const { main } = await import('./program.ts');
+  return main(argv);
+}
+
+function flush(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.writableLength === 0) return resolve();
+    stream.write('', () => resolve());
+    setTimeout(resolve, 2000).unref();
+  });
+}
+
+const code = await run(process.argv.slice(2));
+await Promise.all([flush(process.stdout), flush(process.stderr)]);
+process.exit(code);

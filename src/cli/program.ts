@@ -1,0 +1,164 @@
+/**
+ * The composition root: argv is parsed here (commander), process facts are read once, and each
+ * command's module is imported only when that command runs, so `jp conversation ls` does not load
+ * the engine, the providers or the prompt library.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { JpError, toJpError, UsageError } from '../errors.ts';
+import { resolveFormat } from '../output/channels.ts';
+import { CommandContext } from './context.ts';
+import { readFacts } from './facts.ts';
+import { addGlobalOptions, formatFromArgv, readGlobalOptions } from './global-options.ts';
+import { jpVersion } from './version.ts';
+
+type Action = (context: CommandContext, command: Command) => Promise<number> | number;
+
+function contextFor(command: Command, nonInteractive = false): CommandContext {
+  return new CommandContext(readFacts(nonInteractive), readGlobalOptions(command));
+}
+
+export function buildProgram(setExitCode: (code: number) => void): Command {
+  const program = new Command('jp')
+    .description('A command-line LLM agent for scripts, pipes, CI and background runs.')
+    .version(`jp ${jpVersion}`, '-V, --version', 'print the version')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ writeErr: (text) => process.stderr.write(text), writeOut: (text) => process.stdout.write(text) })
+    .exitOverride();
+  addGlobalOptions(program);
+
+  const wrap =
+    (action: Action, nonInteractiveOf?: (command: Command) => boolean) =>
+    async (...parameters: unknown[]): Promise<void> => {
+      const command = parameters[parameters.length - 1] as Command;
+      const context = contextFor(command, nonInteractiveOf?.(command) ?? false);
+      try {
+        setExitCode(await action(context, command));
+      } catch (error) {
+        setExitCode(context.reportError(toJpError(error)));
+      }
+    };
+
+  const leaf = (parent: Command, name: string): Command => addGlobalOptions(parent.command(name).exitOverride());
+
+  leaf(program, 'init')
+    .description('make the current directory a jp workspace (.jp/)')
+    .action(wrap(async (context) => (await import('./commands/init.ts')).initCommand(context)));
+
+  leaf(program, 'query')
+    .alias('q')
+    .description('ask the assistant; MESSAGE may be omitted when stdin is piped')
+    .argument('[message...]', 'the message')
+    .option('--new', 'start a new conversation')
+    .option('--id <cid>', 'use this conversation')
+    .option('--fork [cid]', 'branch from a conversation (default: the active one) into a new one')
+    .option('--continue', 'resume the incomplete turn of the conversation')
+    .option('--discard-turn', 'drop the incomplete turn, then run MESSAGE')
+    .option('--detach', 'run in the background: print the conversation id and exit')
+    .option('--non-interactive', 'never prompt, even at a terminal (also JP_NON_INTERACTIVE=1)')
+    .option('-m, --model <provider/model>', 'e.g. openai/gpt-4.1-mini, anthropic/claude-sonnet-4-5, ollama/qwen3, test')
+    .option('--tool <name>', 'enable a tool (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
+    .option('--no-tools', 'offer no tools to the model')
+    .option('--max-turns <n>', 'cap on LLM round trips in this turn')
+    .option('--no-server', 'run the turn inside this process (no socket, no detach)')
+    .action(
+      wrap(
+        async (context, command) => {
+          const { queryCommand } = await import('./commands/query.ts');
+          return queryCommand(context, command.args, command.opts());
+        },
+        (command) => command.opts<{ nonInteractive?: boolean }>().nonInteractive === true,
+      ),
+    );
+
+  const conversation = program.command('conversation').alias('c').description('list, show, attach to and manage conversations').exitOverride();
+  addGlobalOptions(conversation);
+  leaf(conversation, 'ls')
+    .description('list conversations with their status (running, waiting-for-input, interrupted, idle)')
+    .action(wrap(async (context) => (await import('./commands/conversation-ls.ts')).conversationLsCommand(context)));
+  leaf(conversation, 'print')
+    .description('render a conversation from disk')
+    .argument('[cid]', 'conversation id (default: the active one)')
+    .option('--last', 'only the last turn')
+    .action(wrap(async (context, command) => (await import('./commands/conversation-print.ts')).conversationPrintCommand(context, command.args[0], command.opts())));
+  leaf(conversation, 'attach')
+    .description('connect to a running query: watch it live and answer its questions')
+    .argument('[cid]', 'conversation id (default: the active one)')
+    .addOption(new Option('--tail <n>', 'show the last N content events first (0: live only; default: the current turn)'))
+    .option('--read-only', 'watch only; never answer prompts')
+    .action(wrap(async (context, command) => (await import('./commands/conversation-attach.ts')).conversationAttachCommand(context, command.args[0], command.opts())));
+  leaf(conversation, 'kill')
+    .description('stop a running query (persisted, resumable); --force kills it')
+    .argument('<cid>', 'conversation id')
+    .option('--force', 'SIGKILL the process and its tools')
+    .action(wrap(async (context, command) => (await import('./commands/conversation-kill.ts')).conversationKillCommand(context, command.args[0]!, command.opts())));
+  leaf(conversation, 'wait')
+    .description("block until the conversation's run stops; exit with its exit code")
+    .argument('<cid>', 'conversation id')
+    .action(wrap(async (context, command) => (await import('./commands/conversation-wait.ts')).conversationWaitCommand(context, command.args[0]!)));
+  leaf(conversation, 'rm')
+    .description('remove a conversation')
+    .argument('<cid>', 'conversation id')
+    .action(wrap(async (context, command) => (await import('./commands/conversation-manage.ts')).conversationRmCommand(context, command.args[0]!)));
+  leaf(conversation, 'use')
+    .description("make a conversation this session's active one")
+    .argument('<cid>', 'conversation id')
+    .action(wrap(async (context, command) => (await import('./commands/conversation-manage.ts')).conversationUseCommand(context, command.args[0]!)));
+  leaf(conversation, 'fork')
+    .description('copy the complete turns of a conversation into a new one')
+    .argument('<cid>', 'conversation id')
+    .action(wrap(async (context, command) => (await import('./commands/conversation-manage.ts')).conversationForkCommand(context, command.args[0]!)));
+
+  const config = program.command('config').description('inspect the configuration').exitOverride();
+  addGlobalOptions(config);
+  leaf(config, 'show')
+    .description('the merged configuration with where each value came from')
+    .option('--effective <tool>', "a tool's resolved policies per inquiry kind, and the layer that set each")
+    .action(wrap(async (context, command) => (await import('./commands/config-show.ts')).configShowCommand(context, command.opts())));
+  return program;
+}
+
+/** Runs the CLI; resolves with the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  let exitCode = 0;
+  const program = buildProgram((code) => (exitCode = code));
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 0;
+      return reportEarlyError(argv, new UsageError('usage', error.message.replace(/^error: /, ''), { hint: 'Run `jp --help` or `jp <command> --help` for usage.' }));
+    }
+    return reportEarlyError(argv, JpError.isInstance(error) ? error : toJpError(error));
+  }
+  return exitCode;
+}
+
+/** Errors before a command context exists (bad flags): still in the requested format. */
+function reportEarlyError(argv: string[], error: JpError): number {
+  const format = resolveFormat(formatFromArgv(argv), process.stdout.isTTY === true);
+  if (format === 'json') {
+    const base = { v: 1, ts: new Date().toISOString(), conversation_id: null };
+    process.stderr.write(JSON.stringify({ ...base, type: 'error', code: error.code, message: error.message, exit_code: error.exitCode }) + '\n');
+    if (argv.includes('query') || argv.includes('q')) {
+      process.stdout.write(
+        JSON.stringify({
+          ...base,
+          type: 'result',
+          status: error.status,
+          exit_code: error.exitCode,
+          query: '',
+          answer: '',
+          tools: [],
+          permission_denials: [],
+          unanswered: [],
+          pending_inquiry: null,
+          metadata: { model: null, iterations: 0, duration_ms: 0, usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 } },
+          error: { code: error.code, message: error.message },
+        }) + '\n',
+      );
+    }
+  } else {
+    process.stderr.write(`error: ${error.message}\n${error.hint ? `  ${error.hint}\n` : ''}`);
+  }
+  return error.exitCode;
+}

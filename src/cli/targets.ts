@@ -1,0 +1,37 @@
+/**
+ * Which conversation a command means: an explicit id, or this session's active conversation.
+ */
+import { conversationExists, conversationIdPattern } from '../conversation/store.ts';
+import { UsageError } from '../errors.ts';
+import { activeConversation, sessionKey } from '../workspace/session.ts';
+import { userSubdirectory, type Workspace } from '../workspace/workspace.ts';
+
+/** Accepts `jp-c…` and the `Detached: jp-c…` line a detached query prints. */
+export function normalizeConversationId(value: string): string {
+  return value.trim().replace(/^Detached:\s*/, '');
+}
+
+export function requireExisting(workspace: Workspace, id: string): string {
+  const normalized = normalizeConversationId(id);
+  if (!conversationIdPattern.test(normalized)) {
+    throw new UsageError('conversation_id_invalid', `${JSON.stringify(id)} is not a conversation id (they look like jp-c17640000000000123)`, {
+      hint: '`jp conversation ls` lists the conversations of this workspace.',
+    });
+  }
+  if (!conversationExists(workspace.conversationsDirectory, normalized)) {
+    throw new UsageError('conversation_not_found', `no conversation ${normalized} in the workspace at ${workspace.root}`, {
+      hint: '`jp conversation ls` lists the conversations of this workspace.',
+    });
+  }
+  return normalized;
+}
+
+/** The given id, or the session's active conversation; throws when there is neither. */
+export function targetConversation(workspace: Workspace, environment: NodeJS.ProcessEnv, id: string | undefined): string {
+  if (id !== undefined) return requireExisting(workspace, id);
+  const active = activeConversation(userSubdirectory(workspace, 'sessions'), sessionKey(environment));
+  if (active && conversationExists(workspace.conversationsDirectory, active)) return active;
+  throw new UsageError('no_active_conversation', 'this session has no active conversation', {
+    hint: 'Name one (`jp conversation ls` lists them), or start one with `jp query "..."`.',
+  });
+}

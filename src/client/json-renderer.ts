@@ -1,0 +1,106 @@
+/**
+ * `--format json`: NDJSON on both streams (DESIGN §5). Every line has v, type, ts and
+ * conversation_id. stdout carries the run's data (assistant text, tool calls and results, inquiry
+ * decisions) and always ends with exactly one `result` line; stderr carries chrome (status, warnings,
+ * errors). The schemas of every line are in `schema/`.
+ */
+import type { ConversationEvent } from '../conversation/events.ts';
+import type { SafeWriter } from '../output/channels.ts';
+import type { ResultObject } from '../server/result.ts';
+import { chatResponseParts, StreamedText, type Renderer } from './renderer.ts';
+
+export class JsonRenderer implements Renderer {
+  private readonly stdout: SafeWriter;
+  private readonly stderr: SafeWriter;
+  private conversationId: string | null;
+  private readonly streamed = new StreamedText();
+  private readonly toolNames = new Map<string, string>();
+  private finished = false;
+
+  constructor(stdout: SafeWriter, stderr: SafeWriter, conversationId: string | null) {
+    this.stdout = stdout;
+    this.stderr = stderr;
+    this.conversationId = conversationId;
+  }
+
+  private line(target: SafeWriter, type: string, fields: Record<string, unknown>): void {
+    target.write(JSON.stringify({ v: 1, type, ts: new Date().toISOString(), conversation_id: this.conversationId, ...fields }) + '\n');
+  }
+
+  private text(kind: 'message' | 'reasoning', text: string): void {
+    if (text === '') return;
+    this.line(this.stdout, kind === 'message' ? 'assistant_text' : 'assistant_reasoning', { text });
+  }
+
+  delta(kind: 'message' | 'reasoning', text: string): void {
+    this.streamed.streamedPiece(kind, text);
+    this.text(kind, text);
+  }
+
+  event(event: ConversationEvent, replayed: boolean): void {
+    const text = chatResponseParts(event);
+    if (text) {
+      this.text(text.kind, replayed ? text.text : this.streamed.unseenPart(text.kind, text.text));
+      return;
+    }
+    switch (event.type) {
+      case 'chat_request':
+        if (replayed) this.line(this.stdout, 'user_message', { text: event.content });
+        break;
+      case 'tool_call_request':
+        this.toolNames.set(event.id, event.name);
+        this.line(this.stdout, 'tool_call', { id: event.id, name: event.name, arguments: event.arguments });
+        break;
+      case 'tool_call_response':
+        this.line(this.stdout, 'tool_result', {
+          id: event.id,
+          name: this.toolNames.get(event.id) ?? null,
+          outcome: event.outcome ?? (event.is_error ? 'error' : 'ok'),
+          is_error: event.is_error,
+          content: event.content,
+        });
+        break;
+      case 'inquiry_request':
+        this.line(this.stdout, 'inquiry_request', { id: event.id, tool_call_id: event.tool_call_id, inquiry: event.inquiry });
+        break;
+      case 'inquiry_response':
+        this.line(this.stdout, 'inquiry_response', {
+          id: event.id,
+          answer: event.answer,
+          by: event.by,
+          action: event.action ?? null,
+          reason: event.reason ?? null,
+        });
+        break;
+      default:
+        break;
+    }
+  }
+
+  notice(level: 'info' | 'warning', message: string): void {
+    this.line(this.stderr, level === 'warning' ? 'warning' : 'status', { message });
+  }
+
+  status(message: string): void {
+    this.line(this.stderr, 'status', { message });
+  }
+
+  /** Writes the error on stderr (when there is one) and the result as stdout's last line. */
+  finish(result: ResultObject): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.conversationId = result.conversation_id;
+    if (result.error && result.status !== 'interrupted') this.line(this.stderr, 'error', { ...result.error, exit_code: result.exit_code });
+    this.stdout.write(JSON.stringify(result) + '\n');
+  }
+
+  /** A line for `--detach` on stdout. */
+  detached(conversationId: string, pid: number): void {
+    this.conversationId = conversationId;
+    this.line(this.stdout, 'detached', { pid });
+  }
+
+  flush(): Promise<void> {
+    return Promise.all([this.stdout.flush(), this.stderr.flush()]).then(() => undefined);
+  }
+}

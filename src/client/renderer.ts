@@ -1,0 +1,61 @@
+/**
+ * Rendering of a run for one terminal and format. A renderer gets raw conversation events (from
+ * the server, live or replayed from disk) and writes assistant text to stdout and chrome to stderr.
+ * It is the only place that decides what a run looks like.
+ */
+import type { ConversationEvent } from '../conversation/events.ts';
+import type { ResultObject } from '../server/result.ts';
+
+export interface Renderer {
+  /** A persisted event. `replayed` is true for history read from disk when attaching. */
+  event(event: ConversationEvent, replayed: boolean): void;
+  /** A streamed piece of assistant output not persisted yet. */
+  delta(kind: 'message' | 'reasoning', text: string): void;
+  notice(level: 'info' | 'warning', message: string): void;
+  /** Chrome from the client itself (e.g. "Detached: <cid>"). */
+  status(message: string): void;
+  /** The run ended; the result decides the closing lines. */
+  finish(result: ResultObject): void;
+  /** Waits until everything is written. */
+  flush(): Promise<void>;
+}
+
+/**
+ * Text streamed as deltas is repeated by the persisted chat_response events that follow; this
+ * tracks what was streamed so a persisted chunk is not shown twice.
+ */
+export class StreamedText {
+  private streamed = { message: '', reasoning: '' };
+
+  streamedPiece(kind: 'message' | 'reasoning', text: string): void {
+    this.streamed[kind] += text;
+  }
+
+  /** Returns the part of a persisted chunk that was not streamed before (usually ''). */
+  unseenPart(kind: 'message' | 'reasoning', text: string): string {
+    const streamed = this.streamed[kind];
+    if (streamed.startsWith(text)) {
+      this.streamed[kind] = streamed.slice(text.length);
+      return '';
+    }
+    if (text.startsWith(streamed)) {
+      this.streamed[kind] = '';
+      return text.slice(streamed.length);
+    }
+    this.streamed[kind] = '';
+    return text;
+  }
+}
+
+export function chatResponseParts(event: ConversationEvent): { kind: 'message' | 'reasoning'; text: string } | undefined {
+  if (event.type !== 'chat_response') return undefined;
+  if ('message' in event) return { kind: 'message', text: event.message };
+  return { kind: 'reasoning', text: event.reasoning };
+}
+
+/** Short one-line rendering of tool arguments for chrome. */
+export function summarizeArguments(value: unknown, limit = 160): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  const single = (text ?? '').replace(/\s+/g, ' ');
+  return single.length > limit ? single.slice(0, limit - 1) + '…' : single;
+}

@@ -1,0 +1,254 @@
+/**
+ * The terminal client of a query server, for a foreground `jp query` and for `attach`. It renders
+ * the server's events for its own terminal and format, shows forwarded inquiries on /dev/tty, and
+ * turns keys into protocol messages: Ctrl+C (SIGINT) asks for the interrupt menu (a second one
+ * stops), Ctrl+Z (SIGTSTP) detaches and leaves the run going.
+ *
+ * History shown before live events: none (a foreground run, whose server waits for this client),
+ * the current turn (attach's default) or the last N content events, read from disk up to the
+ * server's event count, then the server's buffer of streamed text, then live events: nothing is
+ * shown twice or missed at the seams.
+ */
+import type { ConversationEvent } from '../conversation/events.ts';
+import { isContentEvent } from '../conversation/events.ts';
+import { readEventLog } from '../conversation/reader.ts';
+import type { Inquiry } from '../inquiry/types.ts';
+import type { ServerLink } from '../protocol/link.ts';
+import { PROTOCOL_VERSION, type InterruptAction, type ServerHello, type ServerMessage } from '../protocol/messages.ts';
+import type { ResultObject } from '../server/result.ts';
+import { PromptCancelled, PromptInterrupted, type TerminalPrompter } from './prompts.ts';
+import type { Renderer } from './renderer.ts';
+
+export type HistoryMode = 'none' | 'current-turn' | { tail: number };
+
+export interface TerminalClientOptions {
+  link: ServerLink;
+  renderer: Renderer;
+  /** Undefined when this client cannot prompt (no /dev/tty, --non-interactive, CI). */
+  prompter: TerminalPrompter | undefined;
+  readOnly: boolean;
+  history: HistoryMode;
+  eventsFile: string;
+  conversationId: string;
+}
+
+export type ClientOutcome =
+  | { kind: 'result'; result: ResultObject }
+  | { kind: 'detached' }
+  | { kind: 'refused'; code: string; message: string }
+  /** The connection ended without a result: the server died or went away. */
+  | { kind: 'lost'; serverPid: number | undefined };
+
+interface QueuedInquiry {
+  id: string;
+  inquiry: Inquiry;
+  controller: AbortController;
+}
+
+/** Chooses the history events a client shows before live ones. */
+export function selectHistory(events: readonly ConversationEvent[], mode: HistoryMode): ConversationEvent[] {
+  if (mode === 'none') return [];
+  if (mode === 'current-turn') {
+    for (let index = events.length - 1; index >= 0; index--) if (events[index]!.type === 'turn_start') return events.slice(index);
+    return [];
+  }
+  if (mode.tail <= 0) return [];
+  let seen = 0;
+  for (let index = events.length - 1; index >= 0; index--) {
+    if (isContentEvent(events[index]!) && ++seen === mode.tail) return events.slice(index);
+  }
+  return [...events];
+}
+
+export class TerminalClient {
+  private readonly options: TerminalClientOptions;
+  private settle: (outcome: ClientOutcome) => void = () => {};
+  private settled = false;
+  private serverPid: number | undefined;
+  private readonly inquiries: QueuedInquiry[] = [];
+  private prompting = false;
+  private menuOpen = false;
+  private interruptRequested = false;
+  private menuController: AbortController | undefined;
+  private detaching = false;
+
+  constructor(options: TerminalClientOptions) {
+    this.options = options;
+  }
+
+  run(): Promise<ClientOutcome> {
+    const { link } = this.options;
+    const outcome = new Promise<ClientOutcome>((resolve) => (this.settle = resolve));
+    link.onMessage((message) => this.receive(message));
+    link.onClose(() => this.finish(this.detaching ? { kind: 'detached' } : { kind: 'lost', serverPid: this.serverPid }));
+    link.send({
+      type: 'hello',
+      version: PROTOCOL_VERSION,
+      can_prompt: this.options.prompter !== undefined && !this.options.readOnly,
+      read_only: this.options.readOnly,
+    });
+    return outcome;
+  }
+
+  private finish(outcome: ClientOutcome): void {
+    if (this.settled) return;
+    this.settled = true;
+    for (const queued of this.inquiries) queued.controller.abort();
+    this.menuController?.abort();
+    this.options.prompter?.close();
+    this.settle(outcome);
+  }
+
+  private receive(message: ServerMessage): void {
+    if (this.settled) return;
+    const { renderer } = this.options;
+    switch (message.type) {
+      case 'hello':
+        this.greeted(message);
+        return;
+      case 'event':
+        renderer.event(message.event as unknown as ConversationEvent, false);
+        return;
+      case 'delta': {
+        const event = message.event as { message?: string; reasoning?: string };
+        if (typeof event.message === 'string') renderer.delta('message', event.message);
+        else if (typeof event.reasoning === 'string') renderer.delta('reasoning', event.reasoning);
+        return;
+      }
+      case 'inquiry':
+        this.enqueue(message.id, message.inquiry as unknown as Inquiry);
+        return;
+      case 'inquiry_resolved': {
+        const queued = this.inquiries.find((entry) => entry.id === message.id);
+        if (queued) {
+          queued.controller.abort();
+          this.inquiries.splice(this.inquiries.indexOf(queued), 1);
+        }
+        return;
+      }
+      case 'interrupt_menu':
+        void this.showMenu(message.options);
+        return;
+      case 'notice':
+        renderer.notice(message.level, message.message);
+        return;
+      case 'turn_complete':
+        this.finish({ kind: 'result', result: message.result as unknown as ResultObject });
+        return;
+      case 'process_exiting':
+        return;
+      case 'error':
+        this.finish({ kind: 'refused', code: message.code, message: message.message });
+        return;
+    }
+  }
+
+  private greeted(hello: ServerHello): void {
+    this.serverPid = hello.pid;
+    if (this.options.history !== 'none') {
+      const parsed = readEventLog(this.options.eventsFile);
+      for (const event of selectHistory(parsed.events.slice(0, hello.event_count), this.options.history)) this.options.renderer.event(event, true);
+    }
+    if (hello.partial.reasoning) this.options.renderer.delta('reasoning', hello.partial.reasoning);
+    if (hello.partial.message) this.options.renderer.delta('message', hello.partial.message);
+  }
+
+  // ---- inquiries -----------------------------------------------------------------------------
+
+  private enqueue(id: string, inquiry: Inquiry): void {
+    this.inquiries.push({ id, inquiry, controller: new AbortController() });
+    void this.drainInquiries();
+  }
+
+  private async drainInquiries(): Promise<void> {
+    const prompter = this.options.prompter;
+    if (this.prompting || this.menuOpen || !prompter) return;
+    const next = this.inquiries[0];
+    if (!next) return;
+    this.prompting = true;
+    try {
+      const answer = await prompter.ask(next.inquiry, next.controller.signal);
+      this.inquiries.shift();
+      this.options.link.send({ type: 'inquiry_response', id: next.id, answer });
+    } catch (error) {
+      if (error instanceof PromptInterrupted) {
+        this.prompting = false;
+        this.interrupt();
+        return;
+      }
+      if (!(error instanceof PromptCancelled)) throw error;
+      if (next.controller.signal.aborted) this.inquiries.splice(this.inquiries.indexOf(next), 1);
+    } finally {
+      this.prompting = false;
+    }
+    void this.drainInquiries();
+  }
+
+  // ---- keys and signals ----------------------------------------------------------------------
+
+  /** Ctrl+C: the first asks the server for the interrupt menu, a second one stops the run. */
+  interrupt(): void {
+    if (this.settled) return;
+    const { link, prompter, readOnly } = this.options;
+    if (readOnly) {
+      this.detach();
+      return;
+    }
+    if (!prompter) {
+      link.send({ type: 'shutdown', reason: 'interrupt' });
+      return;
+    }
+    if (this.interruptRequested || this.menuOpen) {
+      this.menuController?.abort();
+      link.send({ type: 'interrupt_action', action: 'stop' });
+      return;
+    }
+    this.interruptRequested = true;
+    link.send({ type: 'signal', kind: 'interrupt' });
+  }
+
+  private async showMenu(options: InterruptAction[]): Promise<void> {
+    const prompter = this.options.prompter;
+    if (!prompter || this.settled) return;
+    for (const queued of this.inquiries) queued.controller.abort();
+    for (const queued of this.inquiries) queued.controller = new AbortController();
+    this.menuOpen = true;
+    this.menuController = new AbortController();
+    let action: InterruptAction = 'stop';
+    let reply: string | undefined;
+    try {
+      action = await prompter.interruptMenu(options, this.menuController.signal);
+      if (action === 'reply') reply = await prompter.text('Your reply:', this.menuController.signal);
+    } catch (error) {
+      if (error instanceof PromptCancelled && this.menuController.signal.aborted) {
+        this.menuOpen = false;
+        this.interruptRequested = false;
+        return;
+      }
+      action = 'stop';
+    }
+    this.menuOpen = false;
+    this.interruptRequested = false;
+    if (action === 'detach') {
+      this.detach();
+      return;
+    }
+    this.options.link.send({ type: 'interrupt_action', action, ...(reply !== undefined ? { reply } : {}) });
+    void this.drainInquiries();
+  }
+
+  /** Ctrl+Z: leave the run going without this client. */
+  detach(): void {
+    if (this.settled) return;
+    this.detaching = true;
+    this.options.link.send({ type: 'disconnect', detach: !this.options.readOnly });
+    this.options.link.close();
+    this.finish({ kind: 'detached' });
+  }
+
+  /** SIGTERM to the client, or its stdout closed: stop the run. */
+  shutdown(reason: 'terminate' | 'output_closed'): void {
+    if (this.settled) return;
+    this.options.link.send({ type: 'shutdown', reason });
+  }
+}

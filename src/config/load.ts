@@ -1,0 +1,234 @@
+/**
+ * The configuration cascade (DESIGN §3), later layers win:
+ * built-in defaults → user file → workspace file → JP_CFG_* environment → --cfg → flags.
+ * Every layer is validated on its own so an error names where it came from. Loading never writes.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse as parseToml, TomlError } from 'smol-toml';
+import { ConfigError } from '../errors.ts';
+import { locateKey } from './locate.ts';
+import { builtinDefaults, configSchema, type Config } from './schema.ts';
+
+export type LayerKind = 'default' | 'user' | 'workspace' | 'env' | 'cfg' | 'flag';
+
+export interface Layer {
+  kind: LayerKind;
+  /** Where it came from, for messages: a file path, `JP_CFG_X`, `--cfg a.b=c`, `--model`. */
+  label: string;
+  value: Record<string, unknown>;
+}
+
+export interface LoadedConfig {
+  value: Config;
+  /** For every leaf key path (dotted), the layer that set it. */
+  sources: Map<string, Layer>;
+  layers: Layer[];
+}
+
+export interface ConfigInputs {
+  /** `$XDG_CONFIG_HOME/jp/config.toml`; skipped when absent. */
+  userFile: string | undefined;
+  /** `<workspace>/.jp/config.toml`; skipped when absent. */
+  workspaceFile: string | undefined;
+  environment: NodeJS.ProcessEnv;
+  /** Raw `--cfg KEY=VALUE` arguments in command-line order. */
+  cfgArguments: string[];
+  /** Values set by dedicated flags (`--model` ...), each with the flag that set it. */
+  flags: { label: string; path: string[]; value: unknown }[];
+}
+
+export const environmentPrefix = 'JP_CFG_';
+
+export function userConfigFile(environment: NodeJS.ProcessEnv, home: string): string {
+  const base = environment.XDG_CONFIG_HOME || path.join(home, '.config');
+  return path.join(base, 'jp', 'config.toml');
+}
+
+export function loadConfig(inputs: ConfigInputs): LoadedConfig {
+  const layers: Layer[] = [{ kind: 'default', label: 'built-in default', value: builtinDefaults as Record<string, unknown> }];
+  for (const [kind, file] of [
+    ['user', inputs.userFile],
+    ['workspace', inputs.workspaceFile],
+  ] as const) {
+    if (!file) continue;
+    const source = readOptional(file);
+    if (source === undefined) continue;
+    const value = parseFile(file, source);
+    validateLayer(value, (keyPath) => {
+      const line = locateKey(source, keyPath);
+      return line === undefined ? file : `${file}:${line}`;
+    });
+    layers.push({ kind, label: file, value });
+  }
+  for (const [name, raw] of Object.entries(inputs.environment).sort(([a], [b]) => a.localeCompare(b))) {
+    if (!name.startsWith(environmentPrefix) || raw === undefined) continue;
+    const keyPath = name.slice(environmentPrefix.length).toLowerCase().split('__').filter(Boolean);
+    if (keyPath.length === 0) throw new ConfigError(`environment variable ${name} names no configuration key`);
+    const value = setPath({}, keyPath, parseScalar(raw));
+    validateLayer(value, () => `environment variable ${name}`);
+    layers.push({ kind: 'env', label: name, value });
+  }
+  for (const argument of inputs.cfgArguments) {
+    const equals = argument.indexOf('=');
+    if (equals <= 0) {
+      throw new ConfigError(`--cfg ${JSON.stringify(argument)} is not KEY=VALUE`, {
+        hint: 'Write it as a dotted key and a TOML value, e.g. --cfg assistant.model=openai/gpt-4.1-mini',
+      });
+    }
+    const keyPath = argument.slice(0, equals).trim().split('.');
+    if (keyPath.some((segment) => segment === '')) {
+      throw new ConfigError(`--cfg ${JSON.stringify(argument)}: the key has an empty segment`);
+    }
+    const value = setPath({}, keyPath, parseScalar(argument.slice(equals + 1)));
+    validateLayer(value, () => `--cfg ${argument}`);
+    layers.push({ kind: 'cfg', label: `--cfg ${argument}`, value });
+  }
+  for (const flag of inputs.flags) {
+    const value = setPath({}, flag.path, flag.value);
+    validateLayer(value, () => flag.label);
+    layers.push({ kind: 'flag', label: flag.label, value });
+  }
+
+  const sources = new Map<string, Layer>();
+  let merged: Record<string, unknown> = {};
+  for (const layer of layers) merged = mergeLayer(merged, layer, sources, []);
+  const result = configSchema.safeParse(merged);
+  if (!result.success) throw schemaError(result.error.issues, () => 'the merged configuration');
+  return { value: result.data, sources, layers };
+}
+
+function readOptional(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw new ConfigError(`cannot read config file ${file}: ${(error as Error).message}`, {
+      hint: 'Check the file permissions, or move the file away.',
+    });
+  }
+}
+
+function parseFile(file: string, source: string): Record<string, unknown> {
+  try {
+    return parseToml(source) as Record<string, unknown>;
+  } catch (error) {
+    if (error instanceof TomlError) {
+      const firstLine = error.message.split('\n')[0] ?? 'invalid TOML';
+      throw new ConfigError(`${file}:${error.line}:${error.column}: invalid TOML: ${firstLine}`, {
+        hint: 'Fix the syntax at that line; nothing was written.',
+      });
+    }
+    throw error;
+  }
+}
+
+/** A `--cfg` or environment value: a TOML value when it parses as one, else the raw string. */
+export function parseScalar(raw: string): unknown {
+  try {
+    return (parseToml(`value = ${raw}`) as { value: unknown }).value;
+  } catch {
+    return raw;
+  }
+}
+
+function setPath(target: Record<string, unknown>, keyPath: readonly string[], value: unknown): Record<string, unknown> {
+  let cursor = target;
+  keyPath.forEach((segment, index) => {
+    if (index === keyPath.length - 1) {
+      cursor[segment] = value;
+      return;
+    }
+    const next = (cursor[segment] ??= {}) as Record<string, unknown>;
+    cursor = next;
+  });
+  return target;
+}
+
+function validateLayer(value: Record<string, unknown>, where: (keyPath: string[]) => string): void {
+  const result = configSchema.safeParse(value);
+  if (!result.success) throw schemaError(result.error.issues, where);
+}
+
+interface Issue {
+  code: string;
+  path: PropertyKey[];
+  message: string;
+  keys?: string[];
+  expected?: string;
+  values?: unknown[];
+  input?: unknown;
+}
+
+function schemaError(issues: readonly unknown[], where: (keyPath: string[]) => string): ConfigError {
+  const lines = (issues as Issue[]).slice(0, 5).map((issue) => describeIssue(issue, where));
+  const [first, ...rest] = lines;
+  return new ConfigError(first ?? 'invalid configuration', {
+    hint: [...rest, 'Nothing was written; fix the key and run again (`jp config show` prints the merged config).'].join('\n'),
+  });
+}
+
+function describeIssue(issue: Issue, where: (keyPath: string[]) => string): string {
+  const keyPath = issue.path.map(String);
+  if (issue.code === 'unrecognized_keys' && issue.keys) {
+    const key = [...keyPath, issue.keys[0]!];
+    return `${where(key)}: unknown key ${key.join('.')}`;
+  }
+  const dotted = keyPath.join('.') || '(root)';
+  let detail: string;
+  switch (issue.code) {
+    case 'invalid_type':
+      detail = `expected ${issue.expected}, got ${describeValue(issue.input)}`;
+      break;
+    case 'invalid_value':
+      detail = `expected one of ${(issue.values ?? []).map((value) => JSON.stringify(value)).join(', ')}`;
+      break;
+    case 'invalid_union':
+      detail = 'not one of the accepted forms (see the configuration reference in the README)';
+      break;
+    default:
+      detail = issue.message || issue.code;
+  }
+  return `${where(keyPath)}: invalid value for ${dotted}: ${detail}`;
+}
+
+function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (Array.isArray(value)) return 'an array';
+  if (value === null) return 'null';
+  if (typeof value === 'object') return 'a table';
+  return `${typeof value} ${JSON.stringify(value)}`;
+}
+
+function isTable(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);
+}
+
+/** Deep-merges `layer` over `base`, recording the layer of every leaf it sets. */
+function mergeLayer(
+  base: Record<string, unknown>,
+  layer: Layer,
+  sources: Map<string, Layer>,
+  prefix: string[],
+  value: Record<string, unknown> = layer.value,
+): Record<string, unknown> {
+  const result: Record<string, unknown> = { ...base };
+  for (const [key, incoming] of Object.entries(value)) {
+    const keyPath = [...prefix, key];
+    const existing = result[key];
+    if (isTable(incoming) && isTable(existing)) {
+      result[key] = mergeLayer(existing, layer, sources, keyPath, incoming);
+      continue;
+    }
+    const dotted = keyPath.join('.');
+    for (const known of [...sources.keys()]) if (known.startsWith(dotted + '.')) sources.delete(known);
+    if (isTable(incoming)) {
+      result[key] = mergeLayer({}, layer, sources, keyPath, incoming);
+    } else {
+      result[key] = incoming;
+      sources.set(dotted, layer);
+    }
+  }
+  return result;
+}

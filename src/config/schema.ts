@@ -1,0 +1,164 @@
+/**
+ * The one schema every configuration key is validated against (DESIGN §3). Every object is strict:
+ * an unknown key is an error, never silently ignored.
+ */
+import * as z from 'zod/mini';
+
+export const runModes = ['ask', 'unattended', 'edit', 'skip'] as const;
+export const resultModes = ['unattended', 'ask', 'edit', 'skip'] as const;
+export const detachedPolicyNames = ['auto', 'defaults', 'deny', 'defer'] as const;
+
+const runMode = z.enum(runModes);
+const resultMode = z.enum(resultModes);
+const detachedPolicy = z.enum(detachedPolicyNames);
+
+const detached = z.union([
+  detachedPolicy,
+  z.strictObject({
+    run: z.optional(detachedPolicy),
+    deliver: z.optional(detachedPolicy),
+    tool: z.optional(detachedPolicy),
+  }),
+]);
+
+const questionConfig = z.strictObject({
+  /** Who answers: the user (a prompt, or the detached policy) or the assistant (an LLM inquiry). */
+  target: z.optional(z.enum(['user', 'assistant'])),
+  exclusive: z.optional(z.boolean()),
+  default: z.optional(z.union([z.string(), z.number(), z.boolean()])),
+  /** For select questions: "first", "last" or an exact option label. */
+  default_option: z.optional(z.string()),
+});
+
+const parameterConfig = z.strictObject({
+  type: z.enum(['string', 'number', 'integer', 'boolean', 'object', 'array']),
+  description: z.optional(z.string()),
+  required: z.optional(z.boolean()),
+  enum: z.optional(z.array(z.string())),
+});
+
+const commandConfig = z.union([
+  z.string(),
+  z.strictObject({
+    program: z.string(),
+    args: z.optional(z.array(z.string())),
+    shell: z.optional(z.boolean()),
+  }),
+]);
+
+const positiveInteger = z.int().check(z.positive());
+const nonNegativeInteger = z.int().check(z.nonnegative());
+const positiveNumber = z.number().check(z.positive());
+
+const toolConfig = z.strictObject({
+  enable: z.optional(z.boolean()),
+  /** `builtin` for jp's own tools, `local` for a command run on this machine. */
+  source: z.optional(z.enum(['builtin', 'local'])),
+  command: z.optional(commandConfig),
+  description: z.optional(z.string()),
+  parameters: z.optional(z.record(z.string(), parameterConfig)),
+  /** Whether running the tool may change anything; decides re-run versus "outcome unknown" on resume. */
+  side_effects: z.optional(z.boolean()),
+  run: z.optional(runMode),
+  result: z.optional(resultMode),
+  detached: z.optional(detached),
+  timeout_secs: z.optional(positiveNumber),
+  questions: z.optional(z.record(z.string(), questionConfig)),
+});
+
+const toolDefaultsConfig = z.strictObject({
+  run: z.optional(runMode),
+  result: z.optional(resultMode),
+  detached: z.optional(detached),
+  /** Tool output longer than this many characters is truncated before it reaches the model. */
+  output_limit: z.optional(positiveInteger),
+  timeout_secs: z.optional(positiveNumber),
+});
+
+const toolsConfig = z.catchall(z.strictObject({ defaults: z.optional(toolDefaultsConfig) }), toolConfig);
+
+const urlString = z.string().check(
+  z.refine((value) => {
+    try {
+      const url = new URL(value);
+      return url.protocol === 'http:' || url.protocol === 'https:';
+    } catch {
+      return false;
+    }
+  }, 'must be an http:// or https:// URL'),
+);
+
+const environmentVariableName = z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'));
+
+export const configSchema = z.strictObject({
+  assistant: z.optional(
+    z.strictObject({
+      model: z.optional(z.string().check(z.minLength(1))),
+      system_prompt: z.optional(z.string()),
+      max_turns: z.optional(positiveInteger),
+      request: z.optional(
+        z.strictObject({
+          max_retries: z.optional(nonNegativeInteger),
+          backoff_base_ms: z.optional(nonNegativeInteger),
+          backoff_max_ms: z.optional(nonNegativeInteger),
+          /** Seconds without a byte from the provider before the request is abandoned and retried. */
+          idle_timeout_secs: z.optional(positiveNumber),
+        }),
+      ),
+    }),
+  ),
+  providers: z.optional(
+    z.strictObject({
+      openai: z.optional(
+        z.strictObject({
+          base_url: z.optional(urlString),
+          api: z.optional(z.enum(['responses', 'chat'])),
+          api_key_env: z.optional(environmentVariableName),
+        }),
+      ),
+      anthropic: z.optional(
+        z.strictObject({ base_url: z.optional(urlString), api_key_env: z.optional(environmentVariableName) }),
+      ),
+      ollama: z.optional(z.strictObject({ base_url: z.optional(urlString) })),
+      'openai-compatible': z.optional(
+        z.record(
+          z.string(),
+          z.strictObject({ base_url: urlString, api_key_env: z.optional(environmentVariableName) }),
+        ),
+      ),
+      test: z.optional(z.strictObject({ script: z.optional(z.string()) })),
+    }),
+  ),
+  conversation: z.optional(
+    z.strictObject({
+      tools: z.optional(toolsConfig),
+      hooks: z.optional(z.strictObject({ on_waiting: z.optional(z.string()) })),
+    }),
+  ),
+});
+
+export type Config = z.infer<typeof configSchema>;
+export type ToolConfig = z.infer<typeof toolConfig>;
+export type ToolDefaultsConfig = z.infer<typeof toolDefaultsConfig>;
+export type QuestionConfig = z.infer<typeof questionConfig>;
+export type ParameterConfig = z.infer<typeof parameterConfig>;
+export type DetachedConfig = z.infer<typeof detached>;
+export type RunMode = (typeof runModes)[number];
+export type ResultMode = (typeof resultModes)[number];
+
+/** The built-in layer: the lowest layer of the cascade. */
+export const builtinDefaults = {
+  assistant: {
+    model: 'openai/gpt-4.1-mini',
+    max_turns: 25,
+    request: { max_retries: 4, backoff_base_ms: 1000, backoff_max_ms: 30000, idle_timeout_secs: 120 },
+  },
+  conversation: {
+    tools: {
+      defaults: { run: 'ask', result: 'unattended', output_limit: 30000, timeout_secs: 600 },
+      fs_read_file: { run: 'unattended' },
+      fs_list_files: { run: 'unattended' },
+      ask_user: { run: 'unattended' },
+    },
+  },
+} as unknown as Config;

@@ -1,0 +1,111 @@
+/**
+ * Conversation events (DESIGN §6): one JSON object per line of `events.ndjson`, each with `type` and
+ * `timestamp`. These names are a public contract: scripts and `schema/` read them.
+ */
+import type { AnsweredBy, Inquiry, JsonValue, PromptAction } from '../inquiry/types.ts';
+
+export type TurnEndStatus = 'completed' | 'interrupted' | 'error' | 'discarded';
+
+/** How a tool call ended, as reported in the JSON result. */
+export type ToolOutcome = 'ok' | 'error' | 'denied' | 'skipped' | 'deferred' | 'unknown';
+
+export type ConversationEvent =
+  | { type: 'turn_start'; timestamp: string }
+  | { type: 'chat_request'; timestamp: string; content: string }
+  | { type: 'chat_response'; timestamp: string; message: string }
+  | { type: 'chat_response'; timestamp: string; reasoning: string }
+  | { type: 'tool_call_request'; timestamp: string; id: string; name: string; arguments: unknown }
+  /** Written right before a tool starts executing: a call with a start and no response may have run. */
+  | { type: 'tool_call_start'; timestamp: string; id: string }
+  | {
+      type: 'tool_call_response';
+      timestamp: string;
+      id: string;
+      content: string;
+      is_error: boolean;
+      outcome: ToolOutcome;
+    }
+  | { type: 'inquiry_request'; timestamp: string; id: string; tool_call_id: string; inquiry: Inquiry }
+  | {
+      type: 'inquiry_response';
+      timestamp: string;
+      id: string;
+      answer: JsonValue;
+      by: AnsweredBy;
+      /** What decided the answer when no human did (route()'s action). */
+      action?: PromptAction;
+      /** Plain-words explanation for policy answers, naming the config key that decided. */
+      reason?: string;
+    }
+  | {
+      type: 'turn_end';
+      timestamp: string;
+      status: TurnEndStatus;
+      error?: { code: string; message: string };
+      /** For `interrupted`: what stopped it. */
+      signal?: 'SIGINT' | 'SIGTERM' | 'shutdown';
+      /** For `error` and `interrupted`: the exit code the run reported (see `jp conversation wait`). */
+      exit_code?: number;
+    }
+  | { type: 'config_delta'; timestamp: string; delta: Record<string, unknown> };
+
+export type EventType = ConversationEvent['type'];
+export type EventOf<T extends EventType> = Extract<ConversationEvent, { type: T }>;
+
+export const eventTypes: readonly EventType[] = [
+  'turn_start',
+  'chat_request',
+  'chat_response',
+  'tool_call_request',
+  'tool_call_start',
+  'tool_call_response',
+  'inquiry_request',
+  'inquiry_response',
+  'turn_end',
+  'config_delta',
+];
+
+/** Content events, counted by `attach --tail=N` (RFD 025). */
+export function isContentEvent(event: ConversationEvent): boolean {
+  return (
+    event.type === 'chat_request' ||
+    event.type === 'chat_response' ||
+    event.type === 'tool_call_request' ||
+    event.type === 'tool_call_response'
+  );
+}
+
+export function now(): string {
+  return new Date().toISOString();
+}
+
+/** Loose structural check for a line read from disk; the reader skips anything that fails it. */
+export function isConversationEvent(value: unknown): value is ConversationEvent {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const record = value as Record<string, unknown>;
+  if (typeof record.type !== 'string' || typeof record.timestamp !== 'string') return false;
+  switch (record.type) {
+    case 'turn_start':
+      return true;
+    case 'chat_request':
+      return typeof record.content === 'string';
+    case 'chat_response':
+      return typeof record.message === 'string' || typeof record.reasoning === 'string';
+    case 'tool_call_request':
+      return typeof record.id === 'string' && typeof record.name === 'string';
+    case 'tool_call_start':
+      return typeof record.id === 'string';
+    case 'tool_call_response':
+      return typeof record.id === 'string' && typeof record.content === 'string';
+    case 'inquiry_request':
+      return typeof record.id === 'string' && typeof record.inquiry === 'object' && record.inquiry !== null;
+    case 'inquiry_response':
+      return typeof record.id === 'string' && typeof record.by === 'string';
+    case 'turn_end':
+      return typeof record.status === 'string';
+    case 'config_delta':
+      return true;
+    default:
+      return false;
+  }
+}

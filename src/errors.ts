@@ -1,0 +1,146 @@
+/**
+ * The closed set of errors jp reports to its users, each bound to one run status and exit code
+ * (DESIGN §2). Every message says what went wrong and where; `hint` says how to fix it.
+ */
+
+export type RunStatus =
+  | 'success'
+  | 'error'
+  | 'usage'
+  | 'denied'
+  | 'deferred'
+  | 'locked'
+  | 'retryable'
+  | 'interrupted';
+
+/** Exit code of each status. `interrupted` is 130 for SIGINT and 143 for SIGTERM. */
+export function exitCodeOf(status: RunStatus, signal: 'SIGINT' | 'SIGTERM' = 'SIGINT'): number {
+  switch (status) {
+    case 'success':
+      return 0;
+    case 'error':
+      return 1;
+    case 'usage':
+      return 2;
+    case 'denied':
+      return 3;
+    case 'deferred':
+      return 4;
+    case 'locked':
+      return 5;
+    case 'retryable':
+      return 6;
+    case 'interrupted':
+      return signal === 'SIGTERM' ? 143 : 130;
+  }
+}
+
+/** Inverse of exitCodeOf, for results read back from disk or another process. */
+export function statusOfExitCode(code: number): RunStatus {
+  switch (code) {
+    case 0:
+      return 'success';
+    case 2:
+      return 'usage';
+    case 3:
+      return 'denied';
+    case 4:
+      return 'deferred';
+    case 5:
+      return 'locked';
+    case 6:
+      return 'retryable';
+    case 130:
+    case 143:
+      return 'interrupted';
+    default:
+      return 'error';
+  }
+}
+
+const brand = Symbol.for('jp.error');
+
+export class JpError extends Error {
+  readonly [brand] = true;
+  /** Stable machine-readable code, e.g. `config_invalid`; part of the JSON result contract. */
+  readonly code: string;
+  readonly status: RunStatus;
+  /** How to fix it, shown on its own line(s) after the message. */
+  readonly hint: string | undefined;
+
+  constructor(status: RunStatus, code: string, message: string, options: { hint?: string; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.status = status;
+    this.code = code;
+    this.hint = options.hint;
+  }
+
+  get exitCode(): number {
+    return exitCodeOf(this.status);
+  }
+
+  /** Works across bundles and realms, unlike instanceof. */
+  static isInstance(value: unknown): value is JpError {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true;
+  }
+}
+
+/** Bad flags, bad input, anything the user can fix by changing the command line (exit 2). */
+export class UsageError extends JpError {
+  constructor(code: string, message: string, options: { hint?: string; cause?: unknown } = {}) {
+    super('usage', code, message, options);
+  }
+}
+
+/** Invalid configuration; the message names the file, line and key path (exit 2). */
+export class ConfigError extends JpError {
+  constructor(message: string, options: { hint?: string; cause?: unknown } = {}) {
+    super('usage', 'config_invalid', message, options);
+  }
+}
+
+/** The conversation is held by another live process (exit 5). */
+export class LockedError extends JpError {
+  constructor(message: string, options: { hint?: string } = {}) {
+    super('locked', 'conversation_locked', message, options);
+  }
+}
+
+/** A provider failure that ended the turn (exit 1). */
+export class ProviderError extends JpError {
+  constructor(code: string, message: string, options: { hint?: string; cause?: unknown } = {}) {
+    super('error', code, message, options);
+  }
+}
+
+/** Rate limit, overload or network failure that outlasted every retry (exit 6). */
+export class RetryableProviderError extends JpError {
+  constructor(code: string, message: string, options: { hint?: string; cause?: unknown } = {}) {
+    super('retryable', code, message, options);
+  }
+}
+
+/** Anything else that ended a run (exit 1). */
+export class RunError extends JpError {
+  constructor(code: string, message: string, options: { hint?: string; cause?: unknown } = {}) {
+    super('error', code, message, options);
+  }
+}
+
+/** Turns any thrown value into a JpError, keeping the original as `cause`. */
+export function toJpError(error: unknown): JpError {
+  if (JpError.isInstance(error)) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new RunError('internal_error', `internal error: ${message}`, {
+    hint: 'This is a bug in jp; the log file (run with -vvv) has the details.',
+    cause: error,
+  });
+}
+
+/** The text printed on stderr for an error: message, then the hint indented. */
+export function formatErrorForHumans(error: JpError): string {
+  const lines = [`error: ${error.message}`];
+  if (error.hint) for (const line of error.hint.split('\n')) lines.push(`  ${line}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,64 @@
+/**
+ * Inquiries: every point where a human might be asked something (DESIGN §4). Plain data, no I/O.
+ */
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+export type AnswerType = 'boolean' | 'select' | 'text';
+
+export interface Question {
+  /** Stable id, the key of `conversation.tools.<tool>.questions.<id>` in config. */
+  id: string;
+  text: string;
+  answer_type: AnswerType;
+  /** Choices of a select question. */
+  options?: string[];
+  /** The answer `defaults` uses; for select questions one of `options`. */
+  default?: JsonValue;
+  /** Never answered by the LLM (tool author's default; config may override it either way). */
+  exclusive: boolean;
+}
+
+export type Inquiry =
+  | { kind: 'run_tool'; tool: string; arguments: unknown }
+  | { kind: 'deliver_tool_result'; tool: string; result: string; is_error?: boolean }
+  | { kind: 'tool_question'; tool: string; question: Question };
+
+export type InquiryKind = Inquiry['kind'];
+
+/** The config key of each inquiry kind under `detached` (DESIGN §3). */
+export type PolicyKind = 'run' | 'deliver' | 'tool';
+
+export function policyKindOf(kind: InquiryKind): PolicyKind {
+  switch (kind) {
+    case 'run_tool':
+      return 'run';
+    case 'deliver_tool_result':
+      return 'deliver';
+    case 'tool_question':
+      return 'tool';
+  }
+}
+
+export type DetachedPolicy = 'auto' | 'defaults' | 'deny' | 'defer';
+export const detachedPolicies: readonly DetachedPolicy[] = ['auto', 'defaults', 'deny', 'defer'];
+
+export type PromptAction =
+  | 'PromptClient'
+  | 'AutoApprove'
+  | 'AutoDeliver'
+  | 'LlmInquiry'
+  | 'UseDefault'
+  | 'Fail'
+  | 'Defer';
+
+/**
+ * Answers recorded in `inquiry_response.answer`:
+ * - run_tool: 'run' | 'run_always' | 'skip' | 'skip_always' | { edit: <new arguments> }
+ * - deliver_tool_result: 'deliver' | 'skip' | { edit: <new result text> }
+ * - tool_question: the answer value (boolean, option label or text); null when unanswered.
+ */
+export type RunAnswer = 'run' | 'run_always' | 'skip' | 'skip_always' | { edit: unknown };
+export type DeliverAnswer = 'deliver' | 'skip' | { edit: string };
+
+export type AnsweredBy = 'user' | 'policy' | 'assistant';

@@ -1,0 +1,32 @@
+/**
+ * Builds the ChatModel for a resolved spec, with retries. Provider SDKs are imported here, lazily.
+ */
+import type { Config } from '../config/schema.ts';
+import type { JpError } from '../errors.ts';
+import type { ModelSpec } from './resolve.ts';
+import { RetryingChatModel } from './retry.ts';
+import type { ChatModel } from './types.ts';
+
+export interface CreateModelOptions {
+  environment: NodeJS.ProcessEnv;
+  onRetry?: (attempt: number, delayMilliseconds: number, error: JpError) => void;
+}
+
+export async function createChatModel(spec: ModelSpec, config: Config, options: CreateModelOptions): Promise<ChatModel> {
+  let model: ChatModel;
+  if (spec.provider === 'test') {
+    const { loadTestScript, TestChatModel } = await import('./test-provider.ts');
+    model = new TestChatModel(spec.id, loadTestScript(spec.testScript!));
+  } else {
+    const { createSdkLanguageModel, SdkChatModel } = await import('./sdk-model.ts');
+    model = new SdkChatModel(spec.id, await createSdkLanguageModel(spec, options.environment));
+  }
+  const request = config.assistant?.request ?? {};
+  return new RetryingChatModel(model, {
+    maxRetries: request.max_retries ?? 4,
+    baseDelayMilliseconds: request.backoff_base_ms ?? 1000,
+    maxDelayMilliseconds: request.backoff_max_ms ?? 30_000,
+    idleTimeoutMilliseconds: (request.idle_timeout_secs ?? 120) * 1000,
+    ...(options.onRetry ? { onRetry: options.onRetry } : {}),
+  });
+}

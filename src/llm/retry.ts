@@ -1,0 +1,113 @@
+/**
+ * Retries with exponential backoff on retryable failures (429, 5xx, network, idle timeout), but
+ * only while the response has produced nothing: once output has been streamed, a retry would
+ * repeat it, so the failure ends the turn instead (resumable with --continue).
+ */
+import { JpError, RetryableProviderError } from '../errors.ts';
+import type { ChatModel, ChatRequest, StreamPart } from './types.ts';
+
+export interface RetryOptions {
+  maxRetries: number;
+  baseDelayMilliseconds: number;
+  maxDelayMilliseconds: number;
+  /** Abandon an attempt after this long without a stream part. */
+  idleTimeoutMilliseconds: number;
+  /** Told before each wait, for chrome on stderr. */
+  onRetry?: (attempt: number, delayMilliseconds: number, error: JpError) => void;
+}
+
+export function backoffDelay(attempt: number, options: Pick<RetryOptions, 'baseDelayMilliseconds' | 'maxDelayMilliseconds'>): number {
+  const exponential = options.baseDelayMilliseconds * 2 ** attempt;
+  const jitter = 0.8 + Math.random() * 0.4;
+  return Math.min(options.maxDelayMilliseconds, Math.round(exponential * jitter));
+}
+
+function abortableSleep(milliseconds: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, milliseconds);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+export class RetryingChatModel implements ChatModel {
+  readonly id: string;
+  private readonly inner: ChatModel;
+  private readonly options: RetryOptions;
+
+  constructor(inner: ChatModel, options: RetryOptions) {
+    this.id = inner.id;
+    this.inner = inner;
+    this.options = options;
+  }
+
+  async *stream(request: ChatRequest): AsyncIterable<StreamPart> {
+    for (let attempt = 0; ; attempt++) {
+      let produced = false;
+      try {
+        for await (const part of this.withIdleTimeout(request)) {
+          produced = true;
+          yield part;
+        }
+        return;
+      } catch (error) {
+        if (request.signal.aborted) throw error;
+        const retryable = JpError.isInstance(error) && error.status === 'retryable';
+        if (!retryable || produced || attempt >= this.options.maxRetries) throw error;
+        const delay = retryAfter(error, this.options.maxDelayMilliseconds) ?? backoffDelay(attempt, this.options);
+        this.options.onRetry?.(attempt + 1, delay, error);
+        await abortableSleep(delay, request.signal);
+        if (request.signal.aborted) throw error;
+      }
+    }
+  }
+
+  /** One attempt, aborted when no part arrives for idleTimeoutMilliseconds. */
+  private async *withIdleTimeout(request: ChatRequest): AsyncIterable<StreamPart> {
+    const controller = new AbortController();
+    const forward = (): void => controller.abort(request.signal.reason);
+    request.signal.addEventListener('abort', forward, { once: true });
+    let timedOut = false;
+    let timer: NodeJS.Timeout | undefined;
+    const arm = (): void => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort(new Error('idle timeout'));
+      }, this.options.idleTimeoutMilliseconds);
+    };
+    try {
+      arm();
+      for await (const part of this.inner.stream({ ...request, signal: controller.signal })) {
+        arm();
+        yield part;
+      }
+    } catch (error) {
+      if (timedOut) {
+        throw new RetryableProviderError(
+          'provider_timeout',
+          `${this.id}: no data from the provider for ${Math.round(this.options.idleTimeoutMilliseconds / 1000)} s`,
+          { hint: 'Raise assistant.request.idle_timeout_secs, or resume later with `jp query --continue`.', cause: error },
+        );
+      }
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      request.signal.removeEventListener('abort', forward);
+    }
+  }
+}
+
+/** Honours a provider's Retry-After header (seconds), when the error carries one. */
+function retryAfter(error: unknown, maxDelayMilliseconds: number): number | undefined {
+  const cause = (error as { cause?: { responseHeaders?: Record<string, string> } }).cause;
+  const header = cause?.responseHeaders?.['retry-after'];
+  if (!header) return undefined;
+  const seconds = Number(header);
+  return Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds * 1000, maxDelayMilliseconds) : undefined;
+}

@@ -1,0 +1,124 @@
+/**
+ * The output channels (DESIGN §5): stdout carries only assistant output or structured data, stderr
+ * carries chrome, `/dev/tty` carries prompts (opened lazily, never stdin/stdout), the log file
+ * carries tracing (logger.ts). Formats: text, text-pretty (ANSI, rendered markdown), json (NDJSON on
+ * both stdout and stderr).
+ */
+import { closeSync, openSync } from 'node:fs';
+import tty from 'node:tty';
+
+export type OutputFormat = 'text' | 'text-pretty' | 'json';
+export type RequestedFormat = OutputFormat | 'auto';
+
+/** `auto` is text-pretty when stdout is a terminal, else text. */
+export function resolveFormat(requested: RequestedFormat, stdoutIsTerminal: boolean): OutputFormat {
+  if (requested !== 'auto') return requested;
+  return stdoutIsTerminal ? 'text-pretty' : 'text';
+}
+
+/** NO_COLOR wins, then FORCE_COLOR, then whether the stream is a terminal. */
+export function colorEnabled(environment: NodeJS.ProcessEnv, isTerminal: boolean): boolean {
+  if (environment.NO_COLOR !== undefined && environment.NO_COLOR !== '') return false;
+  const force = environment.FORCE_COLOR;
+  if (force !== undefined) return force !== '0' && force !== 'false';
+  return isTerminal;
+}
+
+/**
+ * A writer that never throws on a closed reader: EPIPE (e.g. `jp query | head -1`) is reported once
+ * through `onClosed`, and later writes are dropped.
+ */
+export class SafeWriter {
+  private readonly stream: NodeJS.WriteStream;
+  private closedReported = false;
+  private closed = false;
+  onClosed: () => void = () => {};
+  /** Whether the last byte written was a newline (or nothing was written). */
+  atLineStart = true;
+  wroteAnything = false;
+
+  constructor(stream: NodeJS.WriteStream) {
+    this.stream = stream;
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') this.markClosed();
+    });
+  }
+
+  get isTerminal(): boolean {
+    return this.stream.isTTY === true;
+  }
+
+  get columns(): number {
+    return this.stream.columns || 80;
+  }
+
+  write(text: string): void {
+    if (this.closed || text === '') return;
+    this.wroteAnything = true;
+    this.atLineStart = text.endsWith('\n');
+    try {
+      this.stream.write(text);
+    } catch {
+      this.markClosed();
+    }
+  }
+
+  private markClosed(): void {
+    this.closed = true;
+    if (this.closedReported) return;
+    this.closedReported = true;
+    this.onClosed();
+  }
+
+  /** Resolves once everything written so far has been handed to the OS. */
+  flush(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.closed || this.stream.writableLength === 0) return resolve();
+      this.stream.write('', () => resolve());
+    });
+  }
+}
+
+export interface TerminalStreams {
+  input: tty.ReadStream;
+  output: tty.WriteStream;
+  close(): void;
+}
+
+/** Whether this process has a controlling terminal it can prompt on; opens and closes /dev/tty. */
+export function controllingTerminalAvailable(): boolean {
+  try {
+    closeSync(openSync('/dev/tty', 'r+'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Opens the controlling terminal for a prompt, or undefined when there is none. */
+export function openControllingTerminal(): TerminalStreams | undefined {
+  let inputFd: number;
+  let outputFd: number;
+  try {
+    inputFd = openSync('/dev/tty', 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    outputFd = openSync('/dev/tty', 'w');
+  } catch {
+    closeSync(inputFd);
+    return undefined;
+  }
+  const input = new tty.ReadStream(inputFd);
+  const output = new tty.WriteStream(outputFd);
+  return {
+    input,
+    output,
+    close() {
+      input.setRawMode?.(false);
+      input.destroy();
+      output.destroy();
+    },
+  };
+}

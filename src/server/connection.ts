@@ -1,0 +1,168 @@
+/**
+ * A client as the server sees it, over a Unix socket or in memory (the `--no-server` path). Sending
+ * never blocks the run: a client whose unread backlog passes the cap is disconnected. Anything a
+ * client sends that is malformed, unknown or oversized closes that connection only.
+ */
+import type { Socket } from 'node:net';
+import { encodeLine, LineDecoder } from '../protocol/framing.ts';
+import type { ServerLink } from '../protocol/link.ts';
+import { parseClientMessage, type ClientMessage, type ServerMessage } from '../protocol/messages.ts';
+
+export interface ClientConnection {
+  readonly id: number;
+  send(message: ServerMessage): void;
+  /** Sends what is queued, then closes. */
+  close(): void;
+  onMessage(handler: (message: ClientMessage) => void): void;
+  /** Called once, however the connection ends; `reason` is set when the server cut it. */
+  onClose(handler: (reason: string | undefined) => void): void;
+  readonly closed: boolean;
+}
+
+/** Unread bytes a client may fall behind before it is cut off. */
+export const maxBacklogBytes = 8 * 1024 * 1024;
+
+let nextConnectionId = 1;
+
+export class SocketConnection implements ClientConnection {
+  readonly id = nextConnectionId++;
+  private readonly socket: Socket;
+  private readonly decoder = new LineDecoder();
+  private messageHandler: (message: ClientMessage) => void = () => {};
+  private closeHandlers: ((reason: string | undefined) => void)[] = [];
+  private closeReason: string | undefined;
+  private ended = false;
+
+  constructor(socket: Socket) {
+    this.socket = socket;
+    socket.on('data', (chunk: Buffer) => this.receive(chunk));
+    socket.on('error', () => this.finish(undefined));
+    socket.on('close', () => this.finish(undefined));
+  }
+
+  get closed(): boolean {
+    return this.ended;
+  }
+
+  private receive(chunk: Buffer): void {
+    if (this.ended) return;
+    const results = this.decoder.push(chunk);
+    if (results === 'overflow') return this.reject('line_too_long', 'a message exceeded the 1 MiB line limit');
+    for (const result of results) {
+      if (this.ended) return;
+      if (result.kind === 'malformed') return this.reject('malformed_message', `malformed JSON: ${result.reason}`);
+      const parsed = parseClientMessage(result.value);
+      if (!parsed.ok) return this.reject(parsed.code, parsed.message);
+      this.messageHandler(parsed.message);
+    }
+  }
+
+  /** Tells the client why, then drops it. */
+  private reject(code: string, message: string): void {
+    this.closeReason = `${code}: ${message}`;
+    this.send({ type: 'error', code, message });
+    this.socket.end();
+    this.socket.destroySoon();
+    this.finish(this.closeReason);
+  }
+
+  send(message: ServerMessage): void {
+    if (this.ended && message.type !== 'error') return;
+    if (this.socket.destroyed || !this.socket.writable) return;
+    if (this.socket.writableLength > maxBacklogBytes) {
+      this.closeReason = 'client too slow: backlog over 8 MiB';
+      this.socket.destroy();
+      this.finish(this.closeReason);
+      return;
+    }
+    this.socket.write(encodeLine(message));
+  }
+
+  close(): void {
+    if (!this.socket.destroyed) this.socket.end();
+    this.finish(undefined);
+  }
+
+  onMessage(handler: (message: ClientMessage) => void): void {
+    this.messageHandler = handler;
+  }
+
+  onClose(handler: (reason: string | undefined) => void): void {
+    if (this.ended) handler(this.closeReason);
+    else this.closeHandlers.push(handler);
+  }
+
+  private finish(reason: string | undefined): void {
+    if (this.ended) return;
+    this.ended = true;
+    for (const handler of this.closeHandlers) handler(reason ?? this.closeReason);
+    this.closeHandlers = [];
+  }
+}
+
+/**
+ * An in-memory link for the in-process path. Messages cross it as JSON text, asynchronously and in
+ * order, exactly as they would cross a socket.
+ */
+export function createInMemoryPair(): { server: ClientConnection; client: ServerLink } {
+  let toClient: (message: ServerMessage) => void = () => {};
+  let toServer: (message: ClientMessage) => void = () => {};
+  const clientCloseHandlers: (() => void)[] = [];
+  const serverCloseHandlers: ((reason: string | undefined) => void)[] = [];
+  let ended = false;
+  const queue: (() => void)[] = [];
+  let scheduled = false;
+  const deliver = (task: () => void): void => {
+    queue.push(task);
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      for (const next of queue.splice(0)) next();
+    });
+  };
+  const end = (): void => {
+    if (ended) return;
+    ended = true;
+    deliver(() => {
+      for (const handler of serverCloseHandlers) handler(undefined);
+      for (const handler of clientCloseHandlers) handler();
+    });
+  };
+  const server: ClientConnection = {
+    id: nextConnectionId++,
+    get closed() {
+      return ended;
+    },
+    send(message) {
+      if (ended) return;
+      const text = JSON.stringify(message);
+      deliver(() => toClient(JSON.parse(text) as ServerMessage));
+    },
+    close: end,
+    onMessage(handler) {
+      toServer = handler;
+    },
+    onClose(handler) {
+      serverCloseHandlers.push(handler);
+    },
+  };
+  const client: ServerLink = {
+    send(message) {
+      if (ended) return;
+      const text = JSON.stringify(message);
+      deliver(() => {
+        const parsed = parseClientMessage(JSON.parse(text));
+        if (parsed.ok) toServer(parsed.message);
+      });
+    },
+    onMessage(handler) {
+      toClient = handler;
+    },
+    onClose(handler) {
+      clientCloseHandlers.push(handler);
+    },
+    close: end,
+  };
+  return { server, client };
+}

@@ -1,0 +1,374 @@
+/**
+ * The query server: owns one conversation for one run. It persists every event, forwards events to
+ * its clients (one prompting client at most, any number of read-only viewers), forwards inquiries
+ * to the prompting client or applies the detached policy, and ends when the turn ends, on defer, on
+ * shutdown or on a fatal error, always after persisting. The same class serves a socket (a spawned
+ * server) and an in-memory link (`--no-server`).
+ */
+import type { ConversationEvent } from '../conversation/events.ts';
+import { now } from '../conversation/events.ts';
+import type { ConversationLog } from '../conversation/log.ts';
+import { findIncompleteTurn } from '../conversation/turn-state.ts';
+import type { LoadedConfig } from '../config/load.ts';
+import type { BuiltinDetachedDefault } from '../config/policy.ts';
+import { toJpError, type JpError } from '../errors.ts';
+import type { Inquiry } from '../inquiry/types.ts';
+import { createChatModel } from '../llm/create.ts';
+import type { ModelSpec } from '../llm/resolve.ts';
+import type { Logger } from '../output/logger.ts';
+import { interruptActions, PROTOCOL_VERSION, type ClientHello, type ClientMessage, type ServerMessage } from '../protocol/messages.ts';
+import type { Tool, ProcessTracker } from '../tools/tool.ts';
+import { TurnRun, type TurnOutcome } from '../turn/engine.ts';
+import { StopRequest, type ClientAnswer, type TurnHost } from '../turn/host.ts';
+import type { ClientConnection } from './connection.ts';
+import { buildErrorResult, buildTurnResult, type ResultObject } from './result.ts';
+import type { RunRequest } from './run-request.ts';
+
+export interface QueryServerOptions {
+  request: RunRequest;
+  config: LoadedConfig;
+  model: ModelSpec;
+  tools: Map<string, Tool>;
+  log: ConversationLog;
+  events: ConversationEvent[];
+  logger: Logger;
+  processes: ProcessTracker;
+  /** Label of this build, reported in version mismatch errors. */
+  version: string;
+}
+
+interface PendingAsk {
+  connection: ClientConnection;
+  resolve(answer: ClientAnswer): void;
+}
+
+/** How long a foreground server waits for its spawning client before running without it. */
+const firstClientTimeoutMilliseconds = 10_000;
+/** How long a new connection may take to say hello. */
+const helloTimeoutMilliseconds = 10_000;
+
+export class QueryServer implements TurnHost {
+  private readonly options: QueryServerOptions;
+  private readonly clients = new Set<ClientConnection>();
+  private promptingClient: ClientConnection | undefined;
+  private readonly pendingAsks = new Map<string, PendingAsk>();
+  private readonly partial = { message: '', reasoning: '' };
+  private stopController = new AbortController();
+  private detachedByClient = false;
+  private firstClient: (() => void) | undefined;
+  private readonly firstClientArrived: Promise<void>;
+  private finished = false;
+  readonly processes: ProcessTracker;
+
+  constructor(options: QueryServerOptions) {
+    this.options = options;
+    this.processes = options.processes;
+    this.firstClientArrived = new Promise((resolve) => (this.firstClient = resolve));
+  }
+
+  /** Whether a run with no prompting client defers (a run started with --detach, or detached by its user). */
+  builtinDetached(): BuiltinDetachedDefault {
+    return this.options.request.detached || this.detachedByClient ? 'defer' : 'deny';
+  }
+
+  // ---- clients -------------------------------------------------------------------------------
+
+  /** A new connection: it must say hello first; the server answers with its own hello. */
+  accept(connection: ClientConnection): void {
+    const timer = setTimeout(() => connection.close(), helloTimeoutMilliseconds);
+    let greeted = false;
+    connection.onClose(() => {
+      clearTimeout(timer);
+      this.detachClient(connection);
+    });
+    connection.onMessage((message) => {
+      if (!greeted) {
+        clearTimeout(timer);
+        if (message.type !== 'hello') {
+          connection.send({ type: 'error', code: 'expected_hello', message: 'the first message must be hello' });
+          connection.close();
+          return;
+        }
+        greeted = true;
+        this.greet(connection, message);
+        return;
+      }
+      this.handle(connection, message);
+    });
+  }
+
+  private greet(connection: ClientConnection, hello: ClientHello): void {
+    if (hello.version !== PROTOCOL_VERSION) {
+      connection.send({
+        type: 'error',
+        code: 'version_mismatch',
+        message: `protocol version mismatch: the client speaks version ${hello.version}, this server (jp ${this.options.version}, pid ${process.pid}) speaks version ${PROTOCOL_VERSION}; use the same jp version for both`,
+      });
+      connection.close();
+      return;
+    }
+    if (this.finished) {
+      connection.send({ type: 'error', code: 'run_finished', message: 'the run has just finished' });
+      connection.close();
+      return;
+    }
+    const wantsToPrompt = hello.can_prompt && hello.read_only !== true;
+    if (wantsToPrompt && this.promptingClient && !this.promptingClient.closed) {
+      connection.send({
+        type: 'error',
+        code: 'prompting_client_attached',
+        message: `another client is already attached to ${this.options.request.conversation_id} and answers its prompts; attach with --read-only to watch`,
+      });
+      connection.close();
+      return;
+    }
+    this.clients.add(connection);
+    if (wantsToPrompt) this.promptingClient = connection;
+    connection.send({
+      type: 'hello',
+      version: PROTOCOL_VERSION,
+      conversation_id: this.options.request.conversation_id,
+      pid: process.pid,
+      event_count: this.options.log.eventCount,
+      partial: { ...this.partial },
+      prompting: wantsToPrompt,
+    });
+    this.options.logger.debug('client attached', { connection: connection.id, prompting: wantsToPrompt });
+    // Viewers (attach --read-only, wait) do not count: the run waits for the client that started it.
+    if (hello.read_only !== true) this.firstClient?.();
+  }
+
+  private detachClient(connection: ClientConnection): void {
+    if (!this.clients.delete(connection)) return;
+    this.options.logger.debug('client detached', { connection: connection.id });
+    if (this.promptingClient === connection) this.promptingClient = undefined;
+    for (const [id, ask] of this.pendingAsks) {
+      if (ask.connection !== connection) continue;
+      this.pendingAsks.delete(id);
+      ask.resolve({ answered: false });
+    }
+  }
+
+  private handle(connection: ClientConnection, message: ClientMessage): void {
+    switch (message.type) {
+      case 'hello':
+        connection.send({ type: 'error', code: 'unexpected_hello', message: 'hello was already received' });
+        connection.close();
+        return;
+      case 'inquiry_response': {
+        const ask = this.pendingAsks.get(message.id);
+        if (!ask || ask.connection !== connection) return;
+        this.pendingAsks.delete(message.id);
+        ask.resolve({ answered: true, answer: message.answer as never });
+        return;
+      }
+      case 'signal':
+        if (connection === this.promptingClient) connection.send({ type: 'interrupt_menu', options: [...interruptActions] });
+        else this.stop(new StopRequest('SIGINT'));
+        return;
+      case 'interrupt_action':
+        this.interruptAction(connection, message.action, message.reply);
+        return;
+      case 'disconnect':
+        if (message.detach) this.detachedByClient = true;
+        this.detachClient(connection);
+        connection.close();
+        return;
+      case 'shutdown':
+        this.stop(new StopRequest(message.reason === 'interrupt' ? 'SIGINT' : message.reason === 'terminate' ? 'SIGTERM' : 'shutdown'));
+        return;
+    }
+  }
+
+  private interruptAction(connection: ClientConnection, action: (typeof interruptActions)[number], reply: string | undefined): void {
+    switch (action) {
+      case 'stop':
+        this.stop(new StopRequest('SIGINT'));
+        return;
+      case 'abort':
+        this.stop(new StopRequest('SIGINT', { discard: true }));
+        return;
+      case 'continue':
+        return;
+      case 'reply':
+        this.stop(new StopRequest('SIGINT', { reply: reply ?? '' }));
+        return;
+      case 'detach':
+        this.detachedByClient = true;
+        this.detachClient(connection);
+        connection.close();
+        return;
+    }
+  }
+
+  /** Asks the run to stop; the turn persists what it has and ends as interrupted. */
+  stop(request: StopRequest): void {
+    if (!this.stopController.signal.aborted) {
+      this.options.logger.info('stop requested', { signal: request.signal, discard: request.discard });
+      this.stopController.abort(request);
+    }
+  }
+
+  private broadcast(message: ServerMessage): void {
+    for (const client of this.clients) client.send(message);
+  }
+
+  // ---- TurnHost ------------------------------------------------------------------------------
+
+  append(event: ConversationEvent): void {
+    const seq = this.options.log.append(event);
+    if (event.type === 'chat_response') {
+      if ('message' in event) this.partial.message = this.partial.message.slice(event.message.length);
+      else this.partial.reasoning = this.partial.reasoning.slice(event.reasoning.length);
+    }
+    this.broadcast({ type: 'event', seq, event: event as unknown as Record<string, unknown> });
+  }
+
+  delta(piece: { kind: 'message' | 'reasoning'; text: string }): void {
+    this.partial[piece.kind] += piece.text;
+    const event = piece.kind === 'message' ? { type: 'chat_response', timestamp: now(), message: piece.text } : { type: 'chat_response', timestamp: now(), reasoning: piece.text };
+    this.broadcast({ type: 'delta', event });
+  }
+
+  notice(level: 'info' | 'warning', message: string): void {
+    this.options.logger[level === 'info' ? 'info' : 'warn'](message);
+    this.broadcast({ type: 'notice', level, message });
+  }
+
+  sync(): void {
+    this.options.log.sync();
+  }
+
+  hasPromptingClient(): boolean {
+    return this.promptingClient !== undefined && !this.promptingClient.closed;
+  }
+
+  askClient(id: string, inquiry: Inquiry, signal: AbortSignal): Promise<ClientAnswer> {
+    const connection = this.promptingClient;
+    if (!connection || connection.closed) return Promise.resolve({ answered: false });
+    return new Promise((resolve) => {
+      const onAbort = (): void => {
+        this.pendingAsks.delete(id);
+        resolve({ answered: false });
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.pendingAsks.set(id, {
+        connection,
+        resolve: (answer) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(answer);
+        },
+      });
+      connection.send({ type: 'inquiry', id, inquiry: inquiry as unknown as Record<string, unknown> });
+    });
+  }
+
+  inquiryResolved(id: string, by: string): void {
+    this.broadcast({ type: 'inquiry_resolved', id, by });
+  }
+
+  // ---- the run -------------------------------------------------------------------------------
+
+  /** Runs the request to its end and returns the result; never throws. */
+  async run(): Promise<ResultObject> {
+    const { request, logger } = this.options;
+    if (!request.detached) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.firstClientArrived, new Promise<void>((resolve) => (timer = setTimeout(resolve, firstClientTimeoutMilliseconds)))]);
+      clearTimeout(timer);
+    }
+    let result: ResultObject;
+    try {
+      result = await this.runTurns();
+    } catch (error) {
+      const jpError = toJpError(error);
+      logger.error('run failed', { code: jpError.code, error: jpError.message });
+      result = this.errorResult(jpError);
+    }
+    this.finished = true;
+    this.broadcast({ type: 'turn_complete', result: result as unknown as Record<string, unknown> });
+    return result;
+  }
+
+  private errorResult(error: JpError): ResultObject {
+    const { request, model } = this.options;
+    return buildErrorResult({ conversationId: request.conversation_id, query: request.query, error, model: model.id, startedAt: request.started_at });
+  }
+
+  private async runTurns(): Promise<ResultObject> {
+    const { request, config, model: spec, events } = this.options;
+    if (request.discard_turn && findIncompleteTurn(events)) {
+      this.append({ type: 'turn_end', timestamp: now(), status: 'discarded' });
+      events.push({ type: 'turn_end', timestamp: now(), status: 'discarded' });
+      this.sync();
+    }
+    const model = await createChatModel(spec, config.value, {
+      environment: process.env,
+      onRetry: (attempt, delay, error) =>
+        this.notice('warning', `${error.message}; retrying in ${(delay / 1000).toFixed(1)} s (attempt ${attempt} of ${config.value.assistant?.request?.max_retries ?? 4})`),
+    });
+    const server = this;
+    const turn = (resume: boolean, message: string | undefined, reply?: string): Promise<TurnOutcome> =>
+      new TurnRun({
+        host: this,
+        events,
+        conversationId: request.conversation_id,
+        model,
+        tools: this.options.tools,
+        config,
+        builtinDetached: () => server.builtinDetached(),
+        toolRoot: request.workspace.tool_root,
+        maxTurns: config.value.assistant?.max_turns ?? 25,
+        systemPrompt: config.value.assistant?.system_prompt,
+        signal: this.stopController.signal,
+        message,
+        resume,
+        ...(reply !== undefined ? { reply } : {}),
+      }).run();
+    /** Runs a turn, and keeps it going each time the user interrupts it to reply. */
+    const turnWithReplies = async (resume: boolean, message: string | undefined): Promise<TurnOutcome> => {
+      let outcome = await turn(resume, message);
+      while (outcome.status === 'interrupted' && outcome.stop?.reply !== undefined) {
+        this.stopController = new AbortController();
+        outcome = await turn(true, undefined, outcome.stop.reply);
+      }
+      return outcome;
+    };
+
+    let outcome: TurnOutcome;
+    let query = request.query;
+    if (request.resume) {
+      outcome = await turnWithReplies(true, undefined);
+      if (outcome.status === 'completed' && request.message !== null) {
+        outcome = await turnWithReplies(false, request.message);
+      } else if (request.message !== null && outcome.status !== 'completed') {
+        this.notice('warning', 'your new message was not sent: the resumed turn did not complete; send it again once it has');
+        query = '';
+      }
+    } else {
+      outcome = await turnWithReplies(false, request.message ?? '');
+    }
+    return buildTurnResult({
+      conversationId: request.conversation_id,
+      query: query || lastRequestContent(events),
+      outcome,
+      events,
+      model: spec.id,
+      startedAt: request.started_at,
+    });
+  }
+
+  /** Ends every connection after the last messages are flushed. */
+  closeAll(reason: string): void {
+    this.broadcast({ type: 'process_exiting', reason });
+    for (const client of [...this.clients]) client.close();
+  }
+}
+
+function lastRequestContent(events: readonly ConversationEvent[]): string {
+  for (let index = events.length - 1; index >= 0; index--) {
+    const event = events[index]!;
+    if (event.type === 'chat_request') return event.content;
+  }
+  return '';
+}

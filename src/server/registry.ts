@@ -1,0 +1,114 @@
+/**
+ * The process registry (DESIGN §8): `processes/<cid>.json` for every running query server, written
+ * by the server after its socket listens and removed when it exits. Liveness is pid plus start time;
+ * an entry whose process is gone is stale and is cleaned up on sight, with its socket and any tool
+ * process groups it recorded that still run.
+ */
+import { readdirSync, readFileSync, unlinkSync } from 'node:fs';
+import path from 'node:path';
+import { writeFileAtomic } from '../workspace/files.ts';
+import { isSameProcessAlive, processStartTime } from '../workspace/process-identity.ts';
+
+export interface ToolProcessGroup {
+  pgid: number;
+  start_time: string;
+}
+
+export interface RegistryEntry {
+  conversation_id: string;
+  pid: number;
+  start_time: string;
+  /** null for an in-process (`--no-server`) run, which has no socket. */
+  socket_path: string | null;
+  started_at: string;
+  version: string;
+  protocol_version: number;
+  detached: boolean;
+  /** Per-run log with the server's stdout and stderr. */
+  log_file: string | null;
+  tool_process_groups: ToolProcessGroup[];
+}
+
+export function entryFile(processesDirectory: string, conversationId: string): string {
+  return path.join(processesDirectory, `${conversationId}.json`);
+}
+
+export function writeEntry(processesDirectory: string, entry: RegistryEntry): void {
+  writeFileAtomic(entryFile(processesDirectory, entry.conversation_id), JSON.stringify(entry, null, 2) + '\n');
+}
+
+/** Removes the entry and its socket, but only if the entry is ours (same pid and start time). */
+export function removeOwnEntry(processesDirectory: string, entry: RegistryEntry): void {
+  const current = readEntry(processesDirectory, entry.conversation_id);
+  if (current && (current.pid !== entry.pid || current.start_time !== entry.start_time)) return;
+  removeQuietly(entryFile(processesDirectory, entry.conversation_id));
+  if (entry.socket_path) removeQuietly(entry.socket_path);
+}
+
+function removeQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    // already gone
+  }
+}
+
+export function readEntry(processesDirectory: string, conversationId: string): RegistryEntry | undefined {
+  try {
+    const entry = JSON.parse(readFileSync(entryFile(processesDirectory, conversationId), 'utf8')) as RegistryEntry;
+    if (typeof entry.pid === 'number' && typeof entry.start_time === 'string') return entry;
+  } catch {
+    // missing or damaged: not running as far as the registry knows
+  }
+  return undefined;
+}
+
+export function isEntryAlive(entry: RegistryEntry): boolean {
+  return isSameProcessAlive(entry.pid, entry.start_time);
+}
+
+/** Kills the tool process groups a dead server left behind (each checked by its leader's start time). */
+function killOrphanedToolGroups(entry: RegistryEntry): void {
+  for (const group of entry.tool_process_groups ?? []) {
+    if (processStartTime(group.pgid) !== group.start_time) continue;
+    try {
+      process.kill(-group.pgid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** Removes a stale entry (its process is gone): the JSON file, the socket, orphaned tool groups. */
+export function cleanStaleEntry(processesDirectory: string, entry: RegistryEntry): void {
+  killOrphanedToolGroups(entry);
+  removeQuietly(entryFile(processesDirectory, entry.conversation_id));
+  if (entry.socket_path) removeQuietly(entry.socket_path);
+}
+
+/** The live entry of a conversation; a stale one is cleaned up and reported as absent. */
+export function liveEntry(processesDirectory: string, conversationId: string): RegistryEntry | undefined {
+  const entry = readEntry(processesDirectory, conversationId);
+  if (!entry) return undefined;
+  if (isEntryAlive(entry)) return entry;
+  cleanStaleEntry(processesDirectory, entry);
+  return undefined;
+}
+
+/** Every live entry, by conversation id; stale ones are cleaned up on the way. */
+export function liveEntries(processesDirectory: string): Map<string, RegistryEntry> {
+  const live = new Map<string, RegistryEntry>();
+  let names: string[];
+  try {
+    names = readdirSync(processesDirectory);
+  } catch {
+    return live;
+  }
+  for (const name of names) {
+    if (!name.endsWith('.json')) continue;
+    const conversationId = name.slice(0, -'.json'.length);
+    const entry = liveEntry(processesDirectory, conversationId);
+    if (entry) live.set(conversationId, entry);
+  }
+  return live;
+}

@@ -1,0 +1,138 @@
+/**
+ * The final `result` object (DESIGN §5): stdout's last line in `--format json`, and what decides
+ * the exit code. `status` and `exit_code` always agree.
+ */
+import type { ConversationEvent } from '../conversation/events.ts';
+import { describeTurn, splitTurns } from '../conversation/turn-state.ts';
+import { exitCodeOf, type JpError, type RunStatus } from '../errors.ts';
+import type { Usage } from '../llm/types.ts';
+import { summarizeTurn, type PendingInquiry, type PermissionDenial, type ToolSummary, type Unanswered } from '../turn/summary.ts';
+import type { TurnOutcome } from '../turn/engine.ts';
+
+export interface ResultObject {
+  v: 1;
+  type: 'result';
+  ts: string;
+  conversation_id: string | null;
+  status: RunStatus;
+  exit_code: number;
+  query: string;
+  answer: string;
+  tools: ToolSummary[];
+  permission_denials: PermissionDenial[];
+  unanswered: Unanswered[];
+  pending_inquiry: PendingInquiry | null;
+  metadata: { model: string | null; iterations: number; duration_ms: number; usage: Usage };
+  /** `hint` says how to fix it, when jp knows. */
+  error: { code: string; message: string; hint?: string } | null;
+}
+
+/** The status of a finished turn: a completed turn with inquiries no human could answer is `denied`. */
+export function statusOfTurn(outcome: TurnOutcome, summary: { permission_denials: unknown[]; unanswered: unknown[] }): { status: RunStatus; exitCode: number } {
+  switch (outcome.status) {
+    case 'completed': {
+      const status: RunStatus = summary.permission_denials.length + summary.unanswered.length > 0 ? 'denied' : 'success';
+      return { status, exitCode: exitCodeOf(status) };
+    }
+    case 'deferred':
+      return { status: 'deferred', exitCode: 4 };
+    case 'interrupted':
+      return { status: 'interrupted', exitCode: outcome.stop?.exitCode ?? 130 };
+    case 'error':
+      return { status: outcome.error?.status ?? 'error', exitCode: outcome.error?.exitCode ?? 1 };
+  }
+}
+
+export function buildTurnResult(options: {
+  conversationId: string;
+  query: string;
+  outcome: TurnOutcome;
+  events: readonly ConversationEvent[];
+  model: string | null;
+  startedAt: number;
+}): ResultObject {
+  const summary = summarizeTurn(options.events.slice(Math.max(0, options.outcome.turnStart)));
+  const { status, exitCode } = statusOfTurn(options.outcome, summary);
+  const error = options.outcome.error;
+  return {
+    v: 1,
+    type: 'result',
+    ts: new Date().toISOString(),
+    conversation_id: options.conversationId,
+    status,
+    exit_code: exitCode,
+    query: options.query,
+    answer: summary.answer,
+    tools: summary.tools,
+    permission_denials: summary.permission_denials,
+    unanswered: summary.unanswered,
+    pending_inquiry: options.outcome.status === 'deferred' ? summary.pending_inquiry : null,
+    metadata: {
+      model: options.model,
+      iterations: options.outcome.iterations,
+      duration_ms: Date.now() - options.startedAt,
+      usage: options.outcome.usage,
+    },
+    error: error ? errorObject(error) : options.outcome.status === 'interrupted' ? { code: 'interrupted', message: 'the run was interrupted; resume it with `jp query --continue`' } : null,
+  };
+}
+
+/** A result for a run that failed before (or without) a turn: usage errors, locks, startup failures. */
+export function buildErrorResult(options: {
+  conversationId: string | null;
+  query: string;
+  error: JpError;
+  model: string | null;
+  startedAt: number;
+}): ResultObject {
+  return {
+    v: 1,
+    type: 'result',
+    ts: new Date().toISOString(),
+    conversation_id: options.conversationId,
+    status: options.error.status,
+    exit_code: options.error.exitCode,
+    query: options.query,
+    answer: '',
+    tools: [],
+    permission_denials: [],
+    unanswered: [],
+    pending_inquiry: null,
+    metadata: {
+      model: options.model,
+      iterations: 0,
+      duration_ms: Date.now() - options.startedAt,
+      usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+    },
+    error: errorObject(options.error),
+  };
+}
+
+function errorObject(error: JpError): { code: string; message: string; hint?: string } {
+  return error.hint ? { code: error.code, message: error.message, hint: error.hint } : { code: error.code, message: error.message };
+}
+
+/**
+ * The exit code of the last run of a conversation, derived from its log alone (for `wait` when the
+ * server is gone): a pending inquiry is 4, a stop marker carries its code, a completed turn is 0 or
+ * 3, and a turn that just stopped (a crash, kill -9) is 1.
+ */
+export function exitCodeFromLog(events: readonly ConversationEvent[]): { exitCode: number; description: string } {
+  const turns = splitTurns(events);
+  const last = turns[turns.length - 1];
+  if (!last) return { exitCode: 0, description: 'no turns yet' };
+  if (last.final === 'discarded') return { exitCode: 0, description: 'the last turn was discarded' };
+  if (last.final === 'completed') {
+    const summary = summarizeTurn(last.events);
+    const denied = summary.permission_denials.length + summary.unanswered.length > 0;
+    return denied ? { exitCode: 3, description: 'completed, with inquiries no user could answer' } : { exitCode: 0, description: 'completed' };
+  }
+  const incomplete = describeTurn(last);
+  if (incomplete.pendingInquiries.length > 0) return { exitCode: 4, description: `waiting for input (${incomplete.pendingInquiries[0]!.inquiry.tool})` };
+  const stop = incomplete.lastStop;
+  const lastEvent = last.events[last.events.length - 1];
+  if (stop && stop === lastEvent) {
+    return { exitCode: stop.exit_code ?? (stop.status === 'error' ? 1 : 130), description: stop.status === 'error' ? `error: ${stop.error?.message ?? 'unknown'}` : 'interrupted' };
+  }
+  return { exitCode: 1, description: `stopped without finishing (${incomplete.resumePoint}); resume with --continue` };
+}

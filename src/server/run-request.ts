@@ -1,0 +1,39 @@
+/**
+ * What a client asks a query server to run. The client resolves everything that can fail on the
+ * user's input (flags, config, model, conversation, lock, stdin) before spawning the server, then
+ * hands this over on the server's readiness pipe.
+ */
+import type { LogSettings } from '../output/logger.ts';
+
+export interface RunRequest {
+  conversation_id: string;
+  workspace: { root: string; is_default: boolean; tool_root: string };
+  cwd: string;
+  /** The new user message (stdin content included), or null for a pure `--continue`. */
+  message: string | null;
+  /** Continue the incomplete turn first. */
+  resume: boolean;
+  /** Drop the incomplete turn (marked discarded) before running the message. */
+  discard_turn: boolean;
+  /** Started with --detach: no client is waited for, and the built-in detached policy is `defer`. */
+  detached: boolean;
+  config: {
+    user_file: string | undefined;
+    workspace_file: string | undefined;
+    cfg_arguments: string[];
+    flags: { label: string; path: string[]; value: unknown }[];
+  };
+  tools: { no_tools: boolean; enabled: string[] };
+  /** The exact lock file content the client holds, proving the hand-over. */
+  lock_token: string | null;
+  log: LogSettings;
+  /** The text reported as `query` in the result. */
+  query: string;
+  /** Milliseconds since the epoch when the user's command started, for duration_ms. */
+  started_at: number;
+}
+
+/** The first line a server writes on its readiness pipe. */
+export type ReadyMessage =
+  | { ready: true; pid: number; socket_path: string }
+  | { ready: false; error: { code: string; message: string; hint?: string; exit_code: number } };

@@ -1,0 +1,177 @@
+/**
+ * Everything a process that owns a run holds, from the moment it has the lock to its exit: the
+ * open log, the QueryServer, the registry entry (with the tool process groups it runs), the
+ * metadata. Used by the spawned server and by the in-process (`--no-server`) path alike.
+ */
+import { appendFileSync } from 'node:fs';
+import path from 'node:path';
+import { ConversationLog } from '../conversation/log.ts';
+import { eventsFile, readMetadata, titleFrom, writeMetadata } from '../conversation/store.ts';
+import { loadConfig, type LoadedConfig } from '../config/load.ts';
+import type { ModelSpec } from '../llm/resolve.ts';
+import { resolveModelSpec } from '../llm/resolve.ts';
+import type { Logger } from '../output/logger.ts';
+import { PROTOCOL_VERSION } from '../protocol/messages.ts';
+import { redact } from '../redact.ts';
+import { buildToolRegistry } from '../tools/registry.ts';
+import type { ProcessTracker, Tool } from '../tools/tool.ts';
+import type { ConversationLock } from '../workspace/lock.ts';
+import { processStartTime, ownProcessStartTime } from '../workspace/process-identity.ts';
+import { describeWorkspace, userSubdirectory, type Workspace } from '../workspace/workspace.ts';
+import { runWaitingHook } from './hooks.ts';
+import { QueryServer } from './query-server.ts';
+import { removeOwnEntry, writeEntry, type RegistryEntry } from './registry.ts';
+import type { ResultObject } from './result.ts';
+import type { RunRequest } from './run-request.ts';
+
+export interface RunSetup {
+  workspace: Workspace;
+  config: LoadedConfig;
+  model: ModelSpec;
+  tools: Map<string, Tool>;
+}
+
+/** Rebuilds what the client resolved, from the request and this process's environment. */
+export function loadRunSetup(request: RunRequest, environment: NodeJS.ProcessEnv): RunSetup {
+  const workspace = describeWorkspace(request.workspace.root, request.workspace.is_default, request.workspace.tool_root, environment);
+  const config = loadConfig({
+    userFile: request.config.user_file,
+    workspaceFile: request.config.workspace_file,
+    environment,
+    cfgArguments: request.config.cfg_arguments,
+    flags: request.config.flags,
+  });
+  const model = resolveModelSpec(config.value, environment, request.cwd);
+  const tools = buildToolRegistry(config.value, { noTools: request.tools.no_tools, enabled: request.tools.enabled });
+  return { workspace, config, model, tools };
+}
+
+export interface RunOptions {
+  request: RunRequest;
+  setup: RunSetup;
+  lock: ConversationLock;
+  logger: Logger;
+  version: string;
+  /** null for the in-process path. */
+  socketPath: string | null;
+  logFile: string | null;
+}
+
+export class Run {
+  readonly server: QueryServer;
+  readonly entry: RegistryEntry;
+  private readonly options: RunOptions;
+  private readonly log: ConversationLog;
+  private readonly processesDirectory: string;
+  private closed = false;
+
+  constructor(options: RunOptions) {
+    this.options = options;
+    const { request, setup, logger } = options;
+    this.processesDirectory = userSubdirectory(setup.workspace, 'processes');
+    const opened = ConversationLog.open(eventsFile(setup.workspace.conversationsDirectory, request.conversation_id), redact);
+    if (opened.tornTailSavedTo) logger.warn('repaired a torn last line of the log', { saved_to: opened.tornTailSavedTo });
+    if (opened.skipped > 0) logger.warn('skipped damaged lines in the log', { count: opened.skipped });
+    this.log = opened.log;
+    this.entry = {
+      conversation_id: request.conversation_id,
+      pid: process.pid,
+      start_time: ownProcessStartTime(),
+      socket_path: options.socketPath,
+      started_at: new Date().toISOString(),
+      version: options.version,
+      protocol_version: PROTOCOL_VERSION,
+      detached: request.detached,
+      log_file: options.logFile,
+      tool_process_groups: [],
+    };
+    const processes: ProcessTracker = {
+      started: (pgid) => {
+        this.entry.tool_process_groups.push({ pgid, start_time: processStartTime(pgid) ?? '' });
+        this.writeEntry();
+      },
+      ended: (pgid) => {
+        this.entry.tool_process_groups = this.entry.tool_process_groups.filter((group) => group.pgid !== pgid);
+        this.writeEntry();
+      },
+    };
+    this.server = new QueryServer({
+      request,
+      config: setup.config,
+      model: setup.model,
+      tools: setup.tools,
+      log: this.log,
+      events: opened.events,
+      logger,
+      processes,
+      version: options.version,
+    });
+    if (opened.skipped > 0) this.server.notice('warning', `skipped ${opened.skipped} damaged line(s) in the conversation log; the rest is intact`);
+    this.touchMetadata(request.message);
+  }
+
+  /** Publishes the registry entry: call once the socket listens. */
+  register(): void {
+    this.writeEntry();
+  }
+
+  private writeEntry(): void {
+    if (this.closed) return;
+    try {
+      writeEntry(this.processesDirectory, this.entry);
+    } catch (error) {
+      this.options.logger.warn('could not write the registry entry', { error: (error as Error).message });
+    }
+  }
+
+  private touchMetadata(message: string | null): void {
+    const { conversationsDirectory } = this.options.setup.workspace;
+    try {
+      const metadata = readMetadata(conversationsDirectory, this.options.request.conversation_id);
+      if (!metadata.title && message) metadata.title = titleFrom(message);
+      metadata.updated_at = new Date().toISOString();
+      writeMetadata(conversationsDirectory, metadata);
+    } catch (error) {
+      this.options.logger.warn('could not update metadata.json', { error: (error as Error).message });
+    }
+  }
+
+  /** After the run: hook, metadata, registry, lock, log. Safe to call more than once. */
+  finish(result: ResultObject | undefined): void {
+    if (this.closed) return;
+    const { request, setup, logger } = this.options;
+    if (result?.status === 'deferred' && this.server.builtinDetached() === 'defer') {
+      const hook = setup.config.value.conversation?.hooks?.on_waiting;
+      if (hook) {
+        logger.info('running on_waiting hook');
+        runWaitingHook(hook, {
+          conversationId: request.conversation_id,
+          pending: result.pending_inquiry,
+          workspaceRoot: setup.workspace.root,
+          output: this.options.socketPath ? 'inherit' : 'ignore',
+        });
+      }
+    }
+    this.touchMetadata(null);
+    this.server.closeAll(result ? `the run ended: ${result.status}` : 'the server is stopping');
+    this.closed = true;
+    try {
+      this.log.close();
+    } catch (error) {
+      logger.error('closing the log failed', { error: (error as Error).message });
+    }
+    removeOwnEntry(this.processesDirectory, this.entry);
+    this.options.lock.release();
+    if (result && this.options.logFile) {
+      try {
+        appendFileSync(this.options.logFile, `[${new Date().toISOString()}] run ended: ${result.status} (exit ${result.exit_code})\n`);
+      } catch {
+        // the run log is a convenience
+      }
+    }
+  }
+
+  get eventsPath(): string {
+    return path.join(this.options.setup.workspace.conversationsDirectory, this.options.request.conversation_id, 'events.ndjson');
+  }
+}

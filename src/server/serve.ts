@@ -1,0 +1,140 @@
+/**
+ * The query server process (`jp __serve`, hidden): spawned by a client in a new session with no
+ * controlling terminal, stdio to its per-run log. It reads the run request from fd 3, takes over
+ * the client's lock, opens its socket (0600, in a checked 0700 directory), writes its registry
+ * entry, reports ready on fd 3, runs the turn, and exits after persisting, removing its entry and
+ * socket. SIGTERM / SIGINT stop the run as interrupted (persisted, resumable).
+ */
+import { chmodSync, unlinkSync } from 'node:fs';
+import net from 'node:net';
+import { JpError, toJpError } from '../errors.ts';
+import { createLogger, silentLogger, type Logger } from '../output/logger.ts';
+import { registerSecretsFrom } from '../redact.ts';
+import { StopRequest } from '../turn/host.ts';
+import { takeOverLock } from '../workspace/lock.ts';
+import { userSubdirectory } from '../workspace/workspace.ts';
+import { SocketConnection } from './connection.ts';
+import { loadRunSetup, Run } from './run.ts';
+import type { ReadyMessage, RunRequest } from './run-request.ts';
+import { prepareSocketDirectory, socketPathFor } from './socket-path.ts';
+
+/** More simultaneous connections than this are refused at once (a client flood must not hurt the run). */
+const maxConnections = 64;
+
+function readRequest(channel: net.Socket): Promise<RunRequest> {
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    const onData = (chunk: Buffer): void => {
+      buffered += chunk.toString('utf8');
+      const newline = buffered.indexOf('\n');
+      if (newline === -1) return;
+      channel.off('data', onData);
+      try {
+        resolve(JSON.parse(buffered.slice(0, newline)) as RunRequest);
+      } catch (error) {
+        reject(error);
+      }
+    };
+    channel.on('data', onData);
+    channel.once('end', () => reject(new Error('the client closed the readiness channel before sending the request')));
+    channel.once('error', reject);
+  });
+}
+
+function report(channel: net.Socket, message: ReadyMessage): Promise<void> {
+  return new Promise((resolve) => {
+    channel.end(JSON.stringify(message) + '\n', () => resolve());
+    setTimeout(resolve, 1000).unref();
+  });
+}
+
+function listen(socketPath: string): Promise<net.Server> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.maxConnections = maxConnections;
+    const previousMask = process.umask(0o177);
+    server.once('error', (error) => {
+      process.umask(previousMask);
+      reject(error);
+    });
+    server.listen(socketPath, () => {
+      process.umask(previousMask);
+      chmodSync(socketPath, 0o600);
+      resolve(server);
+    });
+  });
+}
+
+/** Removes a socket file left by a dead server (its registry entry was stale or absent). */
+function removeStaleSocket(socketPath: string): void {
+  try {
+    unlinkSync(socketPath);
+  } catch {
+    // nothing there
+  }
+}
+
+export async function serveMain(version: string): Promise<void> {
+  const channel = new net.Socket({ fd: 3, readable: true, writable: true });
+  let logger: Logger = silentLogger;
+  let run: Run | undefined;
+  let listener: net.Server | undefined;
+  try {
+    const request = await readRequest(channel);
+    logger = await createLogger(request.log, { role: 'server', conversation_id: request.conversation_id });
+    const setup = loadRunSetup(request, process.env);
+    registerSecretsFrom(process.env, setup.model.apiKeyVariable ? [setup.model.apiKeyVariable] : []);
+    const processesDirectory = userSubdirectory(setup.workspace, 'processes');
+    const socketPath = socketPathFor(processesDirectory, request.conversation_id, setup.workspace.id, process.env);
+    const lock = takeOverLock(userSubdirectory(setup.workspace, 'locks'), request.conversation_id, request.lock_token ?? '', {
+      role: 'server',
+      waitSeconds: 0,
+      detached: request.detached,
+    });
+    try {
+      prepareSocketDirectory(socketPath);
+      // We hold the conversation lock, so a socket at our path belongs to a dead predecessor.
+      removeStaleSocket(socketPath);
+      listener = await listen(socketPath);
+      run = new Run({ request, setup, lock, logger, version, socketPath, logFile: null });
+    } catch (error) {
+      lock.release();
+      throw error;
+    }
+    const activeRun = run;
+    listener.on('connection', (socket) => activeRun.server.accept(new SocketConnection(socket)));
+    activeRun.register();
+    const stopWith = (signal: 'SIGINT' | 'SIGTERM') => () => activeRun.server.stop(new StopRequest(signal));
+    process.on('SIGTERM', stopWith('SIGTERM'));
+    process.on('SIGINT', stopWith('SIGINT'));
+    process.on('SIGHUP', () => {});
+    logger.info('server ready', { socket: socketPath });
+    await report(channel, { ready: true, pid: process.pid, socket_path: socketPath });
+    const result = await activeRun.server.run();
+    logger.info('run ended', { status: result.status, exit_code: result.exit_code });
+    activeRun.finish(result);
+    await closeListener(listener);
+    process.exit(result.exit_code);
+  } catch (error) {
+    const jpError = toJpError(error);
+    logger.error('server failed', { code: jpError.code, error: jpError.message });
+    process.stderr.write(`jp server: ${jpError.message}\n`);
+    run?.finish(undefined);
+    if (listener) await closeListener(listener);
+    if (!channel.destroyed && channel.writable) {
+      await report(channel, {
+        ready: false,
+        error: { code: jpError.code, message: jpError.message, ...(jpError.hint ? { hint: jpError.hint } : {}), exit_code: jpError.exitCode },
+      });
+    }
+    process.exit(JpError.isInstance(error) ? error.exitCode : 1);
+  }
+}
+
+/** Waits for every connection to end (they were asked to), at most two seconds. */
+function closeListener(listener: net.Server): Promise<void> {
+  return new Promise((resolve) => {
+    listener.close(() => resolve());
+    setTimeout(resolve, 2000).unref();
+  });
+}

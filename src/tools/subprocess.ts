@@ -1,0 +1,119 @@
+/**
+ * Tool subprocesses: each runs in its own process group (a new session), so the whole tree can be
+ * killed by group when the run stops or the call times out. The registry is told about the group
+ * so that `jp conversation kill --force` can reach it too.
+ */
+import { spawn } from 'node:child_process';
+import type { ProcessTracker } from './tool.ts';
+
+export interface SubprocessOptions {
+  file: string;
+  arguments: string[];
+  cwd: string;
+  environment: NodeJS.ProcessEnv;
+  stdin?: string;
+  signal: AbortSignal;
+  timeoutMilliseconds: number;
+  processes: ProcessTracker;
+  /** Stop collecting output beyond this many bytes per stream (the rest is drained and dropped). */
+  maxOutputBytes?: number;
+}
+
+export interface SubprocessResult {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  aborted: boolean;
+  /** Set when the program could not be started at all. */
+  spawnError?: string;
+}
+
+const killGraceMilliseconds = 2000;
+
+function killGroup(processGroupId: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-processGroupId, signal);
+  } catch {
+    // the group is already gone
+  }
+}
+
+export function runSubprocess(options: SubprocessOptions): Promise<SubprocessResult> {
+  const maxBytes = options.maxOutputBytes ?? 4 * 1024 * 1024;
+  return new Promise((resolve) => {
+    const child = spawn(options.file, options.arguments, {
+      cwd: options.cwd,
+      env: options.environment,
+      detached: true,
+      stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    let stdoutBytes = 0;
+    let stderrBytes = 0;
+    let timedOut = false;
+    let aborted = false;
+    let settled = false;
+    let escalation: NodeJS.Timeout | undefined;
+    const processGroupId = child.pid;
+    if (processGroupId !== undefined) options.processes.started(processGroupId);
+
+    const stop = (): void => {
+      if (processGroupId === undefined) return;
+      killGroup(processGroupId, 'SIGTERM');
+      escalation ??= setTimeout(() => killGroup(processGroupId, 'SIGKILL'), killGraceMilliseconds);
+    };
+    const onAbort = (): void => {
+      aborted = true;
+      stop();
+    };
+    options.signal.addEventListener('abort', onAbort, { once: true });
+    const timeout = setTimeout(() => {
+      timedOut = true;
+      stop();
+    }, options.timeoutMilliseconds);
+
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (stdoutBytes < maxBytes) stdout.push(chunk);
+      stdoutBytes += chunk.length;
+    });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      if (stderrBytes < maxBytes) stderr.push(chunk);
+      stderrBytes += chunk.length;
+    });
+    if (options.stdin !== undefined) {
+      child.stdin!.on('error', () => {
+        // the tool may exit without reading its input
+      });
+      child.stdin!.end(options.stdin);
+    }
+
+    const finish = (result: Omit<SubprocessResult, 'stdout' | 'stderr' | 'timedOut' | 'aborted'>): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timeout);
+      options.signal.removeEventListener('abort', onAbort);
+      if (processGroupId !== undefined) {
+        // Anything the tool left behind in its group dies with it.
+        killGroup(processGroupId, 'SIGKILL');
+        clearTimeout(escalation);
+        options.processes.ended(processGroupId);
+      }
+      resolve({
+        ...result,
+        stdout: Buffer.concat(stdout).toString('utf8'),
+        stderr: Buffer.concat(stderr).toString('utf8'),
+        timedOut,
+        aborted,
+      });
+    };
+    child.on('error', (error) => finish({ exitCode: null, signal: null, spawnError: error.message }));
+    // Background children left in the group would hold the output pipes open forever.
+    child.on('exit', () => {
+      if (processGroupId !== undefined) killGroup(processGroupId, 'SIGKILL');
+    });
+    child.on('close', (exitCode, signal) => finish({ exitCode, signal }));
+  });
+}

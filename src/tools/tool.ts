@@ -1,0 +1,88 @@
+/**
+ * Tool definition (DESIGN §9): a schema and `execute(args, context)`. The context carries the abort
+ * signal and the answers to questions the tool asked; a tool never sees the terminal. Invalid
+ * arguments become a message the model can act on.
+ */
+import * as z from 'zod/mini';
+import type { JsonValue, Question } from '../inquiry/types.ts';
+
+export type ToolResult =
+  | { kind: 'success'; content: string }
+  | { kind: 'error'; message: string }
+  /** The tool needs an answer first; it is run again with the answer in `context.answers`. */
+  | { kind: 'needs_input'; question: Question };
+
+/** Told about tool subprocess groups, so a forced kill can reach them through the registry. */
+export interface ProcessTracker {
+  started(processGroupId: number): void;
+  ended(processGroupId: number): void;
+}
+
+export interface ToolContext {
+  signal: AbortSignal;
+  /** Directory the tool is confined to (the workspace root). */
+  toolRoot: string;
+  conversationId: string;
+  /** Answers to the questions this call asked, by question id. */
+  answers: Record<string, JsonValue>;
+  processes: ProcessTracker;
+  timeoutMilliseconds: number;
+}
+
+export type Validation = { ok: true; value: unknown } | { ok: false; message: string };
+
+export interface Tool {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments. */
+  parameters: Record<string, unknown>;
+  /** Whether running it may change anything: decides re-run versus "outcome unknown" on resume. */
+  sideEffects: boolean;
+  validate(argumentsValue: unknown): Validation;
+  execute(argumentsValue: unknown, context: ToolContext): Promise<ToolResult>;
+}
+
+/** Describes zod issues in words a model can act on. */
+export function describeIssues(issues: readonly { path: PropertyKey[]; code: string; message: string; expected?: string; keys?: string[] }[]): string {
+  return issues
+    .slice(0, 5)
+    .map((issue) => {
+      const where = issue.path.length > 0 ? issue.path.map(String).join('.') : 'arguments';
+      if (issue.code === 'invalid_type') return `${where}: expected ${issue.expected}`;
+      if (issue.code === 'unrecognized_keys') return `${where}: unknown field(s) ${(issue.keys ?? []).join(', ')}`;
+      return `${where}: ${issue.message}`;
+    })
+    .join('; ');
+}
+
+export function validationMessage(toolName: string, detail: string, parameters: Record<string, unknown>): string {
+  return (
+    `Invalid arguments for ${toolName}: ${detail}. ` +
+    `Call ${toolName} again with arguments that match its schema: ${JSON.stringify(parameters)}`
+  );
+}
+
+export function defineTool<Schema extends z.ZodMiniType>(definition: {
+  name: string;
+  description: string;
+  schema: Schema;
+  sideEffects: boolean;
+  execute(argumentsValue: z.infer<Schema>, context: ToolContext): Promise<ToolResult>;
+}): Tool {
+  const parameters = z.toJSONSchema(definition.schema) as Record<string, unknown>;
+  delete parameters.$schema;
+  return {
+    name: definition.name,
+    description: definition.description,
+    parameters,
+    sideEffects: definition.sideEffects,
+    validate(argumentsValue) {
+      const result = definition.schema.safeParse(argumentsValue);
+      if (result.success) return { ok: true, value: result.data };
+      return { ok: false, message: validationMessage(definition.name, describeIssues(result.error.issues as never), parameters) };
+    },
+    execute(argumentsValue, context) {
+      return definition.execute(argumentsValue as z.infer<Schema>, context);
+    },
+  };
+}

@@ -1,0 +1,334 @@
+/**
+ * The agent loop: request → stream → tool calls → inquiries → persist, until the model answers
+ * without tool calls. It talks to the outside only through TurnHost (events out, inquiries out,
+ * answers in); it never touches a terminal. Every event is persisted as it happens; streamed text
+ * is persisted in chunks, at every paragraph and before any tool call.
+ */
+import type { ConversationEvent, EventOf } from '../conversation/events.ts';
+import { now } from '../conversation/events.ts';
+import { findIncompleteTurn } from '../conversation/turn-state.ts';
+import type { LoadedConfig } from '../config/load.ts';
+import type { BuiltinDetachedDefault } from '../config/policy.ts';
+import { JpError, RunError, toJpError, UsageError } from '../errors.ts';
+import type { JsonValue, Question } from '../inquiry/types.ts';
+import { addUsage, emptyUsage, type ChatModel, type PromptMessage, type ToolSpec, type Usage } from '../llm/types.ts';
+import type { Tool } from '../tools/tool.ts';
+import { buildPrompt } from './history.ts';
+import { StopRequest, type TurnHost } from './host.ts';
+import { InquiryResolver } from './inquiries.ts';
+import { processToolCall, type ToolCallContext } from './tool-calls.ts';
+
+export interface TurnOptions {
+  host: TurnHost;
+  /** The whole log as it is on disk now; the engine appends to it as it persists. */
+  events: ConversationEvent[];
+  conversationId: string;
+  model: ChatModel;
+  tools: Map<string, Tool>;
+  config: LoadedConfig;
+  /** The built-in detached policy, read at each inquiry: it changes when a client detaches. */
+  builtinDetached: () => BuiltinDetachedDefault;
+  toolRoot: string;
+  maxTurns: number;
+  systemPrompt: string | undefined;
+  /** Aborted to stop the run; its reason is a StopRequest. */
+  signal: AbortSignal;
+  /** A new user message starts a new turn; undefined with `resume`. */
+  message: string | undefined;
+  /** Continue the incomplete turn of the conversation. */
+  resume: boolean;
+  /** With `resume`: the user interrupted to say this; unfinished tool calls are closed first. */
+  reply?: string;
+}
+
+export type TurnStatus = 'completed' | 'deferred' | 'interrupted' | 'error';
+
+export interface TurnOutcome {
+  status: TurnStatus;
+  error?: JpError;
+  stop?: StopRequest;
+  /** LLM requests made by this run. */
+  iterations: number;
+  usage: Usage;
+  /** Index in the log of the turn's turn_start. */
+  turnStart: number;
+}
+
+/** Streamed text is persisted at a paragraph break, or once this many characters are pending. */
+const flushThreshold = 1000;
+
+export class TurnRun {
+  private readonly options: TurnOptions;
+  private readonly events: ConversationEvent[];
+  private readonly usage = emptyUsage();
+  private iterations = 0;
+  private turnStart = -1;
+  private pendingMessage = '';
+  private pendingReasoning = '';
+  private readonly toolSpecs: ToolSpec[];
+  private readonly toolContext: ToolCallContext;
+
+  constructor(options: TurnOptions) {
+    this.options = options;
+    this.events = options.events;
+    this.toolSpecs = [...options.tools.values()].map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }));
+    const resolver = new InquiryResolver({
+      host: options.host,
+      config: options.config,
+      builtinDetached: options.builtinDetached,
+      signal: options.signal,
+      append: (event) => this.append(event),
+      answerWithLlm: (tool, question) => this.answerWithLlm(tool, question),
+    });
+    this.toolContext = {
+      host: options.host,
+      config: options.config,
+      tools: options.tools,
+      resolver,
+      toolRoot: options.toolRoot,
+      conversationId: options.conversationId,
+      signal: options.signal,
+      append: (event) => this.append(event),
+      remembered: new Map(),
+    };
+  }
+
+  private append(event: ConversationEvent): void {
+    this.options.host.append(event);
+    this.events.push(event);
+  }
+
+  private turnEvents(): ConversationEvent[] {
+    return this.events.slice(this.turnStart);
+  }
+
+  async run(): Promise<TurnOutcome> {
+    let pendingCalls: EventOf<'tool_call_request'>[] = [];
+    if (this.options.resume) {
+      const incomplete = findIncompleteTurn(this.events);
+      if (!incomplete) {
+        throw new UsageError('nothing_to_continue', `conversation ${this.options.conversationId} has no incomplete turn to continue`, {
+          hint: 'Send a new message instead: jp query "..."',
+        });
+      }
+      this.turnStart = incomplete.turn.start;
+      pendingCalls = incomplete.pendingToolCalls;
+      this.rememberDecisions();
+      if (this.options.reply !== undefined) {
+        this.closeForReply(incomplete.pendingInquiries, pendingCalls);
+        pendingCalls = [];
+        this.append({ type: 'chat_request', timestamp: now(), content: this.options.reply });
+      }
+    } else {
+      this.turnStart = this.events.length;
+      this.append({ type: 'turn_start', timestamp: now() });
+      this.append({ type: 'chat_request', timestamp: now(), content: this.options.message ?? '' });
+    }
+    try {
+      if (pendingCalls.length > 0 && (await this.processToolCalls(pendingCalls)) === 'deferred') return this.finish('deferred');
+      for (;;) {
+        if (this.iterations >= this.options.maxTurns) {
+          throw new RunError('max_turns_exceeded', `stopped after ${this.iterations} LLM round trips (assistant.max_turns = ${this.options.maxTurns})`, {
+            hint: 'Continue with `jp query --continue`, or raise the cap with --max-turns.',
+          });
+        }
+        const calls = await this.requestStep();
+        if (calls.length === 0) {
+          this.append({ type: 'turn_end', timestamp: now(), status: 'completed' });
+          return this.finish('completed');
+        }
+        if ((await this.processToolCalls(calls)) === 'deferred') return this.finish('deferred');
+      }
+    } catch (error) {
+      this.flushPending();
+      const stop = this.options.signal.aborted ? (this.options.signal.reason as StopRequest) : undefined;
+      if (stop instanceof StopRequest) {
+        this.append({
+          type: 'turn_end',
+          timestamp: now(),
+          status: stop.discard ? 'discarded' : 'interrupted',
+          signal: stop.signal,
+          exit_code: stop.exitCode,
+        });
+        return { ...this.finish('interrupted'), stop };
+      }
+      const jpError = toJpError(error);
+      this.append({
+        type: 'turn_end',
+        timestamp: now(),
+        status: 'error',
+        error: { code: jpError.code, message: jpError.message },
+        exit_code: jpError.exitCode,
+      });
+      return { ...this.finish('error'), error: jpError };
+    }
+  }
+
+  private finish(status: TurnStatus): TurnOutcome {
+    this.options.host.sync();
+    return { status, iterations: this.iterations, usage: this.usage, turnStart: this.turnStart };
+  }
+
+  /** The user interrupted to reply: what was waiting is settled as not done, in words the model can use. */
+  private closeForReply(inquiries: EventOf<'inquiry_request'>[], calls: EventOf<'tool_call_request'>[]): void {
+    for (const inquiry of inquiries) {
+      this.append({ type: 'inquiry_response', timestamp: now(), id: inquiry.id, answer: null, by: 'user', reason: 'the user interrupted the turn to reply' });
+    }
+    const started = new Set(this.turnEvents().flatMap((event) => (event.type === 'tool_call_start' ? [event.id] : [])));
+    for (const call of calls) {
+      const unknown = started.has(call.id) && (this.options.tools.get(call.name)?.sideEffects ?? true);
+      this.append({
+        type: 'tool_call_response',
+        timestamp: now(),
+        id: call.id,
+        content: unknown
+          ? 'Outcome unknown: the user interrupted while this tool was running; it may or may not have taken effect.'
+          : 'Not run: the user interrupted the turn to reply.',
+        is_error: true,
+        outcome: unknown ? 'unknown' : 'skipped',
+      });
+    }
+  }
+
+  /** Y and N answers given earlier in this turn (possibly by an earlier process) still hold. */
+  private rememberDecisions(): void {
+    const runInquiries = new Map<string, string>();
+    for (const event of this.turnEvents()) {
+      if (event.type === 'inquiry_request' && event.inquiry.kind === 'run_tool') runInquiries.set(event.id, event.inquiry.tool);
+      if (event.type === 'inquiry_response' && runInquiries.has(event.id)) {
+        const tool = runInquiries.get(event.id)!;
+        if (event.answer === 'run_always') this.toolContext.remembered.set(tool, 'run');
+        if (event.answer === 'skip_always') this.toolContext.remembered.set(tool, 'skip');
+      }
+    }
+  }
+
+  /** Processes a batch; a deferred call does not stop the others. */
+  private async processToolCalls(calls: EventOf<'tool_call_request'>[]): Promise<'done' | 'deferred'> {
+    let deferred = false;
+    for (const call of calls) {
+      const outcome = await processToolCall(this.toolContext, call, this.turnEvents());
+      if (outcome.kind === 'deferred') deferred = true;
+    }
+    return deferred ? 'deferred' : 'done';
+  }
+
+  /** One LLM round trip. Returns the tool calls it asked for (already persisted). */
+  private async requestStep(): Promise<EventOf<'tool_call_request'>[]> {
+    this.iterations++;
+    const messages = buildPrompt(this.events, this.options.systemPrompt);
+    const calls: EventOf<'tool_call_request'>[] = [];
+    for await (const part of this.options.model.stream({ messages, tools: this.toolSpecs, signal: this.options.signal })) {
+      switch (part.type) {
+        case 'text':
+          this.pendingMessage += part.text;
+          this.options.host.delta({ kind: 'message', text: part.text });
+          this.flushAtParagraph();
+          break;
+        case 'reasoning':
+          this.pendingReasoning += part.text;
+          this.options.host.delta({ kind: 'reasoning', text: part.text });
+          this.flushAtParagraph();
+          break;
+        case 'tool_call': {
+          this.flushPending();
+          const event: EventOf<'tool_call_request'> = {
+            type: 'tool_call_request',
+            timestamp: now(),
+            id: part.id,
+            name: part.name,
+            arguments: parseArguments(part.input),
+          };
+          this.append(event);
+          calls.push(event);
+          break;
+        }
+        case 'finish':
+          addUsage(this.usage, part.usage);
+          break;
+      }
+    }
+    this.flushPending();
+    return calls;
+  }
+
+  private flushAtParagraph(): void {
+    for (const kind of ['message', 'reasoning'] as const) {
+      const pending = kind === 'message' ? this.pendingMessage : this.pendingReasoning;
+      const cut = pending.length >= flushThreshold ? pending.length : pending.lastIndexOf('\n\n') + 2;
+      if (cut < 2) continue;
+      this.persistText(kind, pending.slice(0, cut));
+      if (kind === 'message') this.pendingMessage = pending.slice(cut);
+      else this.pendingReasoning = pending.slice(cut);
+    }
+  }
+
+  private flushPending(): void {
+    if (this.pendingReasoning) this.persistText('reasoning', this.pendingReasoning);
+    if (this.pendingMessage) this.persistText('message', this.pendingMessage);
+    this.pendingReasoning = '';
+    this.pendingMessage = '';
+  }
+
+  private persistText(kind: 'message' | 'reasoning', text: string): void {
+    if (kind === 'message') this.append({ type: 'chat_response', timestamp: now(), message: text });
+    else this.append({ type: 'chat_response', timestamp: now(), reasoning: text });
+  }
+
+  /** LlmInquiry: a structured call that answers a tool's question from the conversation so far. */
+  private async answerWithLlm(tool: string, question: Question): Promise<JsonValue | undefined> {
+    const history = buildPrompt(this.events, this.options.systemPrompt);
+    // The pending step's tool calls have no results yet; providers refuse that, so leave them out.
+    while (history.length > 0) {
+      const last = history[history.length - 1]!;
+      if (last.role === 'tool' || (last.role === 'assistant' && last.toolCalls.length > 0)) history.pop();
+      else break;
+    }
+    const answerSchema: Record<string, unknown> =
+      question.answer_type === 'boolean'
+        ? { type: 'boolean' }
+        : question.answer_type === 'select'
+          ? { type: 'string', enum: question.options ?? [] }
+          : { type: 'string' };
+    const messages: PromptMessage[] = [
+      ...history,
+      {
+        role: 'user',
+        content:
+          `The tool "${tool}" needs an answer before it can continue, and no human is available to give it.\n` +
+          `Question: ${question.text}\n` +
+          (question.answer_type === 'select' ? `Choose exactly one of: ${JSON.stringify(question.options ?? [])}\n` : '') +
+          `Reply with only a JSON object of the form {"answer": <${question.answer_type === 'boolean' ? 'true or false' : 'string'}>}.`,
+      },
+    ];
+    let text = '';
+    this.iterations++;
+    for await (const part of this.options.model.stream({
+      messages,
+      tools: [],
+      signal: this.options.signal,
+      responseFormat: {
+        type: 'json',
+        name: 'inquiry_answer',
+        schema: { type: 'object', properties: { answer: answerSchema }, required: ['answer'], additionalProperties: false },
+      },
+    })) {
+      if (part.type === 'text') text += part.text;
+      else if (part.type === 'finish') addUsage(this.usage, part.usage);
+    }
+    try {
+      const parsed = JSON.parse(text.trim().replace(/^```(?:json)?\s*|\s*```$/g, '')) as { answer?: JsonValue };
+      return parsed.answer ?? undefined;
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+function parseArguments(input: string): unknown {
+  try {
+    return JSON.parse(input === '' ? '{}' : input);
+  } catch {
+    return input;
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * The provider-visible conversation, rebuilt from the log for every request. Discarded turns are
+ * left out, and so is an abandoned step: assistant text that was cut off (no tool calls) and then
+ * re-requested, so the model never sees a half answer followed by its own restart.
+ */
+import type { ConversationEvent } from '../conversation/events.ts';
+import { splitTurns } from '../conversation/turn-state.ts';
+import type { PromptMessage } from '../llm/types.ts';
+
+type AssistantMessage = Extract<PromptMessage, { role: 'assistant' }>;
+type ToolMessage = Extract<PromptMessage, { role: 'tool' }>;
+
+const missingResult = 'No result was recorded for this tool call.';
+
+export function buildPrompt(events: readonly ConversationEvent[], systemPrompt: string | undefined): PromptMessage[] {
+  const messages: PromptMessage[] = [];
+  if (systemPrompt) messages.push({ role: 'system', content: systemPrompt });
+  for (const turn of splitTurns(events)) {
+    if (turn.final === 'discarded') continue;
+    const toolNames = new Map<string, string>();
+    let assistant: AssistantMessage | undefined;
+    const closeStep = (): void => {
+      assistant = undefined;
+    };
+    for (const event of turn.events) {
+      switch (event.type) {
+        case 'chat_request':
+          closeStep();
+          messages.push({ role: 'user', content: event.content });
+          break;
+        case 'chat_response':
+          if (!('message' in event)) break;
+          if (!assistant) {
+            assistant = { role: 'assistant', text: '', toolCalls: [] };
+            messages.push(assistant);
+          }
+          assistant.text += event.message;
+          break;
+        case 'tool_call_request':
+          if (!assistant) {
+            assistant = { role: 'assistant', text: '', toolCalls: [] };
+            messages.push(assistant);
+          }
+          toolNames.set(event.id, event.name);
+          assistant.toolCalls.push({ id: event.id, name: event.name, arguments: argumentsObject(event.arguments) });
+          break;
+        case 'tool_call_response': {
+          closeStep();
+          const last = messages[messages.length - 1];
+          const result = { id: event.id, name: toolNames.get(event.id) ?? 'unknown', content: event.content, isError: event.is_error };
+          if (last?.role === 'tool') last.results.push(result);
+          else messages.push({ role: 'tool', results: [result] } satisfies ToolMessage);
+          break;
+        }
+        case 'turn_end':
+          closeStep();
+          break;
+        default:
+          break;
+      }
+    }
+  }
+  return sanitize(messages);
+}
+
+/** Tool arguments as the provider expects them: an object (invalid JSON is kept as a string field). */
+function argumentsObject(value: unknown): unknown {
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value;
+  return { _raw: value };
+}
+
+function sanitize(messages: PromptMessage[]): PromptMessage[] {
+  const result: PromptMessage[] = [];
+  for (let index = 0; index < messages.length; index++) {
+    const message = messages[index]!;
+    const next = messages[index + 1];
+    if (message.role === 'assistant') {
+      const abandoned = message.toolCalls.length === 0 && (next === undefined || next.role === 'assistant');
+      if (abandoned || (message.text === '' && message.toolCalls.length === 0)) continue;
+      result.push(message);
+      if (message.toolCalls.length > 0) {
+        // Every call needs a result before the next request; fill gaps left by damaged logs.
+        const answered = new Set(next?.role === 'tool' ? next.results.map((entry) => entry.id) : []);
+        const missing = message.toolCalls.filter((call) => !answered.has(call.id));
+        if (missing.length > 0) {
+          const fill = missing.map((call) => ({ id: call.id, name: call.name, content: missingResult, isError: true }));
+          if (next?.role === 'tool') {
+            next.results.push(...fill);
+          } else {
+            result.push({ role: 'tool', results: fill });
+          }
+        }
+      }
+      continue;
+    }
+    result.push(message);
+  }
+  return result;
+}

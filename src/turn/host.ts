@@ -1,0 +1,48 @@
+/**
+ * What the turn engine needs from whoever runs it (the query server): persistence, a way to reach
+ * clients, and nothing about terminals. Events go out; inquiries go out and answers come back.
+ */
+import type { ConversationEvent } from '../conversation/events.ts';
+import type { Inquiry, JsonValue } from '../inquiry/types.ts';
+import type { ProcessTracker } from '../tools/tool.ts';
+
+export type ClientAnswer = { answered: true; answer: JsonValue } | { answered: false };
+
+export interface TurnHost {
+  /** Persists one event (one write) and forwards it to clients. */
+  append(event: ConversationEvent): void;
+  /** Forwards a streamed piece of a chat_response that is not persisted yet. */
+  delta(piece: { kind: 'message' | 'reasoning'; text: string }): void;
+  /** Chrome for the clients' stderr: retries, warnings. */
+  notice(level: 'info' | 'warning', message: string): void;
+  /** fsync the log. */
+  sync(): void;
+  /** Whether a client that can prompt a human is attached right now. */
+  hasPromptingClient(): boolean;
+  /** Forwards an inquiry to the prompting client; resolves unanswered if that client goes away. */
+  askClient(id: string, inquiry: Inquiry, signal: AbortSignal): Promise<ClientAnswer>;
+  /** Tells clients an inquiry was settled (by a human, a policy or the assistant). */
+  inquiryResolved(id: string, by: string): void;
+  processes: ProcessTracker;
+}
+
+/** The reason carried by the stop signal: what asked the run to stop. */
+export class StopRequest {
+  readonly signal: 'SIGINT' | 'SIGTERM' | 'shutdown';
+  /** `abort` drops the partial turn (marked discarded) instead of keeping it resumable. */
+  readonly discard: boolean;
+
+  /** Set when the user interrupted to reply: the turn continues with this message. */
+  readonly reply: string | undefined;
+
+  constructor(signal: 'SIGINT' | 'SIGTERM' | 'shutdown', options: { discard?: boolean; reply?: string } = {}) {
+    this.signal = signal;
+    this.discard = options.discard ?? false;
+    this.reply = options.reply;
+  }
+
+  /** 130 for SIGINT (Ctrl+C), 143 for SIGTERM and `jp conversation kill`. */
+  get exitCode(): number {
+    return this.signal === 'SIGINT' ? 130 : 143;
+  }
+}

@@ -1,0 +1,222 @@
+/**
+ * Settles inquiries. Every inquiry is persisted before anyone is asked, routed through route(), and
+ * its answer persisted with who gave it. A human is asked only through the prompting client; with
+ * none, the detached policy decides, and every decision not made by a human is explained in plain
+ * words naming the config key that would change it.
+ */
+import type { EventOf } from '../conversation/events.ts';
+import { now } from '../conversation/events.ts';
+import type { LoadedConfig } from '../config/load.ts';
+import { questionConfigOf, resolveDetachedPolicy, type BuiltinDetachedDefault, type Resolved } from '../config/policy.ts';
+import { route } from '../inquiry/route.ts';
+import {
+  policyKindOf,
+  type AnsweredBy,
+  type DetachedPolicy,
+  type Inquiry,
+  type JsonValue,
+  type PromptAction,
+  type Question,
+} from '../inquiry/types.ts';
+import { StopRequest, type TurnHost } from './host.ts';
+
+export interface RecordedInquiry {
+  request: EventOf<'inquiry_request'>;
+  response: EventOf<'inquiry_response'> | undefined;
+}
+
+export type Resolution =
+  | { kind: 'answered'; id: string; answer: JsonValue; by: AnsweredBy; action: PromptAction | undefined; reason: string | undefined }
+  | { kind: 'deferred'; id: string };
+
+export interface ResolverContext {
+  host: TurnHost;
+  config: LoadedConfig;
+  builtinDetached: () => BuiltinDetachedDefault;
+  signal: AbortSignal;
+  append(event: EventOf<'inquiry_request'> | EventOf<'inquiry_response'>): void;
+  /** A structured LLM call answering a question; undefined when the model gave no valid answer. */
+  answerWithLlm(tool: string, question: Question): Promise<JsonValue | undefined>;
+}
+
+let inquirySequence = 0;
+
+function newInquiryId(): string {
+  inquirySequence++;
+  return `inq-${Date.now().toString(36)}-${process.pid.toString(36)}-${inquirySequence}`;
+}
+
+/** Applies `conversation.tools.<tool>.questions.<id>` to a question a tool asked. */
+export function applyQuestionConfig(
+  config: LoadedConfig,
+  tool: string,
+  question: Question,
+): { question: Question; configExclusive: boolean | undefined; target: 'user' | 'assistant'; defaultProblem: string | undefined } {
+  const entry = questionConfigOf(config, tool, question.id);
+  const result: Question = { ...question };
+  let defaultProblem: string | undefined;
+  if (entry?.default !== undefined) result.default = entry.default;
+  if (entry?.default_option !== undefined && question.answer_type === 'select') {
+    const options = question.options ?? [];
+    const choice = entry.default_option;
+    const picked = choice === 'first' ? options[0] : choice === 'last' ? options[options.length - 1] : options.find((option) => option === choice);
+    if (picked !== undefined) result.default = picked;
+    else defaultProblem = `default_option ${JSON.stringify(choice)} matches none of the options ${JSON.stringify(options)}`;
+  }
+  if (result.answer_type === 'select' && result.default !== undefined && !(result.options ?? []).includes(String(result.default))) {
+    defaultProblem ??= `the default ${JSON.stringify(result.default)} is not one of the options`;
+    delete result.default;
+  }
+  return { question: result, configExclusive: entry?.exclusive, target: entry?.target ?? 'user', defaultProblem };
+}
+
+function policySentence(tool: string, kind: 'run' | 'deliver' | 'tool', resolved: Resolved<DetachedPolicy>): string {
+  const setting = resolved.key === 'built-in' ? `the detached policy is "${resolved.value}" (${resolved.layer})` : `${resolved.key} = "${resolved.value}" (set in ${resolved.layer})`;
+  const fix =
+    kind === 'tool'
+      ? `conversation.tools.${tool}.detached.tool = "auto" (let the assistant answer) or "defaults" (use the question's default)`
+      : `conversation.tools.${tool}.detached.${kind} = "auto"`;
+  return `${setting}; to change it, set ${fix}`;
+}
+
+function failureReason(inquiry: Inquiry, resolved: Resolved<DetachedPolicy>, detail: { exclusive: boolean; defaultProblem?: string }): string {
+  const kind = policyKindOf(inquiry.kind);
+  const policy = policySentence(inquiry.tool, kind, resolved);
+  switch (inquiry.kind) {
+    case 'run_tool':
+      return `not run: no user is available to approve it, and ${policy}`;
+    case 'deliver_tool_result':
+      return `result not delivered: no user is available to approve sharing it, and ${policy}`;
+    case 'tool_question': {
+      const question = JSON.stringify(inquiry.question.text);
+      if (resolved.value === 'auto' && detail.exclusive) {
+        return `unanswered: no user is available to answer ${question}, and the question is exclusive (only a human may answer it; conversation.tools.${inquiry.tool}.questions.${inquiry.question.id}.exclusive)`;
+      }
+      if (resolved.value === 'defaults') {
+        const why = detail.defaultProblem ?? 'the question has no default';
+        return `unanswered: no user is available to answer ${question}, and ${why}; set conversation.tools.${inquiry.tool}.questions.${inquiry.question.id}.default${inquiry.question.answer_type === 'select' ? ' or .default_option = "first" | "last" | "<label>"' : ''}`;
+      }
+      return `unanswered: no user is available to answer ${question}, and ${policy}`;
+    }
+  }
+}
+
+/** Checks an answer from a client (untrusted input) against the inquiry it answers. */
+export function isValidAnswer(inquiry: Inquiry, answer: unknown): answer is JsonValue {
+  switch (inquiry.kind) {
+    case 'run_tool':
+      return (
+        answer === 'run' ||
+        answer === 'run_always' ||
+        answer === 'skip' ||
+        answer === 'skip_always' ||
+        (typeof answer === 'object' && answer !== null && 'edit' in answer && typeof (answer as { edit: unknown }).edit === 'object')
+      );
+    case 'deliver_tool_result':
+      return (
+        answer === 'deliver' ||
+        answer === 'skip' ||
+        (typeof answer === 'object' && answer !== null && typeof (answer as { edit?: unknown }).edit === 'string')
+      );
+    case 'tool_question':
+      switch (inquiry.question.answer_type) {
+        case 'boolean':
+          return typeof answer === 'boolean';
+        case 'select':
+          return typeof answer === 'string' && (inquiry.question.options ?? []).includes(answer);
+        case 'text':
+          return typeof answer === 'string';
+      }
+  }
+}
+
+const maxInvalidClientAnswers = 3;
+
+export class InquiryResolver {
+  private readonly context: ResolverContext;
+
+  constructor(context: ResolverContext) {
+    this.context = context;
+  }
+
+  /**
+   * Settles one inquiry. `recorded` is its earlier state in the log (a resumed turn): a recorded
+   * answer is reused, a recorded request without answer is asked again under the same id.
+   */
+  async resolve(toolCallId: string, inquiry: Inquiry, recorded?: RecordedInquiry): Promise<Resolution> {
+    const { host, config, builtinDetached } = this.context;
+    if (recorded?.response) {
+      const response = recorded.response;
+      return { kind: 'answered', id: response.id, answer: response.answer, by: response.by, action: response.action, reason: response.reason };
+    }
+    const id = recorded?.request.id ?? newInquiryId();
+    if (!recorded) this.context.append({ type: 'inquiry_request', timestamp: now(), id, tool_call_id: toolCallId, inquiry });
+
+    let configExclusive: boolean | undefined;
+    let defaultProblem: string | undefined;
+    if (inquiry.kind === 'tool_question') {
+      const applied = applyQuestionConfig(config, inquiry.tool, inquiry.question);
+      configExclusive = applied.configExclusive;
+      defaultProblem = applied.defaultProblem;
+      if (applied.target === 'assistant') return this.askAssistant(id, inquiry, 'LlmInquiry');
+    }
+    let invalidAnswers = 0;
+    for (;;) {
+      if (this.context.signal.aborted) throw this.context.signal.reason ?? new StopRequest('shutdown');
+      // Resolved on every pass: a client that detaches while a prompt is open changes the built-in default.
+      const policy = resolveDetachedPolicy(config, inquiry.tool, policyKindOf(inquiry.kind), builtinDetached());
+      const hasClient = host.hasPromptingClient() && invalidAnswers < maxInvalidClientAnswers;
+      const action = route(inquiry, { hasClient, policy: policy.value, configExclusive });
+      switch (action) {
+        case 'PromptClient': {
+          const reply = await host.askClient(id, inquiry, this.context.signal);
+          if (this.context.signal.aborted) throw this.context.signal.reason ?? new StopRequest('shutdown');
+          if (!reply.answered) continue;
+          if (!isValidAnswer(inquiry, reply.answer)) {
+            invalidAnswers++;
+            host.notice('warning', `ignored an invalid answer to inquiry ${id}`);
+            continue;
+          }
+          return this.record(id, reply.answer, 'user', undefined, undefined);
+        }
+        case 'AutoApprove':
+          return this.record(id, 'run', 'policy', action, `approved without a user: ${policySentence(inquiry.tool, 'run', policy)}`);
+        case 'AutoDeliver':
+          return this.record(id, 'deliver', 'policy', action, `delivered without a user: ${policySentence(inquiry.tool, 'deliver', policy)}`);
+        case 'LlmInquiry':
+          return this.askAssistant(id, inquiry, action);
+        case 'UseDefault': {
+          const question = inquiry.kind === 'tool_question' ? applyQuestionConfig(config, inquiry.tool, inquiry.question).question : undefined;
+          return this.record(id, (question?.default ?? null) as JsonValue, 'policy', action, 'answered with the question\'s default: no user is available and the detached policy is "defaults"');
+        }
+        case 'Fail': {
+          const exclusive = inquiry.kind === 'tool_question' ? (configExclusive ?? inquiry.question.exclusive) : true;
+          const reason = failureReason(inquiry, policy, { exclusive, ...(defaultProblem ? { defaultProblem } : {}) });
+          const answer: JsonValue = inquiry.kind === 'run_tool' || inquiry.kind === 'deliver_tool_result' ? 'skip' : null;
+          return this.record(id, answer, 'policy', action, reason);
+        }
+        case 'Defer':
+          return { kind: 'deferred', id };
+      }
+    }
+  }
+
+  private async askAssistant(id: string, inquiry: Inquiry, action: PromptAction): Promise<Resolution> {
+    if (inquiry.kind !== 'tool_question') return this.record(id, null, 'policy', 'Fail', 'only questions can be answered by the assistant');
+    const applied = applyQuestionConfig(this.context.config, inquiry.tool, inquiry.question);
+    const answer = await this.context.answerWithLlm(inquiry.tool, applied.question);
+    if (answer === undefined || !isValidAnswer({ ...inquiry, question: applied.question }, answer)) {
+      return this.record(id, null, 'policy', 'Fail', `unanswered: the assistant was asked ${JSON.stringify(inquiry.question.text)} but gave no valid answer`);
+    }
+    return this.record(id, answer, 'assistant', action, 'answered by the assistant: no user is available and the detached policy is "auto"');
+  }
+
+  private record(id: string, answer: JsonValue, by: AnsweredBy, action: PromptAction | undefined, reason: string | undefined): Resolution {
+    const event: EventOf<'inquiry_response'> = { type: 'inquiry_response', timestamp: now(), id, answer, by };
+    if (action) event.action = action;
+    if (reason) event.reason = reason;
+    this.context.append(event);
+    this.context.host.inquiryResolved(id, by);
+    return { kind: 'answered', id, answer, by, action, reason };
+  }
+}

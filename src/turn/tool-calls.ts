@@ -1,0 +1,225 @@
+/**
+ * One tool call, from permission to result delivery:
+ *   run permission (config `run`) → execution, re-run after each question the tool asks →
+ *   result delivery (config `result`) → tool_call_response.
+ * On a resumed turn the same path is replayed against the call's recorded events: recorded answers
+ * are reused, a pending inquiry is asked again, a call that may have been running when the process
+ * stopped is reported as "outcome unknown" when it has side effects (never silently re-run).
+ */
+import type { ConversationEvent, EventOf, ToolOutcome } from '../conversation/events.ts';
+import { now } from '../conversation/events.ts';
+import type { LoadedConfig } from '../config/load.ts';
+import { resolveResultMode, resolveRunMode } from '../config/policy.ts';
+import type { ToolDefaultsConfig, ToolConfig } from '../config/schema.ts';
+import type { Inquiry, JsonValue } from '../inquiry/types.ts';
+import type { Tool, ToolResult } from '../tools/tool.ts';
+import { truncateOutput } from '../tools/truncate.ts';
+import type { TurnHost } from './host.ts';
+import type { InquiryResolver, RecordedInquiry } from './inquiries.ts';
+
+export interface ToolCallContext {
+  host: TurnHost;
+  config: LoadedConfig;
+  tools: Map<string, Tool>;
+  resolver: InquiryResolver;
+  toolRoot: string;
+  conversationId: string;
+  signal: AbortSignal;
+  append(event: ConversationEvent): void;
+  /** Run decisions remembered for the rest of the turn (answers Y and N), by tool name. */
+  remembered: Map<string, 'run' | 'skip'>;
+}
+
+export type CallOutcome = { kind: 'done' } | { kind: 'deferred'; inquiryId: string };
+
+/** The call's own recorded events, consumed in order as the call is replayed. */
+class RecordedCall {
+  private readonly entries: (EventOf<'inquiry_request'> | EventOf<'tool_call_start'>)[];
+  private readonly responses: Map<string, EventOf<'inquiry_response'>>;
+  private position = 0;
+
+  constructor(callId: string, turnEvents: readonly ConversationEvent[]) {
+    const requestIds = new Set<string>();
+    this.entries = [];
+    for (const event of turnEvents) {
+      if (event.type === 'inquiry_request' && event.tool_call_id === callId) {
+        this.entries.push(event);
+        requestIds.add(event.id);
+      } else if (event.type === 'tool_call_start' && event.id === callId) {
+        this.entries.push(event);
+      }
+    }
+    this.responses = new Map();
+    for (const event of turnEvents) if (event.type === 'inquiry_response' && requestIds.has(event.id)) this.responses.set(event.id, event);
+  }
+
+  peek(): EventOf<'inquiry_request'> | EventOf<'tool_call_start'> | undefined {
+    return this.entries[this.position];
+  }
+
+  takeInquiry(kind: Inquiry['kind'], questionId?: string): RecordedInquiry | undefined {
+    const next = this.entries[this.position];
+    if (next?.type !== 'inquiry_request' || next.inquiry.kind !== kind) return undefined;
+    if (questionId !== undefined && (next.inquiry.kind !== 'tool_question' || next.inquiry.question.id !== questionId)) return undefined;
+    this.position++;
+    return { request: next, response: this.responses.get(next.id) };
+  }
+
+  takeStart(): boolean {
+    if (this.entries[this.position]?.type !== 'tool_call_start') return false;
+    this.position++;
+    return true;
+  }
+}
+
+function toolEntry(config: LoadedConfig, name: string): (ToolConfig & ToolDefaultsConfig) | undefined {
+  return (config.value.conversation?.tools as Record<string, (ToolConfig & ToolDefaultsConfig) | undefined> | undefined)?.[name];
+}
+
+function settings(config: LoadedConfig, name: string): { outputLimit: number; timeoutMilliseconds: number } {
+  const defaults = toolEntry(config, 'defaults');
+  const own = toolEntry(config, name);
+  return {
+    outputLimit: defaults?.output_limit ?? 30_000,
+    timeoutMilliseconds: (own?.timeout_secs ?? defaults?.timeout_secs ?? 600) * 1000,
+  };
+}
+
+function respond(context: ToolCallContext, id: string, content: string, isError: boolean, outcome: ToolOutcome): CallOutcome {
+  context.append({ type: 'tool_call_response', timestamp: now(), id, content, is_error: isError, outcome });
+  return { kind: 'done' };
+}
+
+export async function processToolCall(
+  context: ToolCallContext,
+  call: EventOf<'tool_call_request'>,
+  turnEvents: readonly ConversationEvent[],
+): Promise<CallOutcome> {
+  const tool = context.tools.get(call.name);
+  if (!tool) {
+    const available = [...context.tools.keys()].join(', ') || 'none';
+    return respond(context, call.id, `Unknown tool ${JSON.stringify(call.name)}. Available tools: ${available}.`, true, 'error');
+  }
+  const validation = tool.validate(call.arguments);
+  if (!validation.ok) return respond(context, call.id, validation.message, true, 'error');
+  let argumentsValue = validation.value;
+  const recorded = new RecordedCall(call.id, turnEvents);
+  const { outputLimit, timeoutMilliseconds } = settings(context.config, tool.name);
+
+  // 1. Permission to run.
+  const runMode = resolveRunMode(context.config, tool.name).value;
+  if (runMode === 'skip') {
+    return respond(context, call.id, `Not run: conversation.tools.${tool.name}.run = "skip" in the configuration.`, true, 'skipped');
+  }
+  if (runMode === 'ask' || runMode === 'edit') {
+    const previous = recorded.takeInquiry('run_tool');
+    const remembered = previous ? undefined : context.remembered.get(tool.name);
+    if (remembered === 'skip') return respond(context, call.id, 'The user declined to run this tool (for the rest of this turn).', true, 'denied');
+    if (!remembered) {
+      const resolution = await context.resolver.resolve(call.id, { kind: 'run_tool', tool: tool.name, arguments: argumentsValue }, previous);
+      if (resolution.kind === 'deferred') return { kind: 'deferred', inquiryId: resolution.id };
+      const answer = resolution.answer;
+      if (answer === 'run_always') context.remembered.set(tool.name, 'run');
+      if (answer === 'skip_always') context.remembered.set(tool.name, 'skip');
+      if (answer === 'skip' || answer === 'skip_always') {
+        if (resolution.by === 'policy') return respond(context, call.id, `Tool call denied: ${resolution.reason}.`, true, 'denied');
+        return respond(context, call.id, 'The user declined to run this tool.', true, 'denied');
+      }
+      if (typeof answer === 'object' && answer !== null && 'edit' in answer) {
+        const edited = tool.validate((answer as { edit: unknown }).edit);
+        if (!edited.ok) return respond(context, call.id, `The user edited the arguments, but they are invalid: ${edited.message}`, true, 'error');
+        argumentsValue = edited.value;
+      }
+    }
+  }
+
+  // 2. Execution, re-run after each question the tool asks.
+  const answers: Record<string, JsonValue> = {};
+  let result: ToolResult;
+  for (;;) {
+    if (context.signal.aborted) throw context.signal.reason;
+    if (recorded.takeStart()) {
+      const next = recorded.peek();
+      if (next?.type === 'inquiry_request' && next.inquiry.kind === 'tool_question') {
+        result = { kind: 'needs_input', question: next.inquiry.question };
+      } else if (next?.type === 'inquiry_request' && next.inquiry.kind === 'deliver_tool_result') {
+        result = next.inquiry.is_error ? { kind: 'error', message: next.inquiry.result } : { kind: 'success', content: next.inquiry.result };
+      } else if (next === undefined && tool.sideEffects) {
+        return respond(
+          context,
+          call.id,
+          `Outcome unknown: jp stopped while ${tool.name} was running, so it may or may not have taken effect. It was not run again; check its effect before retrying.`,
+          true,
+          'unknown',
+        );
+      } else {
+        result = await execute(context, tool, argumentsValue, answers, timeoutMilliseconds, call.id);
+      }
+    } else {
+      result = await execute(context, tool, argumentsValue, answers, timeoutMilliseconds, call.id);
+    }
+    if (result.kind !== 'needs_input') break;
+    const question = result.question;
+    const resolution = await context.resolver.resolve(
+      call.id,
+      { kind: 'tool_question', tool: tool.name, question },
+      recorded.takeInquiry('tool_question', question.id),
+    );
+    if (resolution.kind === 'deferred') return { kind: 'deferred', inquiryId: resolution.id };
+    if (resolution.answer === null) {
+      return respond(
+        context,
+        call.id,
+        `${resolution.reason ?? 'unanswered: no user available'}. Choose a safe path, or report that input is required.`,
+        true,
+        'denied',
+      );
+    }
+    answers[question.id] = resolution.answer;
+  }
+
+  let content = truncateOutput(result.kind === 'success' ? result.content : result.message, outputLimit);
+  const isError = result.kind === 'error';
+
+  // 3. Delivery of the result to the model.
+  const resultMode = resolveResultMode(context.config, tool.name).value;
+  if (resultMode === 'skip') {
+    return respond(context, call.id, `The tool ran, but its result is withheld: conversation.tools.${tool.name}.result = "skip".`, isError, isError ? 'error' : 'ok');
+  }
+  if (resultMode === 'ask' || resultMode === 'edit') {
+    const inquiry: Inquiry = { kind: 'deliver_tool_result', tool: tool.name, result: content, ...(isError ? { is_error: true } : {}) };
+    const resolution = await context.resolver.resolve(call.id, inquiry, recorded.takeInquiry('deliver_tool_result'));
+    if (resolution.kind === 'deferred') return { kind: 'deferred', inquiryId: resolution.id };
+    const answer = resolution.answer;
+    if (answer === 'skip') {
+      const why = resolution.by === 'policy' ? `The tool ran, but its ${resolution.reason}.` : 'The tool ran, but the user chose not to share its result.';
+      return respond(context, call.id, why, isError, 'denied');
+    }
+    if (typeof answer === 'object' && answer !== null && 'edit' in answer) content = String((answer as { edit: unknown }).edit);
+  }
+  return respond(context, call.id, content, isError, isError ? 'error' : 'ok');
+}
+
+async function execute(
+  context: ToolCallContext,
+  tool: Tool,
+  argumentsValue: unknown,
+  answers: Record<string, JsonValue>,
+  timeoutMilliseconds: number,
+  callId: string,
+): Promise<ToolResult> {
+  context.append({ type: 'tool_call_start', timestamp: now(), id: callId });
+  try {
+    return await tool.execute(argumentsValue, {
+      signal: context.signal,
+      toolRoot: context.toolRoot,
+      conversationId: context.conversationId,
+      answers: { ...answers },
+      processes: context.host.processes,
+      timeoutMilliseconds,
+    });
+  } catch (error) {
+    if (context.signal.aborted) throw context.signal.reason;
+    return { kind: 'error', message: `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Process identity: a pid alone is no proof of life, pids are reused. A process is identified by
+ * its pid plus its start time (and, on Linux, the boot it started in); a zombie counts as dead.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+let bootId: string | undefined;
+
+function currentBootId(): string {
+  if (bootId === undefined) {
+    try {
+      bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    } catch {
+      bootId = '';
+    }
+  }
+  return bootId;
+}
+
+interface ProcStat {
+  state: string;
+  sessionId: number;
+  ttyNumber: number;
+  startTicks: string;
+}
+
+/** Fields of /proc/<pid>/stat; undefined when the process does not exist or this is not Linux. */
+export function readProcStat(pid: number | 'self'): ProcStat | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // The command name is in parentheses and may itself contain spaces or parentheses.
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return { state: fields[0]!, sessionId: Number(fields[3]), ttyNumber: Number(fields[4]), startTicks: fields[19]! };
+}
+
+const hasProc = (() => {
+  try {
+    readFileSync('/proc/self/stat');
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/** An opaque string that changes when the pid is reused; undefined when the process is gone. */
+export function processStartTime(pid: number): string | undefined {
+  if (hasProc) {
+    const stat = readProcStat(pid);
+    if (!stat || stat.state === 'Z' || stat.state === 'X') return undefined;
+    return `${currentBootId()}:${stat.startTicks}`;
+  }
+  try {
+    const started = execFileSync('ps', ['-o', 'lstart=', '-p', String(pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return started === '' ? undefined : started;
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when `pid` is alive and is the same process that had `startTime`. */
+export function isSameProcessAlive(pid: number, startTime: string): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  const current = processStartTime(pid);
+  return current !== undefined && current === startTime;
+}
+
+let ownStartTime: string | undefined;
+
+export function ownProcessStartTime(): string {
+  ownStartTime ??= processStartTime(process.pid) ?? `pid-${process.pid}-${Date.now()}`;
+  return ownStartTime;
+}

@@ -1,0 +1,80 @@
+/**
+ * Sessions (DESIGN §7): each terminal remembers its active conversation, so two terminals work on
+ * two conversations without stepping on each other.
+ *
+ * The session key is, in order: `$JP_SESSION`; the controlling terminal's session (the session
+ * leader's pid and start time, so a reused pid is a new session); a terminal multiplexer pane id
+ * (TMUX_PANE, WEZTERM_PANE, TERM_SESSION_ID, ITERM_SESSION_ID); and with no terminal at all the
+ * shared session `no-terminal` (cron, CI, setsid): set JP_SESSION to keep such runs apart.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { writeFileAtomic } from './files.ts';
+import { processStartTime, readProcStat } from './process-identity.ts';
+
+export interface SessionKey {
+  key: string;
+  source: 'JP_SESSION' | 'terminal' | 'pane' | 'no-terminal';
+}
+
+export function sessionKey(environment: NodeJS.ProcessEnv): SessionKey {
+  const explicit = environment.JP_SESSION;
+  if (explicit) return { key: `env-${sanitize(explicit)}`, source: 'JP_SESSION' };
+  const stat = readProcStat('self');
+  if (stat && stat.ttyNumber !== 0 && stat.sessionId > 0) {
+    const leaderStart = processStartTime(stat.sessionId)?.split(':').pop() ?? '0';
+    return { key: `tty-${stat.sessionId}-${leaderStart}`, source: 'terminal' };
+  }
+  for (const name of ['TMUX_PANE', 'WEZTERM_PANE', 'TERM_SESSION_ID', 'ITERM_SESSION_ID']) {
+    const value = environment[name];
+    if (value) return { key: `pane-${sanitize(`${name}-${value}`)}`, source: 'pane' };
+  }
+  return { key: 'no-terminal', source: 'no-terminal' };
+}
+
+function sanitize(value: string): string {
+  return value.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100);
+}
+
+interface SessionFile {
+  active: string | null;
+  history: { id: string; activated_at: string }[];
+  source: string;
+}
+
+function sessionFile(sessionsDirectory: string, key: SessionKey): string {
+  return path.join(sessionsDirectory, `${key.key}.json`);
+}
+
+function readSession(sessionsDirectory: string, key: SessionKey): SessionFile | undefined {
+  try {
+    const parsed = JSON.parse(readFileSync(sessionFile(sessionsDirectory, key), 'utf8')) as SessionFile;
+    if (parsed && Array.isArray(parsed.history)) return parsed;
+  } catch {
+    // no session yet, or a damaged file that the next activation replaces
+  }
+  return undefined;
+}
+
+export function activeConversation(sessionsDirectory: string, key: SessionKey): string | undefined {
+  return readSession(sessionsDirectory, key)?.active ?? undefined;
+}
+
+export function activateConversation(sessionsDirectory: string, key: SessionKey, conversationId: string): void {
+  const current = readSession(sessionsDirectory, key);
+  if (current?.active === conversationId) return;
+  const history = [{ id: conversationId, activated_at: new Date().toISOString() }, ...(current?.history ?? [])]
+    .filter((entry, index, all) => all.findIndex((other) => other.id === entry.id) === index)
+    .slice(0, 50);
+  const next: SessionFile = { active: conversationId, history, source: key.source };
+  writeFileAtomic(sessionFile(sessionsDirectory, key), JSON.stringify(next, null, 2) + '\n');
+}
+
+/** Forgets a removed conversation in this session. */
+export function deactivateConversation(sessionsDirectory: string, key: SessionKey, conversationId: string): void {
+  const current = readSession(sessionsDirectory, key);
+  if (!current) return;
+  const history = current.history.filter((entry) => entry.id !== conversationId);
+  const next: SessionFile = { active: current.active === conversationId ? history[0]?.id ?? null : current.active, history, source: current.source };
+  writeFileAtomic(sessionFile(sessionsDirectory, key), JSON.stringify(next, null, 2) + '\n');
+}

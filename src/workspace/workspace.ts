@@ -1,0 +1,101 @@
+/**
+ * Workspaces (DESIGN §6): the nearest `.jp/` upward from the working directory, or a per-user
+ * default workspace. User-local state lives outside `.jp/` (which users commit), under
+ * `$XDG_DATA_HOME/jp/workspace/<workspace-id>/`.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, realpathSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ensurePrivateDirectory } from './files.ts';
+
+export const workspaceDirectoryName = '.jp';
+
+export interface Workspace {
+  /** The directory that contains `.jp/`. */
+  root: string;
+  /** `<root>/.jp` */
+  dataDirectory: string;
+  conversationsDirectory: string;
+  configFile: string;
+  /** `<basename>-<12 hex of the root's real path>`: stable per checkout, distinct per clone. */
+  id: string;
+  /** True for the per-user workspace used outside any `.jp/`. */
+  isDefault: boolean;
+  /** Where file tools are confined: the root, or the working directory for the default workspace. */
+  toolRoot: string;
+  /** `$XDG_DATA_HOME/jp/workspace/<id>`: processes, locks, sessions, logs. */
+  userDirectory: string;
+}
+
+export function dataHome(environment: NodeJS.ProcessEnv): string {
+  return environment.XDG_DATA_HOME || path.join(environment.HOME || os.homedir(), '.local', 'share');
+}
+
+export function homeDirectory(environment: NodeJS.ProcessEnv): string {
+  return environment.HOME || os.homedir();
+}
+
+/** The nearest directory at or above `start` that contains `.jp/`. */
+export function findWorkspaceRoot(start: string): string | undefined {
+  let directory = path.resolve(start);
+  for (;;) {
+    const candidate = path.join(directory, workspaceDirectoryName);
+    try {
+      if (statSync(candidate).isDirectory()) return directory;
+    } catch {
+      // not here; keep looking upward
+    }
+    const parent = path.dirname(directory);
+    if (parent === directory) return undefined;
+    directory = parent;
+  }
+}
+
+export function defaultWorkspaceRoot(environment: NodeJS.ProcessEnv): string {
+  return path.join(dataHome(environment), 'jp', 'default-workspace');
+}
+
+export function resolveWorkspace(cwd: string, environment: NodeJS.ProcessEnv): Workspace {
+  const found = findWorkspaceRoot(cwd);
+  const root = found ?? defaultWorkspaceRoot(environment);
+  return describeWorkspace(root, found === undefined, found === undefined ? path.resolve(cwd) : root, environment);
+}
+
+export function describeWorkspace(root: string, isDefault: boolean, toolRoot: string, environment: NodeJS.ProcessEnv): Workspace {
+  let real = root;
+  try {
+    real = realpathSync(root);
+  } catch {
+    // the default workspace may not exist yet
+  }
+  const hash = createHash('sha256').update(real).digest('hex').slice(0, 12);
+  const base = path.basename(real).replace(/[^A-Za-z0-9._-]/g, '_') || 'root';
+  const id = `${base}-${hash}`;
+  const dataDirectory = path.join(root, workspaceDirectoryName);
+  return {
+    root,
+    dataDirectory,
+    conversationsDirectory: path.join(dataDirectory, 'conversations'),
+    configFile: path.join(dataDirectory, 'config.toml'),
+    id,
+    isDefault,
+    toolRoot,
+    userDirectory: path.join(dataHome(environment), 'jp', 'workspace', id),
+  };
+}
+
+/** Creates the directories a query needs; the default workspace is created on first use. */
+export function prepareWorkspace(workspace: Workspace): void {
+  if (workspace.isDefault) ensurePrivateDirectory(workspace.dataDirectory);
+  mkdirSync(workspace.conversationsDirectory, { recursive: true, mode: 0o700 });
+}
+
+export type UserSubdirectory = 'processes' | 'locks' | 'sessions' | 'logs';
+
+/** A private (0700) directory of the workspace's user-local state, created on demand. */
+export function userSubdirectory(workspace: Workspace, name: UserSubdirectory): string {
+  const directory = path.join(workspace.userDirectory, name);
+  if (!existsSync(directory)) ensurePrivateDirectory(directory);
+  return directory;
+}

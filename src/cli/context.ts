@@ -34,19 +34,20 @@ export class CommandContext {
     return this.cachedWorkspace;
   }
 
-  configInputs(flags: FlagValue[] = []): ConfigInputs {
+  configInputs(flags: FlagValue[] = [], conversation?: ConfigInputs['conversation']): ConfigInputs {
     const workspace = this.workspace();
     return {
       userFile: userConfigFile(this.facts.environment, this.facts.environment.HOME || os.homedir()),
       workspaceFile: workspace.isDefault ? undefined : workspace.configFile,
       environment: this.facts.environment,
+      ...(conversation ? { conversation } : {}),
       cfgArguments: this.globals.cfg,
       flags,
     };
   }
 
-  config(flags: FlagValue[] = []): LoadedConfig {
-    return loadConfig(this.configInputs(flags));
+  config(flags: FlagValue[] = [], conversation?: ConfigInputs['conversation']): LoadedConfig {
+    return loadConfig(this.configInputs(flags, conversation));
   }
 
   logSettings(): LogSettings {

@@ -38,6 +38,8 @@ export class TextRenderer implements Renderer {
   private readonly toolNames = new Map<string, string>();
   private readonly inquiries = new Map<string, Inquiry>();
   private spinning: boolean;
+  /** Set at a step boundary (a tool call): the next answer text starts on a new line. */
+  private stepBoundary = false;
 
   constructor(options: TextRendererOptions) {
     this.options = options;
@@ -71,6 +73,11 @@ export class TextRenderer implements Renderer {
       if (this.options.pretty && !this.options.quiet) this.options.stderr.write(this.paint(text, dim));
       return;
     }
+    if (this.stepBoundary) {
+      this.stepBoundary = false;
+      if (this.markdown) this.markdown.end();
+      else if (!this.options.stdout.atLineStart) this.options.stdout.write('\n');
+    }
     if (this.markdown) this.markdown.push(text);
     else this.options.stdout.write(text);
   }
@@ -91,6 +98,7 @@ export class TextRenderer implements Renderer {
         if (replayed) this.chrome(this.paint(`> ${event.content.split('\n')[0]}`, cyan));
         break;
       case 'tool_call_request':
+        this.stepBoundary = true;
         this.toolNames.set(event.id, event.name);
         this.chrome(this.options.pretty ? this.paint(`⚙ ${event.name} ${summarizeArguments(event.arguments)}`, cyan) : `[tool] ${event.name} ${summarizeArguments(event.arguments)}`);
         break;

@@ -10,7 +10,7 @@ import { ConfigError } from '../errors.ts';
 import { locateKey } from './locate.ts';
 import { builtinDefaults, configSchema, type Config } from './schema.ts';
 
-export type LayerKind = 'default' | 'user' | 'workspace' | 'env' | 'cfg' | 'flag';
+export type LayerKind = 'default' | 'user' | 'workspace' | 'env' | 'conversation' | 'cfg' | 'flag';
 
 export interface Layer {
   kind: LayerKind;
@@ -32,6 +32,8 @@ export interface ConfigInputs {
   /** `<workspace>/.jp/config.toml`; skipped when absent. */
   workspaceFile: string | undefined;
   environment: NodeJS.ProcessEnv;
+  /** Overrides recorded in the conversation (its config_delta events), with the conversation id. */
+  conversation?: { id: string; delta: Record<string, unknown> };
   /** Raw `--cfg KEY=VALUE` arguments in command-line order. */
   cfgArguments: string[];
   /** Values set by dedicated flags (`--model` ...), each with the flag that set it. */
@@ -69,6 +71,11 @@ export function loadConfig(inputs: ConfigInputs): LoadedConfig {
     validateLayer(value, () => `environment variable ${name}`);
     layers.push({ kind: 'env', label: name, value });
   }
+  if (inputs.conversation && Object.keys(inputs.conversation.delta).length > 0) {
+    const label = `conversation ${inputs.conversation.id} (settings recorded by earlier queries)`;
+    validateLayer(inputs.conversation.delta, () => label);
+    layers.push({ kind: 'conversation', label, value: inputs.conversation.delta });
+  }
   for (const argument of inputs.cfgArguments) {
     const equals = argument.indexOf('=');
     if (equals <= 0) {
@@ -93,7 +100,7 @@ export function loadConfig(inputs: ConfigInputs): LoadedConfig {
   const sources = new Map<string, Layer>();
   let merged: Record<string, unknown> = {};
   for (const layer of layers) merged = mergeLayer(merged, layer, sources, []);
-  const result = configSchema.safeParse(merged);
+  const result = configSchema.safeParse(merged, { reportInput: true });
   if (!result.success) throw schemaError(result.error.issues, () => 'the merged configuration');
   return { value: result.data, sources, layers };
 }
@@ -147,7 +154,7 @@ function setPath(target: Record<string, unknown>, keyPath: readonly string[], va
 }
 
 function validateLayer(value: Record<string, unknown>, where: (keyPath: string[]) => string): void {
-  const result = configSchema.safeParse(value);
+  const result = configSchema.safeParse(value, { reportInput: true });
   if (!result.success) throw schemaError(result.error.issues, where);
 }
 
@@ -199,6 +206,23 @@ function describeValue(value: unknown): string {
   if (value === null) return 'null';
   if (typeof value === 'object') return 'a table';
   return `${typeof value} ${JSON.stringify(value)}`;
+}
+
+/** Deep merge of plain tables, later wins; used for conversation deltas. */
+export function mergeTables(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const result: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const existing = result[key];
+    result[key] = isTable(existing) && isTable(value) ? mergeTables(existing, value) : value;
+  }
+  return result;
+}
+
+/** The values set by --cfg and flags: what a query records in its conversation. */
+export function commandLineOverrides(loaded: LoadedConfig): Record<string, unknown> {
+  let result: Record<string, unknown> = {};
+  for (const layer of loaded.layers) if (layer.kind === 'cfg' || layer.kind === 'flag') result = mergeTables(result, layer.value);
+  return result;
 }
 
 function isTable(value: unknown): value is Record<string, unknown> {

@@ -9,9 +9,10 @@ import { splitTurns } from './turn-state.ts';
 
 export function forkConversation(conversationsDirectory: string, sourceId: string): ConversationMetadata {
   const source = readEventLog(eventsFile(conversationsDirectory, sourceId));
-  const turns = splitTurns(source.events).filter((turn) => turn.final === 'completed');
+  const kept = new Set(splitTurns(source.events).filter((turn) => turn.final === 'completed').flatMap((turn) => turn.events));
   const metadata = createConversation(conversationsDirectory, sourceId);
-  const lines = turns.flatMap((turn) => turn.events).map((event) => JSON.stringify(event) + '\n');
+  // Complete turns, plus the conversation's recorded settings (config_delta events).
+  const lines = source.events.filter((event) => kept.has(event) || event.type === 'config_delta').map((event) => JSON.stringify(event) + '\n');
   writeFileSync(eventsFile(conversationsDirectory, metadata.id), lines.join(''), { mode: 0o600 });
   const sourceTitle = readMetadata(conversationsDirectory, sourceId).title;
   metadata.title = sourceTitle ? `${sourceTitle} (fork)` : null;

@@ -6,6 +6,7 @@
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, fstatSync } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../errors.ts';
+import { redact } from '../redact.ts';
 import { writeFileAtomic } from '../workspace/files.ts';
 import type { ConversationEvent } from './events.ts';
 
@@ -60,7 +61,7 @@ export function createConversation(conversationsDirectory: string, forkedFrom?: 
 }
 
 export function writeMetadata(conversationsDirectory: string, metadata: ConversationMetadata): void {
-  writeFileAtomic(metadataFile(conversationsDirectory, metadata.id), JSON.stringify(metadata, null, 2) + '\n');
+  writeFileAtomic(metadataFile(conversationsDirectory, metadata.id), redact(JSON.stringify(metadata, null, 2)) + '\n');
 }
 
 /** Reads metadata; a missing or damaged file is rebuilt from what the directory shows. */

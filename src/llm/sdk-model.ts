@@ -107,7 +107,8 @@ export function classifyProviderError(error: unknown, modelId: string): JpError 
         cause: error,
       });
     }
-    if (status === undefined) {
+    // A 2xx status means the response had started: the stream broke on the way (a network failure).
+    if (status === undefined || (status >= 200 && status < 300)) {
       return new RetryableProviderError('network_error', `${modelId}: cannot reach the provider: ${redact(error.message)}`, {
         hint: 'Check the network and providers.<name>.base_url, then resume with `jp query --continue`.',
         cause: error,

@@ -9,7 +9,8 @@ import type { ConversationEvent } from '../conversation/events.ts';
 import { now } from '../conversation/events.ts';
 import type { ConversationLog } from '../conversation/log.ts';
 import { findIncompleteTurn } from '../conversation/turn-state.ts';
-import type { LoadedConfig } from '../config/load.ts';
+import { commandLineOverrides, type LoadedConfig } from '../config/load.ts';
+import { accumulatedDelta, changesDelta } from '../conversation/config-delta.ts';
 import type { BuiltinDetachedDefault } from '../config/policy.ts';
 import { toJpError, type JpError } from '../errors.ts';
 import type { Inquiry } from '../inquiry/types.ts';
@@ -301,6 +302,12 @@ export class QueryServer implements TurnHost {
       this.append({ type: 'turn_end', timestamp: now(), status: 'discarded' });
       events.push({ type: 'turn_end', timestamp: now(), status: 'discarded' });
       this.sync();
+    }
+    const overrides = commandLineOverrides(config);
+    if (changesDelta(accumulatedDelta(events), overrides)) {
+      const event: ConversationEvent = { type: 'config_delta', timestamp: now(), delta: overrides };
+      this.append(event);
+      events.push(event);
     }
     const model = await createChatModel(spec, config.value, {
       environment: process.env,

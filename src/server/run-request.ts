@@ -22,6 +22,8 @@ export interface RunRequest {
     workspace_file: string | undefined;
     cfg_arguments: string[];
     flags: { label: string; path: string[]; value: unknown }[];
+    /** Settings recorded in the conversation by earlier queries (config_delta events). */
+    conversation_delta: Record<string, unknown>;
   };
   tools: { no_tools: boolean; enabled: string[] };
   /** The exact lock file content the client holds, proving the hand-over. */

@@ -38,6 +38,7 @@ export function loadRunSetup(request: RunRequest, environment: NodeJS.ProcessEnv
     userFile: request.config.user_file,
     workspaceFile: request.config.workspace_file,
     environment,
+    conversation: { id: request.conversation_id, delta: request.config.conversation_delta },
     cfgArguments: request.config.cfg_arguments,
     flags: request.config.flags,
   });

@@ -70,8 +70,12 @@ export function applyQuestionConfig(
   return { question: result, configExclusive: entry?.exclusive, target: entry?.target ?? 'user', defaultProblem };
 }
 
+/** Names the setting that decided, and the key that would change the decision. */
 function policySentence(tool: string, kind: 'run' | 'deliver' | 'tool', resolved: Resolved<DetachedPolicy>): string {
   const setting = resolved.key === 'built-in' ? `the detached policy is "${resolved.value}" (${resolved.layer})` : `${resolved.key} = "${resolved.value}" (set in ${resolved.layer})`;
+  if (resolved.value === 'auto' || resolved.value === 'defaults') {
+    return `${setting}; to require a human instead, set conversation.tools.${tool}.detached.${kind} = "deny" or "defer"`;
+  }
   const fix =
     kind === 'tool'
       ? `conversation.tools.${tool}.detached.tool = "auto" (let the assistant answer) or "defaults" (use the question's default)`
@@ -158,7 +162,9 @@ export class InquiryResolver {
       const applied = applyQuestionConfig(config, inquiry.tool, inquiry.question);
       configExclusive = applied.configExclusive;
       defaultProblem = applied.defaultProblem;
-      if (applied.target === 'assistant') return this.askAssistant(id, inquiry, 'LlmInquiry');
+      if (applied.target === 'assistant') {
+        return this.askAssistant(id, inquiry, 'LlmInquiry', `answered by the assistant: conversation.tools.${inquiry.tool}.questions.${inquiry.question.id}.target = "assistant"`);
+      }
     }
     let invalidAnswers = 0;
     for (;;) {
@@ -184,10 +190,10 @@ export class InquiryResolver {
         case 'AutoDeliver':
           return this.record(id, 'deliver', 'policy', action, `delivered without a user: ${policySentence(inquiry.tool, 'deliver', policy)}`);
         case 'LlmInquiry':
-          return this.askAssistant(id, inquiry, action);
+          return this.askAssistant(id, inquiry, action, `answered by the assistant: no user is available, and ${policySentence(inquiry.tool, 'tool', policy)}`);
         case 'UseDefault': {
           const question = inquiry.kind === 'tool_question' ? applyQuestionConfig(config, inquiry.tool, inquiry.question).question : undefined;
-          return this.record(id, (question?.default ?? null) as JsonValue, 'policy', action, 'answered with the question\'s default: no user is available and the detached policy is "defaults"');
+          return this.record(id, (question?.default ?? null) as JsonValue, 'policy', action, `answered with the question's default: no user is available, and ${policySentence(inquiry.tool, 'tool', policy)}`);
         }
         case 'Fail': {
           const exclusive = inquiry.kind === 'tool_question' ? (configExclusive ?? inquiry.question.exclusive) : true;
@@ -201,14 +207,14 @@ export class InquiryResolver {
     }
   }
 
-  private async askAssistant(id: string, inquiry: Inquiry, action: PromptAction): Promise<Resolution> {
+  private async askAssistant(id: string, inquiry: Inquiry, action: PromptAction, reason: string): Promise<Resolution> {
     if (inquiry.kind !== 'tool_question') return this.record(id, null, 'policy', 'Fail', 'only questions can be answered by the assistant');
     const applied = applyQuestionConfig(this.context.config, inquiry.tool, inquiry.question);
     const answer = await this.context.answerWithLlm(inquiry.tool, applied.question);
     if (answer === undefined || !isValidAnswer({ ...inquiry, question: applied.question }, answer)) {
       return this.record(id, null, 'policy', 'Fail', `unanswered: the assistant was asked ${JSON.stringify(inquiry.question.text)} but gave no valid answer`);
     }
-    return this.record(id, answer, 'assistant', action, 'answered by the assistant: no user is available and the detached policy is "auto"');
+    return this.record(id, answer, 'assistant', action, reason);
   }
 
   private record(id: string, answer: JsonValue, by: AnsweredBy, action: PromptAction | undefined, reason: string | undefined): Resolution {

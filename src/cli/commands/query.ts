@@ -9,6 +9,7 @@ import { findIncompleteTurn } from '../../conversation/turn-state.ts';
 import { readEventLog } from '../../conversation/reader.ts';
 import { conversationExists, createConversation, eventsFile } from '../../conversation/store.ts';
 import { forkConversation } from '../../conversation/fork.ts';
+import { accumulatedDelta } from '../../conversation/config-delta.ts';
 import { createRenderer } from '../../client/create-renderer.ts';
 import { JsonRenderer } from '../../client/json-renderer.ts';
 import { TerminalPrompter } from '../../client/prompts.ts';
@@ -108,12 +109,8 @@ async function prepare(
 ): Promise<Prepared> {
   const { facts } = context;
   const workspace = context.workspace();
-  const config = context.config(configFlags(flags));
-  const model = resolveModelSpec(config.value, facts.environment, facts.cwd);
-  onModel(model.id);
-  registerSecretsFrom(facts.environment, model.apiKeyVariable ? [model.apiKeyVariable] : []);
-  const toolSelection = { noTools: flags.tools === false, enabled: flags.tool ?? [] };
-  buildToolRegistry(config.value, toolSelection);
+  // Validates every layer before anything is created or locked.
+  context.config(configFlags(flags));
 
   const waitSetting = facts.environment.JP_STDIN_WAIT_MS;
   const stdin = await readStandardInput({
@@ -131,22 +128,33 @@ async function prepare(
   prepareWorkspace(workspace);
   const sessions = userSubdirectory(workspace, 'sessions');
   const session = sessionKey(facts.environment);
-  let conversationId: string;
-  if (flags.id !== undefined) conversationId = requireExisting(workspace, flags.id);
-  else if (flags.new) conversationId = createConversation(workspace.conversationsDirectory).id;
+  // Which conversation: an existing one, a fork of one, or a new one (created once all checks pass).
+  let existing: string | undefined;
+  let forkSource: string | undefined;
+  if (flags.id !== undefined) existing = requireExisting(workspace, flags.id);
   else if (flags.fork !== undefined) {
-    const source = typeof flags.fork === 'string' ? requireExisting(workspace, flags.fork) : activeConversation(sessions, session);
-    if (!source || !conversationExists(workspace.conversationsDirectory, source)) {
+    forkSource = typeof flags.fork === 'string' ? requireExisting(workspace, flags.fork) : activeConversation(sessions, session);
+    if (!forkSource || !conversationExists(workspace.conversationsDirectory, forkSource)) {
       throw new UsageError('no_active_conversation', '--fork needs a conversation: this session has no active one', { hint: 'Give one: --fork=<cid>.' });
     }
-    conversationId = forkConversation(workspace.conversationsDirectory, source).id;
-  } else {
+  } else if (!flags.new) {
     const active = activeConversation(sessions, session);
-    if (active && conversationExists(workspace.conversationsDirectory, active)) conversationId = active;
+    if (active && conversationExists(workspace.conversationsDirectory, active)) existing = active;
     else if (flags.continue) {
       throw new UsageError('no_active_conversation', '--continue needs a conversation: this session has no active one', { hint: 'Name it: jp query --continue --id=<cid>.' });
-    } else conversationId = createConversation(workspace.conversationsDirectory).id;
+    }
   }
+  const deltaSource = existing ?? forkSource;
+  const conversationDelta = deltaSource ? accumulatedDelta(readEventLog(eventsFile(workspace.conversationsDirectory, deltaSource)).events) : {};
+  const config = context.config(configFlags(flags), deltaSource ? { id: deltaSource, delta: conversationDelta } : undefined);
+  const model = resolveModelSpec(config.value, facts.environment, facts.cwd);
+  onModel(model.id);
+  registerSecretsFrom(facts.environment, model.apiKeyVariable ? [model.apiKeyVariable] : []);
+  const toolSelection = { noTools: flags.tools === false, enabled: flags.tool ?? [] };
+  buildToolRegistry(config.value, toolSelection);
+
+  const conversationId =
+    existing ?? (forkSource ? forkConversation(workspace.conversationsDirectory, forkSource).id : createConversation(workspace.conversationsDirectory).id);
   onConversation(conversationId);
 
   const waitSeconds = Number(facts.environment.JP_LOCK_WAIT ?? '0');
@@ -184,6 +192,7 @@ async function prepare(
         workspace_file: context.configInputs().workspaceFile,
         cfg_arguments: context.globals.cfg,
         flags: configFlags(flags),
+        conversation_delta: conversationDelta,
       },
       tools: { no_tools: toolSelection.noTools, enabled: toolSelection.enabled },
       lock_token: lock.token,
@@ -308,7 +317,7 @@ export async function withClientSignals<T>(context: CommandContext, client: Term
 async function runInProcess(context: CommandContext, prepared: Prepared, renderer: Renderer): Promise<number> {
   const { request, conversationId } = prepared;
   const workspace = context.workspace();
-  const config = context.config(request.config.flags);
+  const config = context.config(request.config.flags, { id: conversationId, delta: request.config.conversation_delta });
   const setup = {
     workspace,
     config,

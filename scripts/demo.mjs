@@ -1,0 +1,28 @@
+// `npm run demo`: runs jp offline on the built-in test provider (a scripted replay: no model, no
+// network, no API key) in a throw-away workspace. At a terminal, jp asks before it creates a file;
+// without one (CI, a pipe with no terminal), the safe default denies it and jp exits 3.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const jp = path.join(root, 'dist', 'jp.mjs');
+const script = path.join(root, 'examples', 'demo-script.json');
+const workspace = mkdtempSync(path.join(os.tmpdir(), 'jp-demo-'));
+
+console.error('== jp demo: OFFLINE, built-in `test` provider (a scripted replay; no model, no API key) ==');
+console.error(`   workspace: ${workspace}\n`);
+const run = (args) => spawnSync(process.execPath, [jp, ...args], { cwd: workspace, stdio: 'inherit' });
+run(['init']);
+const query = run(['query', '--new', '-m', 'test', '-c', `providers.test.script=${script}`, 'Create a hello.txt with a greeting']);
+const code = query.status ?? 1;
+console.error(`\n== jp exited ${code} ==`);
+if (code === 3) {
+  console.error('   3 = denied: no terminal to ask, so the default detached policy ("deny") refused the file write.');
+  console.error('   Run the demo in a terminal to answer the prompt, or allow it unattended with');
+  console.error('   --cfg conversation.tools.fs_create_file.detached.run=auto');
+}
+console.error(`   Try: cd ${workspace} && node ${jp} conversation ls`);
+process.exit(code === 0 || code === 3 ? 0 : code);

@@ -17,12 +17,13 @@ function contextFor(command: Command, nonInteractive = false): CommandContext {
   return new CommandContext(readFacts(nonInteractive), readGlobalOptions(command));
 }
 
-export function buildProgram(setExitCode: (code: number) => void): Command {
+export function buildProgram(setExitCode: (code: number) => void, jsonErrors = false): Command {
   const program = new Command('jp')
     .description('A command-line LLM agent for scripts, pipes, CI and background runs.')
     .version(`jp ${jpVersion}`, '-V, --version', 'print the version')
-    .showHelpAfterError('(run with --help for usage)')
-    .configureOutput({ writeErr: (text) => process.stderr.write(text), writeOut: (text) => process.stdout.write(text) })
+    .showHelpAfterError(jsonErrors ? false : '(run with --help for usage)')
+    // With --format json, usage errors are reported once, as JSON, by reportEarlyError.
+    .configureOutput({ writeErr: (text) => (jsonErrors ? undefined : process.stderr.write(text)), writeOut: (text) => process.stdout.write(text) })
     .exitOverride();
   addGlobalOptions(program);
 
@@ -120,13 +121,16 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
 /** Runs the CLI; resolves with the exit code. */
 export async function main(argv: string[]): Promise<number> {
   let exitCode = 0;
-  const program = buildProgram((code) => (exitCode = code));
+  const jsonErrors = resolveFormat(formatFromArgv(argv), process.stdout.isTTY === true) === 'json';
+  const program = buildProgram((code) => (exitCode = code), jsonErrors);
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 0;
-      return reportEarlyError(argv, new UsageError('usage', error.message.replace(/^error: /, ''), { hint: 'Run `jp --help` or `jp <command> --help` for usage.' }));
+      const message = error.message.replace(/^error: /, '');
+      if (!jsonErrors) return error.exitCode === 0 ? 0 : 2;
+      return reportEarlyError(argv, new UsageError('usage', message, { hint: 'Run `jp --help` or `jp <command> --help` for usage.' }));
     }
     return reportEarlyError(argv, JpError.isInstance(error) ? error : toJpError(error));
   }
@@ -138,7 +142,8 @@ function reportEarlyError(argv: string[], error: JpError): number {
   const format = resolveFormat(formatFromArgv(argv), process.stdout.isTTY === true);
   if (format === 'json') {
     const base = { v: 1, ts: new Date().toISOString(), conversation_id: null };
-    process.stderr.write(JSON.stringify({ ...base, type: 'error', code: error.code, message: error.message, exit_code: error.exitCode }) + '\n');
+    const hint = error.hint ? { hint: error.hint } : {};
+    process.stderr.write(JSON.stringify({ ...base, type: 'error', code: error.code, message: error.message, ...hint, exit_code: error.exitCode }) + '\n');
     if (argv.includes('query') || argv.includes('q')) {
       process.stdout.write(
         JSON.stringify({
@@ -153,7 +158,7 @@ function reportEarlyError(argv: string[], error: JpError): number {
           unanswered: [],
           pending_inquiry: null,
           metadata: { model: null, iterations: 0, duration_ms: 0, usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 } },
-          error: { code: error.code, message: error.message },
+          error: { code: error.code, message: error.message, ...hint },
         }) + '\n',
       );
     }

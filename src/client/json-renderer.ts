@@ -90,12 +90,21 @@ export class JsonRenderer implements Renderer {
     if (this.finished) return;
     this.finished = true;
     this.conversationId = result.conversation_id;
+    const cid = result.conversation_id ?? '';
     if (result.error && result.status !== 'interrupted') this.line(this.stderr, 'error', { ...result.error, exit_code: result.exit_code });
+    else if (result.status === 'deferred') {
+      const pending = result.pending_inquiry;
+      this.line(this.stderr, 'status', { message: `waiting for input${pending ? ` (${pending.tool}: ${pending.kind})` : ''}; resume with: jp query --continue --id=${cid}` });
+    } else if (result.status === 'interrupted') {
+      this.line(this.stderr, 'status', { message: `interrupted; the turn is saved; resume with: jp query --continue --id=${cid}` });
+    } else if (result.status === 'denied') {
+      this.line(this.stderr, 'warning', { message: `the turn completed, but ${result.permission_denials.length + result.unanswered.length} inquiries could not be answered because no user was available` });
+    }
     this.stdout.write(JSON.stringify(result) + '\n');
   }
 
   /** A line for `--detach` on stdout. */
-  detached(conversationId: string, pid: number): void {
+  detached(conversationId: string, pid: number | null): void {
     this.conversationId = conversationId;
     this.line(this.stdout, 'detached', { pid });
   }

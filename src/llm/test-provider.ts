@@ -81,6 +81,7 @@ export class TestChatModel implements ChatModel {
   }
 
   async *stream(request: ChatRequest): AsyncIterable<StreamPart> {
+    if (request.signal.aborted) throw request.signal.reason;
     if (request.responseFormat) {
       const text = JSON.stringify({ answer: this.script.inquiry_answer ?? null });
       yield { type: 'text', text };

@@ -81,7 +81,12 @@ export type ParsedClientMessage =
 /** Validates an untrusted value received from a client. Never throws. */
 export function parseClientMessage(value: unknown): ParsedClientMessage {
   const result = clientMessageSchema.safeParse(value);
-  if (result.success) return { ok: true, message: result.data };
+  if (result.success) {
+    if (result.data.type === 'inquiry_response' && !('answer' in (value as JsonObject))) {
+      return { ok: false, code: 'invalid_message', message: 'invalid inquiry_response message at answer' };
+    }
+    return { ok: true, message: result.data };
+  }
   const type = typeof value === 'object' && value !== null ? (value as JsonObject).type : undefined;
   const known = ['hello', 'inquiry_response', 'signal', 'interrupt_action', 'disconnect', 'shutdown'];
   if (typeof type !== 'string' || !known.includes(type)) {

@@ -26,7 +26,10 @@ function lastLines(file: string, count: number): string {
   }
 }
 
-export function spawnServer(request: RunRequest, options: { entry: string; logFile: string; environment: NodeJS.ProcessEnv }): Promise<SpawnedServer> {
+export function spawnServer(
+  request: RunRequest,
+  options: { entry: string; logFile: string; environment: NodeJS.ProcessEnv; /** --log-file=-: the server's tracing goes to our stderr. */ shareStderr: boolean },
+): Promise<SpawnedServer> {
   const logFd = openSync(options.logFile, 'w', 0o600);
   let child;
   try {
@@ -34,7 +37,7 @@ export function spawnServer(request: RunRequest, options: { entry: string; logFi
       cwd: request.cwd,
       env: options.environment,
       detached: true,
-      stdio: ['ignore', logFd, logFd, 'pipe'],
+      stdio: ['ignore', logFd, options.shareStderr ? 2 : logFd, 'pipe'],
     });
   } finally {
     closeSync(logFd);

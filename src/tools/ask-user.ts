@@ -34,6 +34,14 @@ export const askUserTool: Tool = defineTool({
       return { kind: 'needs_input', question };
     }
     const answer = context.answers[askUserQuestionId];
-    return { kind: 'success', content: `The user answered: ${typeof answer === 'string' ? answer : JSON.stringify(answer)}` };
+    const text = typeof answer === 'string' ? answer : JSON.stringify(answer);
+    switch (context.answeredBy[askUserQuestionId]) {
+      case 'assistant':
+        return { kind: 'success', content: `No user was available; the assistant answered on the user's behalf: ${text}` };
+      case 'policy':
+        return { kind: 'success', content: `No user was available; the question's default answer was used: ${text}` };
+      default:
+        return { kind: 'success', content: `The user answered: ${text}` };
+    }
   },
 });

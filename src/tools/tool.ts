@@ -4,7 +4,7 @@
  * arguments become a message the model can act on.
  */
 import * as z from 'zod/mini';
-import type { JsonValue, Question } from '../inquiry/types.ts';
+import type { AnsweredBy, JsonValue, Question } from '../inquiry/types.ts';
 
 export type ToolResult =
   | { kind: 'success'; content: string }
@@ -25,6 +25,8 @@ export interface ToolContext {
   conversationId: string;
   /** Answers to the questions this call asked, by question id. */
   answers: Record<string, JsonValue>;
+  /** Who gave each answer: the user, a policy default, or the assistant. */
+  answeredBy: Record<string, AnsweredBy>;
   processes: ProcessTracker;
   timeoutMilliseconds: number;
 }

@@ -215,6 +215,7 @@ export class TurnRun {
 
   /** One LLM round trip. Returns the tool calls it asked for (already persisted). */
   private async requestStep(): Promise<EventOf<'tool_call_request'>[]> {
+    if (this.options.signal.aborted) throw this.options.signal.reason;
     this.iterations++;
     const messages = buildPrompt(this.events, this.options.systemPrompt);
     const calls: EventOf<'tool_call_request'>[] = [];

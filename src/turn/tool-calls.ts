@@ -11,7 +11,7 @@ import { now } from '../conversation/events.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import { resolveResultMode, resolveRunMode } from '../config/policy.ts';
 import type { ToolDefaultsConfig, ToolConfig } from '../config/schema.ts';
-import type { Inquiry, JsonValue } from '../inquiry/types.ts';
+import type { AnsweredBy, Inquiry, JsonValue } from '../inquiry/types.ts';
 import type { Tool, ToolResult } from '../tools/tool.ts';
 import { truncateOutput } from '../tools/truncate.ts';
 import type { TurnHost } from './host.ts';
@@ -135,6 +135,7 @@ export async function processToolCall(
 
   // 2. Execution, re-run after each question the tool asks.
   const answers: Record<string, JsonValue> = {};
+  const answeredBy: Record<string, AnsweredBy> = {};
   let result: ToolResult;
   for (;;) {
     if (context.signal.aborted) throw context.signal.reason;
@@ -153,10 +154,10 @@ export async function processToolCall(
           'unknown',
         );
       } else {
-        result = await execute(context, tool, argumentsValue, answers, timeoutMilliseconds, call.id);
+        result = await execute(context, tool, argumentsValue, { answers, answeredBy }, timeoutMilliseconds, call.id);
       }
     } else {
-      result = await execute(context, tool, argumentsValue, answers, timeoutMilliseconds, call.id);
+      result = await execute(context, tool, argumentsValue, { answers, answeredBy }, timeoutMilliseconds, call.id);
     }
     if (result.kind !== 'needs_input') break;
     const question = result.question;
@@ -176,6 +177,7 @@ export async function processToolCall(
       );
     }
     answers[question.id] = resolution.answer;
+    answeredBy[question.id] = resolution.by;
   }
 
   let content = truncateOutput(result.kind === 'success' ? result.content : result.message, outputLimit);
@@ -204,17 +206,19 @@ async function execute(
   context: ToolCallContext,
   tool: Tool,
   argumentsValue: unknown,
-  answers: Record<string, JsonValue>,
+  given: { answers: Record<string, JsonValue>; answeredBy: Record<string, AnsweredBy> },
   timeoutMilliseconds: number,
   callId: string,
 ): Promise<ToolResult> {
   context.append({ type: 'tool_call_start', timestamp: now(), id: callId });
+  let result: ToolResult;
   try {
-    return await tool.execute(argumentsValue, {
+    result = await tool.execute(argumentsValue, {
       signal: context.signal,
       toolRoot: context.toolRoot,
       conversationId: context.conversationId,
-      answers: { ...answers },
+      answers: { ...given.answers },
+      answeredBy: { ...given.answeredBy },
       processes: context.host.processes,
       timeoutMilliseconds,
     });
@@ -222,4 +226,7 @@ async function execute(
     if (context.signal.aborted) throw context.signal.reason;
     return { kind: 'error', message: `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}` };
   }
+  // Stopped while it ran: no response is written, so a resumed turn reports its outcome as unknown.
+  if (context.signal.aborted) throw context.signal.reason;
+  return result;
 }

@@ -161,6 +161,7 @@ export function fakeModelArguments(wire: 'openai-chat' | 'openai-responses' | 'a
 /** Parsed events of a conversation (skipping nothing: a bad line fails the parse loudly). */
 export function readEvents(sandbox: Sandbox, conversationId: string): Record<string, any>[] {
   const file = path.join(sandbox.workspace, '.jp', 'conversations', conversationId, 'events.ndjson');
+  if (!existsSync(file)) return [];
   const text = readFileSync(file, 'utf8');
   return text
     .split('\n')

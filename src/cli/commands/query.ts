@@ -256,13 +256,17 @@ async function execute(context: CommandContext, prepared: Prepared, flags: Query
 
   const workspace = context.workspace();
   const processes = userSubdirectory(workspace, 'processes');
+  const logger = await context.logger();
+  logger.info('starting a query server', { conversation_id: conversationId, detach: flags.detach ?? false });
   let spawned;
   try {
     spawned = await spawnServer(request, {
       entry: process.argv[1]!,
       logFile: path.join(processes, `${conversationId}.log`),
       environment: context.facts.environment,
+      shareStderr: request.log.file === '-' && request.log.verbosity > 0 && !flags.detach,
     });
+    logger.info('query server ready', { pid: spawned.pid, socket: spawned.socketPath });
   } catch (error) {
     prepared.lock.release();
     throw error;
@@ -362,6 +366,7 @@ async function finishOutcome(
       await renderer.flush();
       return outcome.result.exit_code;
     case 'detached':
+      if (renderer instanceof JsonRenderer) renderer.detached(conversationId, null);
       renderer.status(`Detached: ${conversationId}. The run goes on; \`jp conversation attach ${conversationId}\` shows it again.`);
       await renderer.flush();
       return 0;

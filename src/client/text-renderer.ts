@@ -44,7 +44,10 @@ export class TextRenderer implements Renderer {
   constructor(options: TextRendererOptions) {
     this.options = options;
     this.spinning = options.spinner !== undefined;
-    this.markdown = options.pretty && options.parseMarkdown ? new MarkdownStream(options.parseMarkdown, (text) => options.stdout.write(text)) : undefined;
+    this.markdown =
+      options.pretty && options.parseMarkdown
+        ? new MarkdownStream(options.parseMarkdown, (text) => options.stdout.write(text), options.stdout.isTerminal ? { previewColumns: options.stdout.columns } : {})
+        : undefined;
   }
 
   private stopSpinner(): void {

@@ -1,0 +1,218 @@
+/**
+ * Live attach: seeing a detached run live, answering its prompt from the attached terminal,
+ * replay + live equal to the persisted answer whenever one attaches, Ctrl+Z and Ctrl+C, one
+ * prompting client at a time, and clear errors.
+ */
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { conversationIds, createSandbox, eventually, jpBinary, readEvents, runJp, sleep, testProvider, type Sandbox } from '../support/jp.ts';
+import { runInTerminal, runProgramInTerminal, shellQuote } from '../support/pty.ts';
+
+const cleanups: (() => unknown)[] = [];
+after(async () => {
+  for (const cleanup of cleanups) await cleanup();
+});
+
+function sandboxed(): Sandbox {
+  const sandbox = createSandbox();
+  cleanups.push(() => sandbox.cleanup());
+  return sandbox;
+}
+
+function answerOf(sandbox: Sandbox, conversationId: string): string {
+  return readEvents(sandbox, conversationId)
+    .filter((event) => event.type === 'chat_response' && typeof event.message === 'string')
+    .map((event) => event.message)
+    .join('');
+}
+
+/** A long streamed answer: paragraphs (persisted as they complete) of words streamed one by one. */
+function longAnswerScript(words: number, delayMs: number): { steps: { parts: unknown[] }[] } {
+  const parts: unknown[] = [];
+  for (let index = 0; index < words; index++) {
+    parts.push({ text: index % 15 === 14 ? `word${index}.\n\n` : `word${index} ` });
+    parts.push({ delay_ms: delayMs });
+  }
+  parts.push({ text: 'The end.' });
+  return { steps: [{ parts }] };
+}
+
+describe('attach in a terminal', () => {
+  it('detach a run, attach, see the live stream; the permission prompt appears in the attached terminal; y completes', async () => {
+    const sandbox = sandboxed();
+    const script = testProvider(sandbox, {
+      steps: [
+        {
+          parts: [
+            { text: 'Streaming part one. ' },
+            { delay_ms: 1500 },
+            { text: 'Streaming part two.\n\n' },
+            { delay_ms: 500 },
+            { tool_call: { name: 'run_command', arguments: { command: 'echo approved > approved.txt' } } },
+          ],
+        },
+        { parts: [{ text: 'The command ran after you approved it.' }] },
+      ],
+    });
+    const detached = await runJp(sandbox, ['query', '--detach', ...script, 'work']);
+    assert.equal(detached.code, 0, detached.stderr);
+    const conversationId = detached.stdout.trim();
+    const terminal = runInTerminal(sandbox, `node ${shellQuote(jpBinary)} conversation attach ${conversationId}; echo EXIT=$?`);
+    await terminal.waitFor('Streaming part one.');
+    await terminal.waitFor('Streaming part two.');
+    await terminal.waitFor('Run run_command?');
+    assert.equal(sandbox.exists('approved.txt'), false);
+    terminal.write('y');
+    await terminal.waitFor(/EXIT=\d+/);
+    assert.match(terminal.text(), /The command ran after you approved it\./);
+    assert.match(terminal.text(), /EXIT=0/);
+    assert.equal(sandbox.read('approved.txt'), 'approved\n');
+    const responses = readEvents(sandbox, conversationId).filter((event) => event.type === 'inquiry_response');
+    assert.deepEqual(responses.map((event) => [event.by, event.answer]), [['user', 'run']]);
+  });
+
+  it('Ctrl+Z in a foreground run returns the shell, ls shows it running, re-attaching shows it finish', async () => {
+    const sandbox = sandboxed();
+    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'Before the pause. ' }, { delay_ms: 2500 }, { text: 'After the pause.' }] }] });
+    // An interactive shell with job control, as a user has: Ctrl+Z goes to jp's process group.
+    const terminal = runProgramInTerminal(sandbox, 'bash', ['--norc', '--noprofile', '-i'], { env: { PS1: 'PROMPT$ ' } });
+    await terminal.waitFor('PROMPT$ ');
+    terminal.write(`node ${shellQuote(jpBinary)} query ${script.map(shellQuote).join(' ')} pause; echo "EXIT=$?"\r`);
+    await terminal.waitFor('Before the pause.');
+    terminal.write('\u001a');
+    await terminal.waitFor(/EXIT=\d+/);
+    assert.match(terminal.text(), /EXIT=0/);
+    assert.match(terminal.text(), /Detached: jp-c\d+/);
+    assert.doesNotMatch(terminal.text(), /Stopped/, 'jp detached instead of being suspended');
+    terminal.write('exit\r');
+    await terminal.exited;
+    const [conversationId] = conversationIds(sandbox);
+    const listed = JSON.parse((await runJp(sandbox, ['conversation', 'ls', '--json'])).stdout);
+    assert.match(listed[0].status, /^running \(pid \d+\)$/);
+    const attached = await runJp(sandbox, ['conversation', 'attach', conversationId!]);
+    assert.equal(attached.code, 0, attached.stderr);
+    assert.equal(attached.stdout, 'Before the pause. After the pause.\n');
+  });
+
+  it('Ctrl+C shows the interrupt menu; "stop" ends the turn as interrupted (resumable), exit 130', async () => {
+    const sandbox = sandboxed();
+    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'Working.\n\n' }, { delay_ms: 60_000 }, { text: 'never' }] }] });
+    const terminal = runProgramInTerminal(sandbox, process.execPath, [jpBinary, 'query', ...script, 'work']);
+    await terminal.waitFor('Working.');
+    terminal.write('\u0003');
+    await terminal.waitFor('Interrupted. What now?');
+    await terminal.waitFor('continue: keep going');
+    terminal.write('\r');
+    const exit = await terminal.exited;
+    assert.equal(exit.exitCode, 130, terminal.text());
+    const events = readEvents(sandbox, conversationIds(sandbox)[0]!);
+    assert.deepEqual([events.at(-1)!.type, events.at(-1)!.status], ['turn_end', 'interrupted']);
+  });
+
+  it('a second Ctrl+C stops at once', async () => {
+    const sandbox = sandboxed();
+    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'Working.\n\n' }, { delay_ms: 60_000 }] }] });
+    const terminal = runProgramInTerminal(sandbox, process.execPath, [jpBinary, 'query', ...script, 'work']);
+    await terminal.waitFor('Working.');
+    terminal.write('\u0003');
+    await terminal.waitFor('Interrupted. What now?');
+    terminal.write('\u0003');
+    const exit = await terminal.exited;
+    assert.equal(exit.exitCode, 130, terminal.text());
+  });
+
+  it('one prompting client at a time: a second is refused and told about --read-only, which works', async () => {
+    const sandbox = sandboxed();
+    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'Long run. ' }, { delay_ms: 4000 }, { text: 'Finished.' }] }] });
+    const conversationId = (await runJp(sandbox, ['query', '--detach', ...script, 'long'])).stdout.trim();
+    const first = runInTerminal(sandbox, `node ${shellQuote(jpBinary)} conversation attach ${conversationId}; echo EXIT=$?`);
+    await first.waitFor('Long run.');
+    const second = runInTerminal(sandbox, `node ${shellQuote(jpBinary)} conversation attach ${conversationId}; echo EXIT=$?`);
+    await second.waitFor(/EXIT=\d+/);
+    assert.match(second.text(), /another client is already attached/);
+    assert.match(second.text(), /--read-only/);
+    assert.match(second.text(), /EXIT=1/);
+    const viewer = await runJp(sandbox, ['conversation', 'attach', '--read-only', conversationId]);
+    assert.equal(viewer.code, 0, viewer.stderr);
+    assert.equal(viewer.stdout, 'Long run. Finished.\n');
+    await first.waitFor(/EXIT=0/);
+  });
+});
+
+describe('attach replays what it missed, exactly', () => {
+  it('50 attaches at random moments of long streamed answers: replay + live equals the persisted answer', async (context) => {
+    const sandbox = sandboxed();
+    const script = testProvider(sandbox, longAnswerScript(90, 25));
+    let trials = 0;
+    for (let run = 0; run < 5; run++) {
+      const conversationId = (await runJp(sandbox, ['query', '--new', '--detach', ...script, `run ${run}`])).stdout.trim();
+      const attaches: Promise<{ stdout: string; code: number | null; at: number }>[] = [];
+      for (let index = 0; index < 10; index++) {
+        const at = Math.round(Math.random() * 2200);
+        trials++;
+        attaches.push(
+          sleep(at).then(async () => {
+            const result = await runJp(sandbox, ['conversation', 'attach', '--read-only', conversationId]);
+            return { ...result, at };
+          }),
+        );
+      }
+      const results = await Promise.all(attaches);
+      await runJp(sandbox, ['conversation', 'wait', conversationId]);
+      const persisted = answerOf(sandbox, conversationId);
+      assert.match(persisted, /^word0 word1 .*The end\.$/s);
+      for (const result of results) {
+        if (result.code !== 0) {
+          // Attached after the run ended: a clear "not running" error, nothing shown.
+          assert.equal(result.code, 1);
+          assert.equal(result.stdout, '');
+          continue;
+        }
+        assert.equal(result.stdout, persisted + '\n', `attached at ${result.at} ms`);
+      }
+      context.diagnostic(`run ${run}: ${results.filter((result) => result.code === 0).length}/10 attached while running`);
+    }
+    assert.ok(trials >= 50);
+  });
+});
+
+describe('attach errors', () => {
+  it('no running process: suggests --continue for an incomplete turn; says idle otherwise', async () => {
+    const sandbox = sandboxed();
+    const deferring = testProvider(sandbox, { steps: [{ parts: [{ tool_call: { name: 'fs_create_file', arguments: { path: 'a', content: 'a' } } }] }] });
+    await runJp(sandbox, ['query', ...deferring, '-c', 'conversation.tools.defaults.detached="defer"', 'x']);
+    const [waiting] = conversationIds(sandbox);
+    let result = await runJp(sandbox, ['conversation', 'attach', waiting!]);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /no running process for jp-c\d+; it has an incomplete turn: waiting-for-input \(fs_create_file\)/);
+    assert.match(result.stderr, new RegExp(`jp query --continue --id=${waiting}`));
+    await runJp(sandbox, ['query', '--new', ...testProvider(sandbox, { steps: [{ parts: [{ text: 'x' }] }] }, 'idle.json'), 'y']);
+    const idle = conversationIds(sandbox).find((id) => id !== waiting)!;
+    result = await runJp(sandbox, ['conversation', 'attach', idle]);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /its last turn is complete \(idle\)/);
+  });
+
+  it('a protocol version mismatch is a clear error naming both versions', async () => {
+    const sandbox = sandboxed();
+    const conversationId = (await runJp(sandbox, ['query', '--detach', ...testProvider(sandbox, { steps: [{ parts: [{ text: 'a' }, { delay_ms: 60_000 }] }] }), 'x'])).stdout.trim();
+    const socketPath = path.join(sandbox.userDirectory(), 'processes', `${conversationId}.sock`);
+    const reply = await new Promise<string>((resolve, reject) => {
+      const socket = net.createConnection(socketPath);
+      let received = '';
+      socket.on('data', (chunk) => (received += chunk.toString()));
+      socket.on('close', () => resolve(received));
+      socket.on('error', reject);
+      socket.write(JSON.stringify({ type: 'hello', version: 99, can_prompt: false }) + '\n');
+    });
+    const message = JSON.parse(reply.trim().split('\n')[0]!);
+    assert.equal(message.type, 'error');
+    assert.equal(message.code, 'version_mismatch');
+    assert.match(message.message, /client speaks version 99, this server .* speaks version 1/);
+    assert.equal((await runJp(sandbox, ['conversation', 'kill', '--force', conversationId])).code, 0);
+  });
+});
+
+void eventually;

@@ -33,7 +33,9 @@ export function spawnServer(
   const logFd = openSync(options.logFile, 'w', 0o600);
   let child;
   try {
-    child = spawn(process.execPath, [...process.execArgv, options.entry, '__serve'], {
+    // A small young generation and --expose-gc keep the server's memory flat under connection
+    // floods (see collectAfterChurn in serve.ts); its workload is a low-bandwidth stream.
+    child = spawn(process.execPath, [...process.execArgv, '--max-semi-space-size=2', '--expose-gc', options.entry, '__serve'], {
       cwd: request.cwd,
       env: options.environment,
       detached: true,

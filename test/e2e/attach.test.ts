@@ -7,13 +7,17 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { conversationIds, createSandbox, eventually, jpBinary, readEvents, runJp, sleep, testProvider, type Sandbox } from '../support/jp.ts';
+import { collect, conversationIds, createSandbox, jpBinary, readEvents, runJp, sleep, startJp, testProvider, type Sandbox } from '../support/jp.ts';
 import { runInTerminal, runProgramInTerminal, shellQuote } from '../support/pty.ts';
 
 const cleanups: (() => unknown)[] = [];
 after(async () => {
   for (const cleanup of cleanups) await cleanup();
 });
+
+/** A command that waits until the test creates `release` in the workspace. */
+const releaseWait = 'while [ ! -f release ]; do sleep 0.05; done';
+const unattendedCommands = ['-c', 'conversation.tools.run_command.run="unattended"'];
 
 function sandboxed(): Sandbox {
   const sandbox = createSandbox();
@@ -44,38 +48,39 @@ describe('attach in a terminal', () => {
     const sandbox = sandboxed();
     const script = testProvider(sandbox, {
       steps: [
-        {
-          parts: [
-            { text: 'Streaming part one. ' },
-            { delay_ms: 1500 },
-            { text: 'Streaming part two.\n\n' },
-            { delay_ms: 500 },
-            { tool_call: { name: 'run_command', arguments: { command: 'echo approved > approved.txt' } } },
-          ],
-        },
-        { parts: [{ text: 'The command ran after you approved it.' }] },
+        // The run waits (in an unattended tool) until the test has seen the attached stream.
+        { parts: [{ text: 'Streaming part one. ' }, { delay_ms: 300 }, { text: 'Streaming part two.\n\n' }, { tool_call: { name: 'run_command', arguments: { command: releaseWait } } }] },
+        { parts: [{ text: 'Now I need to write a file.\n\n' }, { tool_call: { name: 'fs_create_file', arguments: { path: 'approved.txt', content: 'approved' } } }] },
+        { parts: [{ text: 'The file was written after you approved it.' }] },
       ],
     });
-    const detached = await runJp(sandbox, ['query', '--detach', ...script, 'work']);
+    const detached = await runJp(sandbox, ['query', '--detach', ...script, ...unattendedCommands, 'work']);
     assert.equal(detached.code, 0, detached.stderr);
     const conversationId = detached.stdout.trim();
     const terminal = runInTerminal(sandbox, `node ${shellQuote(jpBinary)} conversation attach ${conversationId}; echo EXIT=$?`);
     await terminal.waitFor('Streaming part one.');
     await terminal.waitFor('Streaming part two.');
-    await terminal.waitFor('Run run_command?');
+    sandbox.write('release', '');
+    await terminal.waitFor('Now I need to write a file.');
+    await terminal.waitFor('Run fs_create_file?');
     assert.equal(sandbox.exists('approved.txt'), false);
     terminal.write('y');
     await terminal.waitFor(/EXIT=\d+/);
-    assert.match(terminal.text(), /The command ran after you approved it\./);
+    assert.match(terminal.text(), /The file was written after you approved it\./);
     assert.match(terminal.text(), /EXIT=0/);
-    assert.equal(sandbox.read('approved.txt'), 'approved\n');
+    assert.equal(sandbox.read('approved.txt'), 'approved');
     const responses = readEvents(sandbox, conversationId).filter((event) => event.type === 'inquiry_response');
     assert.deepEqual(responses.map((event) => [event.by, event.answer]), [['user', 'run']]);
   });
 
   it('Ctrl+Z in a foreground run returns the shell, ls shows it running, re-attaching shows it finish', async () => {
     const sandbox = sandboxed();
-    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'Before the pause. ' }, { delay_ms: 2500 }, { text: 'After the pause.' }] }] });
+    const script = [
+      ...testProvider(sandbox, {
+        steps: [{ parts: [{ text: 'Before the pause.' }, { tool_call: { name: 'run_command', arguments: { command: releaseWait } } }] }, { parts: [{ text: 'After the pause.' }] }],
+      }),
+      ...unattendedCommands,
+    ];
     // An interactive shell with job control, as a user has: Ctrl+Z goes to jp's process group.
     const terminal = runProgramInTerminal(sandbox, 'bash', ['--norc', '--noprofile', '-i'], { env: { PS1: 'PROMPT$ ' } });
     await terminal.waitFor('PROMPT$ ');
@@ -91,9 +96,14 @@ describe('attach in a terminal', () => {
     const [conversationId] = conversationIds(sandbox);
     const listed = JSON.parse((await runJp(sandbox, ['conversation', 'ls', '--json'])).stdout);
     assert.match(listed[0].status, /^running \(pid \d+\)$/);
-    const attached = await runJp(sandbox, ['conversation', 'attach', conversationId!]);
+    const attachArguments = ['conversation', 'attach', conversationId!];
+    const child = startJp(sandbox, attachArguments);
+    const attaching = collect(child, attachArguments, 30_000);
+    await new Promise<void>((resolve) => child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('Before the pause.') && resolve()));
+    sandbox.write('release', '');
+    const attached = await attaching;
     assert.equal(attached.code, 0, attached.stderr);
-    assert.equal(attached.stdout, 'Before the pause. After the pause.\n');
+    assert.equal(attached.stdout, 'Before the pause.\nAfter the pause.\n');
   });
 
   it('Ctrl+C shows the interrupt menu; "stop" ends the turn as interrupted (resumable), exit 130', async () => {
@@ -125,8 +135,10 @@ describe('attach in a terminal', () => {
 
   it('one prompting client at a time: a second is refused and told about --read-only, which works', async () => {
     const sandbox = sandboxed();
-    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'Long run. ' }, { delay_ms: 4000 }, { text: 'Finished.' }] }] });
-    const conversationId = (await runJp(sandbox, ['query', '--detach', ...script, 'long'])).stdout.trim();
+    const script = testProvider(sandbox, {
+      steps: [{ parts: [{ text: 'Long run.' }, { tool_call: { name: 'run_command', arguments: { command: releaseWait } } }] }, { parts: [{ text: 'Finished.' }] }],
+    });
+    const conversationId = (await runJp(sandbox, ['query', '--detach', ...script, ...unattendedCommands, 'long'])).stdout.trim();
     const first = runInTerminal(sandbox, `node ${shellQuote(jpBinary)} conversation attach ${conversationId}; echo EXIT=$?`);
     await first.waitFor('Long run.');
     const second = runInTerminal(sandbox, `node ${shellQuote(jpBinary)} conversation attach ${conversationId}; echo EXIT=$?`);
@@ -134,9 +146,14 @@ describe('attach in a terminal', () => {
     assert.match(second.text(), /another client is already attached/);
     assert.match(second.text(), /--read-only/);
     assert.match(second.text(), /EXIT=1/);
-    const viewer = await runJp(sandbox, ['conversation', 'attach', '--read-only', conversationId]);
+    const viewerArguments = ['conversation', 'attach', '--read-only', conversationId];
+    const viewerProcess = startJp(sandbox, viewerArguments);
+    const viewing = collect(viewerProcess, viewerArguments, 30_000);
+    await new Promise<void>((resolve) => viewerProcess.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('Long run.') && resolve()));
+    sandbox.write('release', '');
+    const viewer = await viewing;
     assert.equal(viewer.code, 0, viewer.stderr);
-    assert.equal(viewer.stdout, 'Long run. Finished.\n');
+    assert.equal(viewer.stdout, 'Long run.\nFinished.\n');
     await first.waitFor(/EXIT=0/);
   });
 });
@@ -215,4 +232,3 @@ describe('attach errors', () => {
   });
 });
 
-void eventually;

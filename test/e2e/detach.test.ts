@@ -38,7 +38,7 @@ function registryLeftovers(sandbox: Sandbox): string[] {
 
 describe('--detach', () => {
   it('returns with the id while the answer still streams; ls shows running; wait exits 0; print --last has the whole answer; nothing is left behind', async () => {
-    const provider = await startFakeProvider({ wire: 'anthropic', chunkDelayMs: 100, steps: [textStep('one two three four five six seven eight nine ten eleven twelve', { chunks: 12 })] });
+    const provider = await startFakeProvider({ wire: 'anthropic', chunkDelayMs: 300, steps: [textStep('one two three four five six seven eight nine ten eleven twelve', { chunks: 12 })] });
     cleanups.push(() => provider.close());
     const sandbox = sandboxed();
     const model = fakeModelArguments('anthropic', provider.baseUrl);

@@ -5,7 +5,8 @@
  */
 import os from 'node:os';
 import { formatErrorForHumans, type JpError } from '../errors.ts';
-import { loadConfig, userConfigFile, type ConfigInputs, type LoadedConfig } from '../config/load.ts';
+import type { ConfigInputs, LoadedConfig } from '../config/load.ts';
+import { userConfigFile } from '../config/paths.ts';
 import { resolveFormat, SafeWriter, type OutputFormat } from '../output/channels.ts';
 import { createLogger, defaultLogFile, type Logger, type LogSettings } from '../output/logger.ts';
 import { dataHome, resolveWorkspace, type Workspace } from '../workspace/workspace.ts';
@@ -46,7 +47,9 @@ export class CommandContext {
     };
   }
 
-  config(flags: FlagValue[] = [], conversation?: ConfigInputs['conversation']): LoadedConfig {
+  /** Loads and validates the configuration; the schema is imported only by commands that need it. */
+  async config(flags: FlagValue[] = [], conversation?: ConfigInputs['conversation']): Promise<LoadedConfig> {
+    const { loadConfig } = await import('../config/load.ts');
     return loadConfig(this.configInputs(flags, conversation));
   }
 

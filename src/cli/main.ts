@@ -2,6 +2,7 @@
  * The shipped entry point. It stays tiny: `--version` answers before anything is imported, the
  * hidden `__serve` command starts a query server, everything else loads the CLI program.
  */
+import { prespawnServer, wantsServer } from '../server/prespawn.ts';
 import { jpVersion } from './version.ts';
 
 async function run(argv: string[]): Promise<number> {
@@ -9,6 +10,7 @@ async function run(argv: string[]): Promise<number> {
     process.stdout.write(`jp ${jpVersion}\n`);
     return 0;
   }
+  if (wantsServer(argv)) prespawnServer(process.argv[1]!);
   if (argv[0] === '__serve') {
     const { serveMain } = await import('../server/serve.ts');
     await serveMain(jpVersion);

@@ -4,7 +4,6 @@
  * Every layer is validated on its own so an error names where it came from. Loading never writes.
  */
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import { ConfigError } from '../errors.ts';
 import { locateKey } from './locate.ts';
@@ -41,11 +40,6 @@ export interface ConfigInputs {
 }
 
 export const environmentPrefix = 'JP_CFG_';
-
-export function userConfigFile(environment: NodeJS.ProcessEnv, home: string): string {
-  const base = environment.XDG_CONFIG_HOME || path.join(home, '.config');
-  return path.join(base, 'jp', 'config.toml');
-}
 
 export function loadConfig(inputs: ConfigInputs): LoadedConfig {
   const layers: Layer[] = [{ kind: 'default', label: 'built-in default', value: builtinDefaults as Record<string, unknown> }];

@@ -1,10 +1,9 @@
 /**
  * The wire messages between a query server and its clients (DESIGN §8). Conversation events and
  * inquiries travel as plain JSON objects: their shapes belong to the conversation and inquiry
- * modules, and this module imports nothing from the project.
+ * modules, and this module imports nothing from the project. Validation of what clients send is
+ * in client-messages.ts (it needs zod, which a client does not load).
  */
-import * as z from 'zod/mini';
-
 export const PROTOCOL_VERSION = 1;
 
 type JsonObject = { [key: string]: unknown };
@@ -17,31 +16,20 @@ export type ShutdownReason = 'user' | 'interrupt' | 'terminate' | 'output_closed
 
 // ---- client → server -------------------------------------------------------------------------
 
-export const clientHelloSchema = z.object({
-  type: z.literal('hello'),
-  version: z.number(),
-  can_prompt: z.boolean(),
-  read_only: z.optional(z.boolean()),
-});
+export interface ClientHello {
+  type: 'hello';
+  version: number;
+  can_prompt: boolean;
+  read_only?: boolean | undefined;
+}
 
-export const clientMessageSchema = z.discriminatedUnion('type', [
-  clientHelloSchema,
-  z.object({ type: z.literal('inquiry_response'), id: z.string(), answer: z.unknown() }),
-  z.object({ type: z.literal('signal'), kind: z.literal('interrupt') }),
-  z.object({
-    type: z.literal('interrupt_action'),
-    action: z.enum(['stop', 'abort', 'continue', 'reply', 'detach']),
-    reply: z.optional(z.string()),
-  }),
-  z.object({ type: z.literal('disconnect'), detach: z.optional(z.boolean()) }),
-  z.object({
-    type: z.literal('shutdown'),
-    reason: z.optional(z.enum(['user', 'interrupt', 'terminate', 'output_closed'])),
-  }),
-]);
-
-export type ClientHello = z.infer<typeof clientHelloSchema>;
-export type ClientMessage = z.infer<typeof clientMessageSchema>;
+export type ClientMessage =
+  | ClientHello
+  | { type: 'inquiry_response'; id: string; answer: unknown }
+  | { type: 'signal'; kind: 'interrupt' }
+  | { type: 'interrupt_action'; action: InterruptAction; reply?: string | undefined }
+  | { type: 'disconnect'; detach?: boolean | undefined }
+  | { type: 'shutdown'; reason?: ShutdownReason | undefined };
 
 // ---- server → client -------------------------------------------------------------------------
 
@@ -73,29 +61,6 @@ export type ServerMessage =
   | { type: 'process_exiting'; reason: string }
   /** A refusal or protocol error; the server closes the connection after sending it. */
   | { type: 'error'; code: string; message: string };
-
-export type ParsedClientMessage =
-  | { ok: true; message: ClientMessage }
-  | { ok: false; code: 'unknown_type' | 'invalid_message'; message: string };
-
-/** Validates an untrusted value received from a client. Never throws. */
-export function parseClientMessage(value: unknown): ParsedClientMessage {
-  const result = clientMessageSchema.safeParse(value);
-  if (result.success) {
-    if (result.data.type === 'inquiry_response' && !('answer' in (value as JsonObject))) {
-      return { ok: false, code: 'invalid_message', message: 'invalid inquiry_response message at answer' };
-    }
-    return { ok: true, message: result.data };
-  }
-  const type = typeof value === 'object' && value !== null ? (value as JsonObject).type : undefined;
-  const known = ['hello', 'inquiry_response', 'signal', 'interrupt_action', 'disconnect', 'shutdown'];
-  if (typeof type !== 'string' || !known.includes(type)) {
-    return { ok: false, code: 'unknown_type', message: `unknown message type ${JSON.stringify(type ?? null)}` };
-  }
-  const issue = result.error.issues[0];
-  const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
-  return { ok: false, code: 'invalid_message', message: `invalid ${type} message${where}` };
-}
 
 /** Validates a value received from a server: only the envelope is checked. */
 export function parseServerMessage(value: unknown): ServerMessage | undefined {

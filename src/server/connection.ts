@@ -6,7 +6,8 @@
 import type { Socket } from 'node:net';
 import { encodeLine, LineDecoder } from '../protocol/framing.ts';
 import type { ServerLink } from '../protocol/link.ts';
-import { parseClientMessage, type ClientMessage, type ServerMessage } from '../protocol/messages.ts';
+import { parseClientMessage } from '../protocol/client-messages.ts';
+import type { ClientMessage, ServerMessage } from '../protocol/messages.ts';
 
 export interface ClientConnection {
   readonly id: number;

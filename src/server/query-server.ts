@@ -16,6 +16,7 @@ import { toJpError, type JpError } from '../errors.ts';
 import type { Inquiry } from '../inquiry/types.ts';
 import { createChatModel } from '../llm/create.ts';
 import type { ModelSpec } from '../llm/resolve.ts';
+import type { ChatModel } from '../llm/types.ts';
 import type { Logger } from '../output/logger.ts';
 import { interruptActions, PROTOCOL_VERSION, type ClientHello, type ClientMessage, type ServerMessage } from '../protocol/messages.ts';
 import type { Tool, ProcessTracker } from '../tools/tool.ts';
@@ -61,10 +62,21 @@ export class QueryServer implements TurnHost {
   private finished = false;
   readonly processes: ProcessTracker;
 
+  /** The model, created (provider SDK imported) as soon as the server starts, while it waits for its client. */
+  private readonly model: Promise<ChatModel>;
+
   constructor(options: QueryServerOptions) {
     this.options = options;
     this.processes = options.processes;
     this.firstClientArrived = new Promise((resolve) => (this.firstClient = resolve));
+    const retries = options.config.value.assistant?.request?.max_retries ?? 4;
+    this.model = createChatModel(options.model, options.config.value, {
+      environment: process.env,
+      onRetry: (attempt, delay, error) => this.notice('warning', `${error.message}; retrying in ${(delay / 1000).toFixed(1)} s (attempt ${attempt} of ${retries})`),
+    });
+    this.model.catch(() => {
+      // reported when the run awaits it
+    });
   }
 
   /** Whether a run with no prompting client defers (a run started with --detach, or detached by its user). */
@@ -298,6 +310,7 @@ export class QueryServer implements TurnHost {
 
   private async runTurns(): Promise<ResultObject> {
     const { request, config, model: spec, events } = this.options;
+    if (spec.provider === 'test') this.notice('info', `test provider: replaying ${spec.testScript}; no model is called`);
     if (request.discard_turn && findIncompleteTurn(events)) {
       this.append({ type: 'turn_end', timestamp: now(), status: 'discarded' });
       events.push({ type: 'turn_end', timestamp: now(), status: 'discarded' });
@@ -309,11 +322,7 @@ export class QueryServer implements TurnHost {
       this.append(event);
       events.push(event);
     }
-    const model = await createChatModel(spec, config.value, {
-      environment: process.env,
-      onRetry: (attempt, delay, error) =>
-        this.notice('warning', `${error.message}; retrying in ${(delay / 1000).toFixed(1)} s (attempt ${attempt} of ${config.value.assistant?.request?.max_retries ?? 4})`),
-    });
+    const model = await this.model;
     const server = this;
     const turn = (resume: boolean, message: string | undefined, reply?: string): Promise<TurnOutcome> =>
       new TurnRun({

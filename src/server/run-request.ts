@@ -22,13 +22,13 @@ export interface RunRequest {
     workspace_file: string | undefined;
     cfg_arguments: string[];
     flags: { label: string; path: string[]; value: unknown }[];
-    /** Settings recorded in the conversation by earlier queries (config_delta events). */
-    conversation_delta: Record<string, unknown>;
   };
   tools: { no_tools: boolean; enabled: string[] };
   /** The exact lock file content the client holds, proving the hand-over. */
   lock_token: string | null;
   log: LogSettings;
+  /** The per-run log the server writes its own output to (under the user-local processes/ directory). */
+  run_log: string;
   /** The text reported as `query` in the result. */
   query: string;
   /** Milliseconds since the epoch when the user's command started, for duration_ms. */

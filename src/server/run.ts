@@ -6,6 +6,8 @@
 import { appendFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConversationLog } from '../conversation/log.ts';
+import { accumulatedDelta } from '../conversation/config-delta.ts';
+import { readEventLog } from '../conversation/reader.ts';
 import { eventsFile, readMetadata, titleFrom, writeMetadata } from '../conversation/store.ts';
 import { loadConfig, type LoadedConfig } from '../config/load.ts';
 import type { ModelSpec } from '../llm/resolve.ts';
@@ -34,11 +36,13 @@ export interface RunSetup {
 /** Rebuilds what the client resolved, from the request and this process's environment. */
 export function loadRunSetup(request: RunRequest, environment: NodeJS.ProcessEnv): RunSetup {
   const workspace = describeWorkspace(request.workspace.root, request.workspace.is_default, request.workspace.tool_root, environment);
+  // Settings recorded by earlier queries on this conversation (config_delta events); reading needs no lock.
+  const delta = accumulatedDelta(readEventLog(eventsFile(workspace.conversationsDirectory, request.conversation_id)).events);
   const config = loadConfig({
     userFile: request.config.user_file,
     workspaceFile: request.config.workspace_file,
     environment,
-    conversation: { id: request.conversation_id, delta: request.config.conversation_delta },
+    conversation: { id: request.conversation_id, delta },
     cfgArguments: request.config.cfg_arguments,
     flags: request.config.flags,
   });

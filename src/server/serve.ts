@@ -5,7 +5,7 @@
  * entry, reports ready on fd 3, runs the turn, and exits after persisting, removing its entry and
  * socket. SIGTERM / SIGINT stop the run as interrupted (persisted, resumable).
  */
-import { chmodSync, unlinkSync } from 'node:fs';
+import { chmodSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import net from 'node:net';
 import { JpError, toJpError } from '../errors.ts';
 import { createLogger, silentLogger, type Logger } from '../output/logger.ts';
@@ -21,7 +21,8 @@ import { prepareSocketDirectory, socketPathFor } from './socket-path.ts';
 /** More simultaneous connections than this are refused at once (a client flood must not hurt the run). */
 const maxConnections = 64;
 
-function readRequest(channel: net.Socket): Promise<RunRequest> {
+/** Resolves with the request, or with undefined when the client went away without sending one. */
+function readRequest(channel: net.Socket): Promise<RunRequest | undefined> {
   return new Promise((resolve, reject) => {
     let buffered = '';
     const onData = (chunk: Buffer): void => {
@@ -36,8 +37,9 @@ function readRequest(channel: net.Socket): Promise<RunRequest> {
       }
     };
     channel.on('data', onData);
-    channel.once('end', () => reject(new Error('the client closed the readiness channel before sending the request')));
-    channel.once('error', reject);
+    channel.once('end', () => resolve(undefined));
+    channel.once('close', () => resolve(undefined));
+    channel.once('error', () => resolve(undefined));
   });
 }
 
@@ -75,6 +77,35 @@ function collectAfterChurn(closedConnections: number): void {
   if (collect && closedConnections % 256 === 0) setImmediate(collect);
 }
 
+/**
+ * The server's stdout and stderr go to its per-run log (stderr stays the client's with
+ * --log-file=-), and so does anything thrown that nothing caught.
+ */
+function redirectOutput(file: string, keepStderr: boolean): void {
+  let fd: number;
+  try {
+    fd = openSync(file, 'w', 0o600);
+  } catch {
+    return;
+  }
+  const write = (chunk: string | Uint8Array, encoding?: unknown, callback?: unknown): boolean => {
+    try {
+      writeSync(fd, typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    } catch {
+      // the log is a convenience; never let it stop the run
+    }
+    const done = typeof encoding === 'function' ? encoding : callback;
+    if (typeof done === 'function') (done as () => void)();
+    return true;
+  };
+  process.stdout.write = write as typeof process.stdout.write;
+  if (!keepStderr) process.stderr.write = write as typeof process.stderr.write;
+  process.on('uncaughtException', (error) => {
+    write(`jp server: uncaught exception: ${error.stack ?? String(error)}\n`);
+    process.exit(1);
+  });
+}
+
 /** Removes a socket file left by a dead server (its registry entry was stale or absent). */
 function removeStaleSocket(socketPath: string): void {
   try {
@@ -91,6 +122,9 @@ export async function serveMain(version: string): Promise<void> {
   let listener: net.Server | undefined;
   try {
     const request = await readRequest(channel);
+    // A server started ahead of time by a client that then did not need it (a usage error, --help).
+    if (!request) process.exit(0);
+    redirectOutput(request.run_log, request.log.file === '-');
     logger = await createLogger(request.log, { role: 'server', conversation_id: request.conversation_id });
     const setup = loadRunSetup(request, process.env);
     registerSecretsFrom(process.env, setup.model.apiKeyVariable ? [setup.model.apiKeyVariable] : []);

@@ -1,13 +1,14 @@
 /**
  * Client side of starting a query server: re-executes this program with the hidden `__serve`
- * command in a new session (no controlling terminal), its stdio to the per-run log, hands it the
- * run request on fd 3 and waits for its readiness line. The client keeps holding the lock until
+ * command in a new session (no controlling terminal), or takes the one started at launch (see
+ * prespawn.ts), hands it the run request on fd 3 and waits for its readiness line. The server
+ * writes its own per-run log. The client keeps holding the lock until
  * the server has taken it over and reported ready.
  */
-import { spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type net from 'node:net';
 import { JpError, RunError, statusOfExitCode } from '../errors.ts';
+import { startServerProcess, takePrespawnedServer } from './prespawn.ts';
 import type { ReadyMessage, RunRequest } from './run-request.ts';
 
 export interface SpawnedServer {
@@ -28,27 +29,15 @@ function lastLines(file: string, count: number): string {
 
 export function spawnServer(
   request: RunRequest,
-  options: { entry: string; logFile: string; environment: NodeJS.ProcessEnv; /** --log-file=-: the server's tracing goes to our stderr. */ shareStderr: boolean },
+  options: { entry: string; environment: NodeJS.ProcessEnv; /** --log-file=-: the server's tracing goes to our stderr. */ shareStderr: boolean },
 ): Promise<SpawnedServer> {
-  const logFd = openSync(options.logFile, 'w', 0o600);
-  let child;
-  try {
-    // A small young generation and --expose-gc keep the server's memory flat under connection
-    // floods (see collectAfterChurn in serve.ts); its workload is a low-bandwidth stream.
-    child = spawn(process.execPath, [...process.execArgv, '--max-semi-space-size=2', '--expose-gc', options.entry, '__serve'], {
-      cwd: request.cwd,
-      env: options.environment,
-      detached: true,
-      stdio: ['ignore', logFd, options.shareStderr ? 2 : logFd, 'pipe'],
-    });
-  } finally {
-    closeSync(logFd);
-  }
+  const child = (!options.shareStderr && takePrespawnedServer()) || startServerProcess(options.entry, { cwd: request.cwd, environment: options.environment, shareStderr: options.shareStderr });
+  const logFile = request.run_log;
   const channel = child.stdio[3] as net.Socket;
   return new Promise<SpawnedServer>((resolve, reject) => {
     let buffered = '';
     let settled = false;
-    const timer = setTimeout(() => fail(new RunError('server_start_timeout', `the query server did not get ready within ${readyTimeoutMilliseconds / 1000} s`, { hint: `Its log is ${options.logFile}.` })), readyTimeoutMilliseconds);
+    const timer = setTimeout(() => fail(new RunError('server_start_timeout', `the query server did not get ready within ${readyTimeoutMilliseconds / 1000} s`, { hint: `Its log is ${logFile}.` })), readyTimeoutMilliseconds);
     const done = (): void => {
       settled = true;
       clearTimeout(timer);
@@ -70,7 +59,7 @@ export function spawnServer(
       try {
         message = JSON.parse(buffered.slice(0, newline)) as ReadyMessage;
       } catch {
-        fail(new RunError('server_start_failed', 'the query server sent an unreadable readiness message', { hint: `Its log is ${options.logFile}.` }));
+        fail(new RunError('server_start_failed', 'the query server sent an unreadable readiness message', { hint: `Its log is ${logFile}.` }));
         return;
       }
       if (!message.ready) {
@@ -85,10 +74,10 @@ export function spawnServer(
       // the exit handler below reports it
     });
     child.once('exit', (code, signal) => {
-      const tail = lastLines(options.logFile, 5);
+      const tail = lastLines(logFile, 5);
       fail(
         new RunError('server_start_failed', `the query server exited before it was ready (${signal ?? `exit code ${code}`})${tail ? `:\n${tail}` : ''}`, {
-          hint: `Its log is ${options.logFile}. Run with --no-server to run the turn in this process.`,
+          hint: `Its log is ${logFile}. Run with --no-server to run the turn in this process.`,
         }),
       );
     });

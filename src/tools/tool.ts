@@ -71,17 +71,26 @@ export function defineTool<Schema extends z.ZodMiniType>(definition: {
   sideEffects: boolean;
   execute(argumentsValue: z.infer<Schema>, context: ToolContext): Promise<ToolResult>;
 }): Tool {
-  const parameters = z.toJSONSchema(definition.schema) as Record<string, unknown>;
-  delete parameters.$schema;
+  // Generated on first use: building JSON Schemas at start-up would slow down every command.
+  let parameters: Record<string, unknown> | undefined;
+  const jsonSchema = (): Record<string, unknown> => {
+    if (!parameters) {
+      parameters = z.toJSONSchema(definition.schema) as Record<string, unknown>;
+      delete parameters.$schema;
+    }
+    return parameters;
+  };
   return {
     name: definition.name,
     description: definition.description,
-    parameters,
+    get parameters() {
+      return jsonSchema();
+    },
     sideEffects: definition.sideEffects,
     validate(argumentsValue) {
       const result = definition.schema.safeParse(argumentsValue);
       if (result.success) return { ok: true, value: result.data };
-      return { ok: false, message: validationMessage(definition.name, describeIssues(result.error.issues as never), parameters) };
+      return { ok: false, message: validationMessage(definition.name, describeIssues(result.error.issues as never), jsonSchema()) };
     },
     execute(argumentsValue, context) {
       return definition.execute(argumentsValue as z.infer<Schema>, context);

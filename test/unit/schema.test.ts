@@ -12,7 +12,7 @@ import { JsonRenderer } from '../../src/client/json-renderer.ts';
 import { eventTypes, isConversationEvent, type ConversationEvent } from '../../src/conversation/events.ts';
 import { exitCodeOf, JpError, type RunStatus } from '../../src/errors.ts';
 import { SafeWriter } from '../../src/output/channels.ts';
-import { parseClientMessage } from '../../src/protocol/messages.ts';
+import { parseClientMessage } from '../../src/protocol/client-messages.ts';
 import { buildErrorResult, buildTurnResult } from '../../src/server/result.ts';
 import type { TurnOutcome } from '../../src/turn/engine.ts';
 import { StopRequest } from '../../src/turn/host.ts';

@@ -13,8 +13,8 @@ function flatten(value: unknown, prefix: string[], output: [string, unknown][]):
   output.push([prefix.join('.'), value]);
 }
 
-export function configShowCommand(context: CommandContext, options: { effective?: string }): number {
-  const loaded = context.config();
+export async function configShowCommand(context: CommandContext, options: { effective?: string }): Promise<number> {
+  const loaded = await context.config();
   if (options.effective) {
     const tool = options.effective;
     if (context.format === 'json') {

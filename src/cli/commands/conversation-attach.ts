@@ -18,7 +18,7 @@ import { userSubdirectory } from '../../workspace/workspace.ts';
 import type { CommandContext } from '../context.ts';
 import { canPrompt } from '../facts.ts';
 import { targetConversation } from '../targets.ts';
-import { withClientSignals } from './query.ts';
+import { withClientSignals } from '../client-session.ts';
 
 /** The live server of a conversation, or an error that says what to do instead. */
 export function requireRunning(workspace: Workspace, conversationId: string): RegistryEntry & { socket_path: string } {

@@ -7,32 +7,27 @@
 import path from 'node:path';
 import { findIncompleteTurn } from '../../conversation/turn-state.ts';
 import { readEventLog } from '../../conversation/reader.ts';
-import { conversationExists, createConversation, eventsFile } from '../../conversation/store.ts';
+import { conversationExists, createConversation, eventsFile, removeConversation } from '../../conversation/store.ts';
 import { forkConversation } from '../../conversation/fork.ts';
-import { accumulatedDelta } from '../../conversation/config-delta.ts';
 import { createRenderer } from '../../client/create-renderer.ts';
 import { JsonRenderer } from '../../client/json-renderer.ts';
 import { TerminalPrompter } from '../../client/prompts.ts';
 import type { Renderer } from '../../client/renderer.ts';
 import { connectToServer } from '../../client/socket-link.ts';
-import { TerminalClient, type ClientOutcome } from '../../client/terminal-client.ts';
-import { JpError, RunError, toJpError, UsageError } from '../../errors.ts';
-import { resolveModelSpec, type ModelSpec } from '../../llm/resolve.ts';
+import { TerminalClient } from '../../client/terminal-client.ts';
+import { JpError, toJpError, UsageError } from '../../errors.ts';
 import { registerSecretsFrom } from '../../redact.ts';
-import { createInMemoryPair } from '../../server/connection.ts';
-import { buildErrorResult, type ResultObject } from '../../server/result.ts';
-import { Run } from '../../server/run.ts';
+import { buildErrorResult } from '../../server/result.ts';
 import type { RunRequest } from '../../server/run-request.ts';
 import { spawnServer } from '../../server/spawn.ts';
-import { buildToolRegistry } from '../../tools/registry.ts';
 import { acquireLock, type ConversationLock } from '../../workspace/lock.ts';
 import { activateConversation, activeConversation, sessionKey } from '../../workspace/session.ts';
 import { prepareWorkspace, userSubdirectory } from '../../workspace/workspace.ts';
+import { finishOutcome, withClientSignals } from '../client-session.ts';
 import type { CommandContext, FlagValue } from '../context.ts';
 import { canPrompt } from '../facts.ts';
 import { combineInput, defaultStdinWaitMilliseconds, readStandardInput } from '../stdin.ts';
 import { requireExisting } from '../targets.ts';
-import { jpVersion } from '../version.ts';
 
 export interface QueryFlags {
   new?: boolean;
@@ -69,25 +64,27 @@ function configFlags(flags: QueryFlags): FlagValue[] {
   return values;
 }
 
-interface Prepared {
+export interface Prepared {
   conversationId: string;
   lock: ConversationLock;
   request: RunRequest;
-  model: ModelSpec;
+  /** This query created the conversation (removed again if the run cannot start). */
+  created: boolean;
+  /** Makes it the session's active conversation; called once the run has started. */
+  activate(): void;
 }
 
 export async function queryCommand(context: CommandContext, messageParts: string[], flags: QueryFlags): Promise<number> {
   const startedAt = Date.now();
   let conversationId: string | null = null;
-  let modelId: string | null = null;
   const messageArgument = messageParts.length > 0 ? messageParts.join(' ') : undefined;
   try {
     validateFlags(flags);
-    const prepared = await prepare(context, flags, messageArgument, startedAt, (id) => (conversationId = id), (id) => (modelId = id));
+    const prepared = await prepare(context, flags, messageArgument, startedAt, (id) => (conversationId = id));
     return await execute(context, prepared, flags);
   } catch (error) {
     const jpError = toJpError(error);
-    const result = buildErrorResult({ conversationId, query: messageArgument ?? '', error: jpError, model: modelId, startedAt });
+    const result = buildErrorResult({ conversationId, query: messageArgument ?? '', error: jpError, model: null, startedAt });
     if (context.format === 'json') {
       const renderer = new JsonRenderer(context.stdout, context.stderr, conversationId);
       renderer.finish(result);
@@ -105,12 +102,10 @@ async function prepare(
   messageArgument: string | undefined,
   startedAt: number,
   onConversation: (id: string) => void,
-  onModel: (id: string) => void,
 ): Promise<Prepared> {
   const { facts } = context;
   const workspace = context.workspace();
-  // Validates every layer before anything is created or locked.
-  context.config(configFlags(flags));
+  registerSecretsFrom(facts.environment);
 
   const waitSetting = facts.environment.JP_STDIN_WAIT_MS;
   const stdin = await readStandardInput({
@@ -144,15 +139,9 @@ async function prepare(
       throw new UsageError('no_active_conversation', '--continue needs a conversation: this session has no active one', { hint: 'Name it: jp query --continue --id=<cid>.' });
     }
   }
-  const deltaSource = existing ?? forkSource;
-  const conversationDelta = deltaSource ? accumulatedDelta(readEventLog(eventsFile(workspace.conversationsDirectory, deltaSource)).events) : {};
-  const config = context.config(configFlags(flags), deltaSource ? { id: deltaSource, delta: conversationDelta } : undefined);
-  const model = resolveModelSpec(config.value, facts.environment, facts.cwd);
-  onModel(model.id);
-  registerSecretsFrom(facts.environment, model.apiKeyVariable ? [model.apiKeyVariable] : []);
+  // The configuration, the model and the tools are loaded and checked by the process that runs the
+  // turn (a usage error comes back as exit 2 before anything runs); this keeps the client light.
   const toolSelection = { noTools: flags.tools === false, enabled: flags.tool ?? [] };
-  buildToolRegistry(config.value, toolSelection);
-
   const conversationId =
     existing ?? (forkSource ? forkConversation(workspace.conversationsDirectory, forkSource).id : createConversation(workspace.conversationsDirectory).id);
   onConversation(conversationId);
@@ -178,7 +167,6 @@ async function prepare(
       if (choice === 'resume') resume = true;
       else discard = true;
     }
-    activateConversation(sessions, session, conversationId);
     const request: RunRequest = {
       conversation_id: conversationId,
       workspace: { root: workspace.root, is_default: workspace.isDefault, tool_root: workspace.toolRoot },
@@ -192,19 +180,25 @@ async function prepare(
         workspace_file: context.configInputs().workspaceFile,
         cfg_arguments: context.globals.cfg,
         flags: configFlags(flags),
-        conversation_delta: conversationDelta,
       },
       tools: { no_tools: toolSelection.noTools, enabled: toolSelection.enabled },
       lock_token: lock.token,
       log: context.logSettings(),
+      run_log: path.join(userSubdirectory(workspace, 'processes'), `${conversationId}.log`),
       query: message ?? '',
       started_at: startedAt,
     };
-    return { conversationId, lock, request, model };
+    return { conversationId, lock, request, created: existing === undefined, activate: () => activateConversation(sessions, session, conversationId) };
   } catch (error) {
     lock.release();
+    if (existing === undefined) removeIfUnused(workspace.conversationsDirectory, conversationId);
     throw error;
   }
+}
+
+/** A conversation this query created but that never got an event is removed when the query fails early. */
+export function removeIfUnused(conversationsDirectory: string, conversationId: string): void {
+  if (readEventLog(eventsFile(conversationsDirectory, conversationId)).events.length === 0) removeConversation(conversationsDirectory, conversationId);
 }
 
 /** A new message on a conversation with an incomplete turn: resume it, drop it, or stop. */
@@ -249,29 +243,26 @@ async function execute(context: CommandContext, prepared: Prepared, flags: Query
     quiet: context.globals.quiet,
     spinner: !flags.detach,
   });
-  if (prepared.model.provider === 'test') {
-    renderer.status(`jp: test provider: replaying ${prepared.model.testScript}; no model is called`);
-  }
-  if (flags.server === false) return runInProcess(context, prepared, renderer);
+  if (flags.server === false) return (await import('./query-in-process.ts')).runInProcess(context, prepared, renderer);
 
   const workspace = context.workspace();
-  const processes = userSubdirectory(workspace, 'processes');
   const logger = await context.logger();
   logger.info('starting a query server', { conversation_id: conversationId, detach: flags.detach ?? false });
   let spawned;
   try {
     spawned = await spawnServer(request, {
       entry: process.argv[1]!,
-      logFile: path.join(processes, `${conversationId}.log`),
       environment: context.facts.environment,
       shareStderr: request.log.file === '-' && request.log.verbosity > 0 && !flags.detach,
     });
     logger.info('query server ready', { pid: spawned.pid, socket: spawned.socketPath });
   } catch (error) {
     prepared.lock.release();
+    if (prepared.created) removeIfUnused(workspace.conversationsDirectory, conversationId);
     throw error;
   }
   prepared.lock.forget();
+  prepared.activate();
 
   if (flags.detach) {
     if (renderer instanceof JsonRenderer) renderer.detached(conversationId, spawned.pid);
@@ -294,93 +285,6 @@ async function execute(context: CommandContext, prepared: Prepared, flags: Query
     conversationId,
   });
   const outcome = await withClientSignals(context, client, true, () => client.run());
-  return finishOutcome(context, renderer, outcome, conversationId, prepared, request.started_at);
+  return finishOutcome(context, renderer, outcome, conversationId, { text: request.query, model: null, startedAt: request.started_at });
 }
 
-/** Keys and signals while a client runs: Ctrl+C interrupts, Ctrl+Z detaches, SIGTERM stops. */
-export async function withClientSignals<T>(context: CommandContext, client: TerminalClient, canDetach: boolean, body: () => Promise<T>): Promise<T> {
-  const onInterrupt = (): void => client.interrupt();
-  const onSuspend = (): void => client.detach();
-  const onTerminate = (): void => client.shutdown('terminate');
-  const onHangup = (): void => client.detach();
-  process.on('SIGINT', onInterrupt);
-  process.on('SIGTERM', onTerminate);
-  process.on('SIGHUP', onHangup);
-  if (canDetach) process.on('SIGTSTP', onSuspend);
-  context.stdout.onClosed = () => client.shutdown('output_closed');
-  try {
-    return await body();
-  } finally {
-    process.off('SIGINT', onInterrupt);
-    process.off('SIGTERM', onTerminate);
-    process.off('SIGHUP', onHangup);
-    if (canDetach) process.off('SIGTSTP', onSuspend);
-  }
-}
-
-async function runInProcess(context: CommandContext, prepared: Prepared, renderer: Renderer): Promise<number> {
-  const { request, conversationId } = prepared;
-  const workspace = context.workspace();
-  const config = context.config(request.config.flags, { id: conversationId, delta: request.config.conversation_delta });
-  const setup = {
-    workspace,
-    config,
-    model: prepared.model,
-    tools: buildToolRegistry(config.value, { noTools: request.tools.no_tools, enabled: request.tools.enabled }),
-  };
-  const run = new Run({ request, setup, lock: prepared.lock, logger: await context.logger(), version: jpVersion, socketPath: null, logFile: null });
-  run.register();
-  const pair = createInMemoryPair();
-  run.server.accept(pair.server);
-  const prompter = canPrompt(context.facts) ? new TerminalPrompter() : undefined;
-  const client = new TerminalClient({
-    link: pair.client,
-    renderer,
-    prompter,
-    readOnly: false,
-    history: 'none',
-    eventsFile: eventsFile(workspace.conversationsDirectory, conversationId),
-    conversationId,
-  });
-  let result: ResultObject | undefined;
-  const outcome = await withClientSignals(context, client, false, async () => {
-    const clientOutcome = client.run();
-    result = await run.server.run();
-    return clientOutcome;
-  });
-  run.finish(result);
-  return finishOutcome(context, renderer, outcome, conversationId, prepared, request.started_at);
-}
-
-async function finishOutcome(
-  context: CommandContext,
-  renderer: Renderer,
-  outcome: ClientOutcome,
-  conversationId: string,
-  prepared: Prepared,
-  startedAt: number,
-): Promise<number> {
-  switch (outcome.kind) {
-    case 'result':
-      renderer.finish(outcome.result);
-      await renderer.flush();
-      return outcome.result.exit_code;
-    case 'detached':
-      if (renderer instanceof JsonRenderer) renderer.detached(conversationId, null);
-      renderer.status(`Detached: ${conversationId}. The run goes on; \`jp conversation attach ${conversationId}\` shows it again.`);
-      await renderer.flush();
-      return 0;
-    case 'refused':
-    case 'lost': {
-      const error =
-        outcome.kind === 'refused'
-          ? new RunError(outcome.code, outcome.message)
-          : new RunError('server_lost', `the query server${outcome.serverPid ? ` (pid ${outcome.serverPid})` : ''} for ${conversationId} stopped without a result`, {
-              hint: `What it did is saved. See \`jp conversation print ${conversationId}\`, and resume with \`jp query --continue --id=${conversationId}\`.`,
-            });
-      renderer.finish(buildErrorResult({ conversationId, query: prepared.request.query, error, model: prepared.model.id, startedAt }));
-      await renderer.flush();
-      return error.exitCode;
-    }
-  }
-}

@@ -1,0 +1,7 @@
+import path from 'node:path';
+
+/** `$XDG_CONFIG_HOME/jp/config.toml` (default `~/.config/jp/config.toml`). */
+export function userConfigFile(environment: NodeJS.ProcessEnv, home: string): string {
+  const base = environment.XDG_CONFIG_HOME || path.join(home, '.config');
+  return path.join(base, 'jp', 'config.toml');
+}

@@ -1,0 +1,55 @@
+/**
+ * Validation of messages received from clients (untrusted input): used by the server only, so the
+ * client never loads zod. Imports nothing from the project outside this module.
+ */
+import * as z from 'zod/mini';
+import type { ClientMessage } from './messages.ts';
+
+type JsonObject = { [key: string]: unknown };
+
+const clientHelloSchema = z.object({
+  type: z.literal('hello'),
+  version: z.number(),
+  can_prompt: z.boolean(),
+  read_only: z.optional(z.boolean()),
+});
+
+const clientMessageSchema = z.discriminatedUnion('type', [
+  clientHelloSchema,
+  z.object({ type: z.literal('inquiry_response'), id: z.string(), answer: z.unknown() }),
+  z.object({ type: z.literal('signal'), kind: z.literal('interrupt') }),
+  z.object({
+    type: z.literal('interrupt_action'),
+    action: z.enum(['stop', 'abort', 'continue', 'reply', 'detach']),
+    reply: z.optional(z.string()),
+  }),
+  z.object({ type: z.literal('disconnect'), detach: z.optional(z.boolean()) }),
+  z.object({
+    type: z.literal('shutdown'),
+    reason: z.optional(z.enum(['user', 'interrupt', 'terminate', 'output_closed'])),
+  }),
+]);
+
+export type ParsedClientMessage =
+  | { ok: true; message: ClientMessage }
+  | { ok: false; code: 'unknown_type' | 'invalid_message'; message: string };
+
+/** Validates an untrusted value received from a client. Never throws. */
+export function parseClientMessage(value: unknown): ParsedClientMessage {
+  const result = clientMessageSchema.safeParse(value);
+  if (result.success) {
+    if (result.data.type === 'inquiry_response' && !('answer' in (value as JsonObject))) {
+      return { ok: false, code: 'invalid_message', message: 'invalid inquiry_response message at answer' };
+    }
+    return { ok: true, message: result.data };
+  }
+  const type = typeof value === 'object' && value !== null ? (value as JsonObject).type : undefined;
+  const known = ['hello', 'inquiry_response', 'signal', 'interrupt_action', 'disconnect', 'shutdown'];
+  if (typeof type !== 'string' || !known.includes(type)) {
+    return { ok: false, code: 'unknown_type', message: `unknown message type ${JSON.stringify(type ?? null)}` };
+  }
+  const issue = result.error.issues[0];
+  const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
+  return { ok: false, code: 'invalid_message', message: `invalid ${type} message${where}` };
+}
+

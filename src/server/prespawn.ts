@@ -1,0 +1,53 @@
+/**
+ * Starting the query server as early as possible: `jp query` spawns it before parsing anything, so
+ * the server's start-up (a second Node.js process) overlaps the client's own work. The server then
+ * waits for its run request on fd 3; if the client never sends one (a usage error, --help), the
+ * server sees the channel close and exits quietly.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import type net from 'node:net';
+
+let prespawned: ChildProcess | undefined;
+
+/**
+ * A small young generation and --expose-gc keep the server's memory flat under connection floods
+ * (see collectAfterChurn in serve.ts); its workload is a low-bandwidth stream.
+ */
+export function serverArguments(entry: string): string[] {
+  return [...process.execArgv, '--max-semi-space-size=2', '--expose-gc', entry, '__serve'];
+}
+
+/** Starts a server process; stdio goes nowhere until the server opens its own run log. */
+export function startServerProcess(entry: string, options: { cwd: string; environment: NodeJS.ProcessEnv; shareStderr: boolean }): ChildProcess {
+  const child = spawn(process.execPath, serverArguments(entry), {
+    cwd: options.cwd,
+    env: options.environment,
+    detached: true,
+    stdio: ['ignore', 'ignore', options.shareStderr ? 2 : 'ignore', 'pipe'],
+  });
+  child.unref();
+  (child.stdio[3] as net.Socket).unref();
+  return child;
+}
+
+/** Whether this command line will want a query server (a cheap guess; a wrong guess only costs a start-up). */
+export function wantsServer(argv: readonly string[]): boolean {
+  if (!argv.includes('query') && !argv.includes('q')) return false;
+  const logToStderr = argv.includes('--log-file=-') || argv.some((argument, index) => argument === '--log-file' && argv[index + 1] === '-');
+  return !argv.includes('--no-server') && !argv.includes('--help') && !argv.includes('-h') && !logToStderr;
+}
+
+export function prespawnServer(entry: string): void {
+  prespawned = startServerProcess(entry, { cwd: process.cwd(), environment: process.env, shareStderr: false });
+  prespawned.on('error', () => {
+    prespawned = undefined;
+  });
+}
+
+/** The prespawned server, if it is still alive; it can be taken once. */
+export function takePrespawnedServer(): ChildProcess | undefined {
+  const child = prespawned;
+  prespawned = undefined;
+  if (!child || child.exitCode !== null || child.signalCode !== null) return undefined;
+  return child;
+}

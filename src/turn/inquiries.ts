@@ -158,10 +158,13 @@ export class InquiryResolver {
 
     let configExclusive: boolean | undefined;
     let defaultProblem: string | undefined;
+    // Routing sees the question with the user's configured default in it (the log keeps the tool's own).
+    let routed: Inquiry = inquiry;
     if (inquiry.kind === 'tool_question') {
       const applied = applyQuestionConfig(config, inquiry.tool, inquiry.question);
       configExclusive = applied.configExclusive;
       defaultProblem = applied.defaultProblem;
+      routed = { ...inquiry, question: applied.question };
       if (applied.target === 'assistant') {
         return this.askAssistant(id, inquiry, 'LlmInquiry', `answered by the assistant: conversation.tools.${inquiry.tool}.questions.${inquiry.question.id}.target = "assistant"`);
       }
@@ -172,10 +175,10 @@ export class InquiryResolver {
       // Resolved on every pass: a client that detaches while a prompt is open changes the built-in default.
       const policy = resolveDetachedPolicy(config, inquiry.tool, policyKindOf(inquiry.kind), builtinDetached());
       const hasClient = host.hasPromptingClient() && invalidAnswers < maxInvalidClientAnswers;
-      const action = route(inquiry, { hasClient, policy: policy.value, configExclusive });
+      const action = route(routed, { hasClient, policy: policy.value, configExclusive });
       switch (action) {
         case 'PromptClient': {
-          const reply = await host.askClient(id, inquiry, this.context.signal);
+          const reply = await host.askClient(id, routed, this.context.signal);
           if (this.context.signal.aborted) throw this.context.signal.reason ?? new StopRequest('shutdown');
           if (!reply.answered) continue;
           if (!isValidAnswer(inquiry, reply.answer)) {
@@ -192,7 +195,7 @@ export class InquiryResolver {
         case 'LlmInquiry':
           return this.askAssistant(id, inquiry, action, `answered by the assistant: no user is available, and ${policySentence(inquiry.tool, 'tool', policy)}`);
         case 'UseDefault': {
-          const question = inquiry.kind === 'tool_question' ? applyQuestionConfig(config, inquiry.tool, inquiry.question).question : undefined;
+          const question = routed.kind === 'tool_question' ? routed.question : undefined;
           return this.record(id, (question?.default ?? null) as JsonValue, 'policy', action, `answered with the question's default: no user is available, and ${policySentence(inquiry.tool, 'tool', policy)}`);
         }
         case 'Fail': {

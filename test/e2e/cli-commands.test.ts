@@ -1,0 +1,184 @@
+/**
+ * The everyday commands through the built binary: init, workspace discovery, config show (and its
+ * errors), conversation ls / print / use / fork / rm, local command tools, and usage errors.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { conversationIds, createSandbox, readEvents, runJp, testProvider, type Sandbox } from '../support/jp.ts';
+
+const cleanups: (() => unknown)[] = [];
+after(async () => {
+  for (const cleanup of cleanups) await cleanup();
+});
+
+function sandboxed(options: { init?: boolean; config?: string } = {}): Sandbox {
+  const sandbox = createSandbox(options);
+  cleanups.push(() => sandbox.cleanup());
+  return sandbox;
+}
+
+describe('workspaces', () => {
+  it('init creates .jp/; commands find the nearest .jp/ upward; outside one, a per-user default workspace', async () => {
+    const sandbox = sandboxed({ init: false });
+    const initialized = await runJp(sandbox, ['init']);
+    assert.equal(initialized.code, 0, initialized.stderr);
+    assert.ok(statSync(path.join(sandbox.workspace, '.jp', 'conversations')).isDirectory());
+    assert.match(readFileSync(path.join(sandbox.workspace, '.jp', 'config.toml'), 'utf8'), /\[conversation\.tools\.defaults\]/);
+    assert.equal((await runJp(sandbox, ['init'])).code, 0, 'init twice is harmless');
+
+    const nested = path.join(sandbox.workspace, 'a', 'b');
+    mkdirSync(nested, { recursive: true });
+    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'hi' }] }] });
+    assert.equal((await runJp(sandbox, ['query', ...script.slice(0, 2), '-c', `providers.test.script=${path.join(sandbox.workspace, 'script.json')}`, 'from below'], { cwd: nested })).code, 0);
+    assert.equal(conversationIds(sandbox).length, 1, 'the conversation went to the workspace above');
+
+    const outside = path.join(sandbox.root, 'elsewhere');
+    mkdirSync(outside);
+    const result = await runJp(sandbox, ['query', '-m', 'test', '-c', `providers.test.script=${path.join(sandbox.workspace, 'script.json')}`, 'outside'], { cwd: outside });
+    assert.equal(result.code, 0, result.stderr);
+    assert.ok(existsSync(path.join(sandbox.dataHome, 'jp', 'default-workspace', '.jp', 'conversations')));
+    const userState = path.join(sandbox.dataHome, 'jp', 'workspace');
+    for (const directory of [userState, path.join(sandbox.dataHome, 'jp', 'default-workspace', '.jp')]) {
+      assert.equal(statSync(directory).mode & 0o077, 0, `${directory} is private`);
+    }
+  });
+});
+
+describe('config show', () => {
+  it('prints each key with the layer that set it, and --effective per inquiry kind', async () => {
+    const sandbox = sandboxed({ config: '[conversation.tools.fs_modify_file]\ndetached = { run = "auto" }\n' });
+    const shown = await runJp(sandbox, ['config', 'show', '-c', 'assistant.max_turns=7'], { env: { JP_CFG_ASSISTANT__MODEL: 'ollama/x' } });
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(shown.stdout, /assistant\.model = "ollama\/x"\s+# JP_CFG_ASSISTANT__MODEL/);
+    assert.match(shown.stdout, /assistant\.max_turns = 7\s+# --cfg assistant\.max_turns=7/);
+    assert.match(shown.stdout, /conversation\.tools\.fs_modify_file\.detached\.run = "auto"\s+# .*\.jp\/config\.toml/);
+    const effective = await runJp(sandbox, ['config', 'show', '--effective', 'fs_modify_file']);
+    assert.match(effective.stdout, /detached\.run\s+= auto\s+set by conversation\.tools\.fs_modify_file\.detached\.run/);
+    assert.match(effective.stdout, /detached\.tool\s+= deny\s+set by built-in/);
+    const json = JSON.parse((await runJp(sandbox, ['config', 'show', '--json', '--effective', 'fs_modify_file'])).stdout);
+    assert.equal(json.detached.run.policy, 'auto');
+    assert.equal(json.detached.deliver.with_detach, 'defer');
+  });
+
+  it('a broken workspace config fails every command that loads it with exit 2, naming file and line', async () => {
+    const sandbox = sandboxed({ config: '[assistant]\nmodel = "test"\nmax_turn = 3\n' });
+    const before = readFileSync(path.join(sandbox.workspace, '.jp', 'config.toml'), 'utf8');
+    for (const args of [['config', 'show'], ['query', 'hi']]) {
+      const result = await runJp(sandbox, args);
+      assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
+      assert.match(result.stderr, /\.jp\/config\.toml:3: unknown key assistant\.max_turn/);
+    }
+    assert.equal(readFileSync(path.join(sandbox.workspace, '.jp', 'config.toml'), 'utf8'), before);
+    assert.deepEqual(conversationIds(sandbox), [], 'a failed query leaves no conversation behind');
+  });
+});
+
+describe('conversation commands', () => {
+  it('ls, print --last, use, fork and rm', async () => {
+    const sandbox = sandboxed();
+    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'Answer.' }] }] });
+    assert.equal((await runJp(sandbox, ['query', ...script, 'first question'])).code, 0);
+    assert.equal((await runJp(sandbox, ['query', ...script, 'second question'])).code, 0);
+    const [id] = conversationIds(sandbox);
+    const listed = await runJp(sandbox, ['conversation', 'ls']);
+    assert.match(listed.stdout, new RegExp(`\\* ${id}\\s+\\S+ \\S+\\s+idle\\s+first question`));
+    const printed = await runJp(sandbox, ['conversation', 'print', id!]);
+    assert.equal(printed.stdout, 'Answer.Answer.\n');
+    assert.match(printed.stderr, /> first question/);
+    const last = await runJp(sandbox, ['conversation', 'print', '--last']);
+    assert.equal(last.stdout, 'Answer.\n');
+    const forked = await runJp(sandbox, ['conversation', 'fork', id!]);
+    const forkId = forked.stdout.trim();
+    assert.match(forkId, /^jp-c\d{16}$/);
+    assert.deepEqual(readEvents(sandbox, forkId).filter((event) => event.type === 'chat_request').map((event) => event.content), ['first question', 'second question']);
+    assert.equal((await runJp(sandbox, ['conversation', 'use', id!])).code, 0);
+    assert.equal((await runJp(sandbox, ['conversation', 'rm', forkId])).code, 0);
+    assert.deepEqual(conversationIds(sandbox), [id]);
+    const missing = await runJp(sandbox, ['conversation', 'print', 'not-an-id']);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /is not a conversation id/);
+  });
+
+  it('print renders a log with damaged lines, saying how many were skipped', async () => {
+    const sandbox = sandboxed();
+    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'kept' }] }] });
+    await runJp(sandbox, ['query', ...script, 'q']);
+    const [id] = conversationIds(sandbox);
+    const file = path.join(sandbox.workspace, '.jp', 'conversations', id!, 'events.ndjson');
+    const lines = readFileSync(file, 'utf8').split('\n');
+    lines.splice(2, 0, '{"garbage');
+    writeFileSync(file, lines.join('\n'));
+    const printed = await runJp(sandbox, ['conversation', 'print', id!]);
+    assert.equal(printed.code, 0);
+    assert.equal(printed.stdout, 'kept\n');
+    assert.match(printed.stderr, /skipped 1 damaged line\(s\) \(lines 3\)/);
+  });
+});
+
+describe('local command tools from config', () => {
+  it('runs the command with the arguments, validates them, and asks its questions through the inquiry machinery', async () => {
+    const tool = [
+      '[conversation.tools.deploy]',
+      'command = "node deploy.mjs"',
+      'description = "Deploy the site"',
+      'run = "unattended"',
+      'parameters.target = { type = "string", required = true, enum = ["staging", "production"] }',
+      '[conversation.tools.deploy.questions.confirm]',
+      'default = true',
+    ].join('\n');
+    const sandbox = sandboxed({ config: tool + '\n' });
+    sandbox.write(
+      'deploy.mjs',
+      [
+        "const call = JSON.parse(require('fs').readFileSync(0, 'utf8'));",
+        "if (call.answers.confirm === undefined) { console.log(JSON.stringify({ type: 'needs_input', question: { id: 'confirm', text: 'Really deploy to ' + call.arguments.target + '?', answer_type: 'boolean' } })); process.exit(0); }",
+        "require('fs').writeFileSync('deployed.txt', call.arguments.target + ' ' + call.answers.confirm);",
+        "console.log(JSON.stringify({ type: 'success', content: 'deployed to ' + call.arguments.target }));",
+      ]
+        .join('\n')
+        .replace(/require\('fs'\)/g, '(await import("node:fs"))'),
+    );
+    const script = testProvider(sandbox, {
+      steps: [
+        { parts: [{ tool_call: { name: 'deploy', arguments: { target: 'nowhere' } } }] },
+        { parts: [{ tool_call: { name: 'deploy', arguments: { target: 'staging' } } }] },
+        { parts: [{ text: 'Deployed.' }] },
+      ],
+    });
+    const result = await runJp(sandbox, ['query', '--json', ...script, '-c', 'conversation.tools.deploy.detached.tool="defaults"', 'deploy it']);
+    assert.equal(result.code, 0, result.stderr);
+    const final = JSON.parse(result.stdout.trim().split('\n').pop()!);
+    assert.equal(final.tools[0].status, 'error');
+    assert.match(final.tools[0].result, /Invalid arguments for deploy: target/);
+    assert.equal(final.tools[1].status, 'ok');
+    assert.equal(final.tools[1].result, 'deployed to staging');
+    assert.equal(sandbox.read('deployed.txt'), 'staging true');
+    const events = readEvents(sandbox, conversationIds(sandbox)[0]!);
+    const question = events.find((event) => event.type === 'inquiry_request');
+    assert.equal(question?.inquiry.question.text, 'Really deploy to staging?');
+    assert.deepEqual(
+      events.filter((event) => event.type === 'inquiry_response').map((event) => [event.by, event.action, event.answer]),
+      [['policy', 'UseDefault', true]],
+    );
+  });
+});
+
+describe('usage errors', () => {
+  it('bad flags exit 2 with the reason on stderr and nothing on stdout', async () => {
+    const sandbox = sandboxed();
+    for (const [args, pattern] of [
+      [['query', '--new', '--id=jp-c1', 'x'], /--new and --id cannot be used together/],
+      [['query', '--max-turns', 'zero', 'x'], /--max-turns "zero" is not a positive integer/],
+      [['query', '--detach', '--no-server', 'x'], /--detach needs a query server/],
+      [['query', '--bogus'], /unknown option '--bogus'/],
+      [['frobnicate'], /unknown command 'frobnicate'/],
+    ] as const) {
+      const result = await runJp(sandbox, [...args]);
+      assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
+      assert.match(result.stderr, pattern);
+      assert.equal(result.stdout, '');
+    }
+  });
+});

@@ -2,7 +2,11 @@
  * Shared by the commands that run a terminal client (query, attach): signal handling while it
  * runs, and turning its outcome into output and an exit code.
  */
-import type { ClientOutcome, TerminalClient } from '../client/terminal-client.ts';
+import { TerminalPrompter } from '../client/prompts.ts';
+import { TerminalClient, type ClientOutcome, type HistoryMode } from '../client/terminal-client.ts';
+import { eventsFile } from '../conversation/store.ts';
+import type { ServerLink } from '../protocol/link.ts';
+import { canPrompt } from './facts.ts';
 import { JsonRenderer } from '../client/json-renderer.ts';
 import type { Renderer } from '../client/renderer.ts';
 import { RunError } from '../errors.ts';
@@ -30,9 +34,20 @@ export async function withClientSignals<T>(context: CommandContext, client: Term
   }
 }
 
-/** Output and exit code for a foreground query's client outcome. */
-export async function finishOutcome(
+/** A terminal client on `link`, prompting on /dev/tty when this process can. */
+export function createTerminalClient(
   context: CommandContext,
+  options: { link: ServerLink; renderer: Renderer; conversationId: string; readOnly: boolean; history: HistoryMode },
+): TerminalClient {
+  return new TerminalClient({
+    ...options,
+    prompter: !options.readOnly && canPrompt(context.facts) ? new TerminalPrompter() : undefined,
+    eventsFile: eventsFile(context.workspace().conversationsDirectory, options.conversationId),
+  });
+}
+
+/** Output and exit code for a client's outcome (a foreground query or an attach). */
+export async function finishOutcome(
   renderer: Renderer,
   outcome: ClientOutcome,
   conversationId: string,
@@ -52,7 +67,7 @@ export async function finishOutcome(
     case 'lost': {
       const error =
         outcome.kind === 'refused'
-          ? new RunError(outcome.code, outcome.message)
+          ? new RunError(outcome.code, outcome.message, outcome.code === 'prompting_client_attached' ? { hint: `jp conversation attach --read-only ${conversationId}` } : {})
           : new RunError('server_lost', `the query server${outcome.serverPid ? ` (pid ${outcome.serverPid})` : ''} for ${conversationId} stopped without a result`, {
               hint: `What it did is saved. See \`jp conversation print ${conversationId}\`, and resume with \`jp query --continue --id=${conversationId}\`.`,
             });

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { startFakeProvider, stepByToolResults, textStep, toolStep } from '../support/fake-provider.ts';
-import { conversationIds, createSandbox, eventually, fakeModelArguments, jpBinary, processAlive, readEvents, runJp, sleep, testProvider, type Sandbox } from '../support/jp.ts';
+import { createSandbox, eventually, fakeModelArguments, jpBinary, processAlive, readEvents, runJp, sleep, testProvider, type Sandbox } from '../support/jp.ts';
 import { runInTerminal, shellQuote } from '../support/pty.ts';
 
 const cleanups: (() => unknown)[] = [];

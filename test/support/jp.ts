@@ -11,7 +11,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const jpBinary = path.join(repositoryRoot, 'dist', 'jp.mjs');
+/** The binary under test; JP_TEST_BINARY points long runs (bench/crash.ts) at a copy that rebuilds cannot touch. */
+export const jpBinary = process.env.JP_TEST_BINARY ?? path.join(repositoryRoot, 'dist', 'jp.mjs');
 
 if (!existsSync(jpBinary)) throw new Error(`${jpBinary} is missing: run \`npm run build\` first (npm test does)`);
 

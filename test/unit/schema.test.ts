@@ -4,10 +4,8 @@
  * code writes (results, renderer lines) passes too.
  */
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { JsonRenderer } from '../../src/client/json-renderer.ts';
 import { eventTypes, isConversationEvent, type ConversationEvent } from '../../src/conversation/events.ts';
 import { exitCodeOf, JpError, type RunStatus } from '../../src/errors.ts';
@@ -18,7 +16,6 @@ import type { TurnOutcome } from '../../src/turn/engine.ts';
 import { StopRequest } from '../../src/turn/host.ts';
 import { createAjv, loadSchemas, schemaBase } from '../support/schemas.ts';
 
-const schemaDirectory = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'schema');
 const base = schemaBase;
 const EVENT = `${base}event.schema.json`;
 const LINE = `${base}output-line.schema.json`;

@@ -8,17 +8,15 @@ import { readEventLog } from '../../conversation/reader.ts';
 import { eventsFile } from '../../conversation/store.ts';
 import { conversationStatus, formatStatus } from '../../conversation/turn-state.ts';
 import { createRenderer } from '../../client/create-renderer.ts';
-import { TerminalPrompter } from '../../client/prompts.ts';
 import { connectToServer } from '../../client/socket-link.ts';
-import { TerminalClient, type HistoryMode } from '../../client/terminal-client.ts';
+import type { HistoryMode } from '../../client/terminal-client.ts';
 import { RunError, UsageError } from '../../errors.ts';
 import { liveEntry, type RegistryEntry } from '../../server/registry.ts';
 import type { Workspace } from '../../workspace/workspace.ts';
 import { userSubdirectory } from '../../workspace/workspace.ts';
 import type { CommandContext } from '../context.ts';
-import { canPrompt } from '../facts.ts';
 import { targetConversation } from '../targets.ts';
-import { withClientSignals } from '../client-session.ts';
+import { createTerminalClient, finishOutcome, withClientSignals } from '../client-session.ts';
 
 /** The live server of a conversation, or an error that says what to do instead. */
 export function requireRunning(workspace: Workspace, conversationId: string): RegistryEntry & { socket_path: string } {
@@ -50,7 +48,6 @@ export async function conversationAttachCommand(context: CommandContext, id: str
   const conversationId = targetConversation(workspace, context.facts.environment, id);
   const entry = requireRunning(workspace, conversationId);
   const readOnly = options.readOnly ?? false;
-  const prompter = !readOnly && canPrompt(context.facts) ? new TerminalPrompter() : undefined;
   const renderer = await createRenderer({
     format: context.format,
     stdout: context.stdout,
@@ -61,33 +58,7 @@ export async function conversationAttachCommand(context: CommandContext, id: str
     spinner: false,
   });
   const link = await connectToServer(entry.socket_path);
-  const client = new TerminalClient({
-    link,
-    renderer,
-    prompter,
-    readOnly,
-    history,
-    eventsFile: eventsFile(workspace.conversationsDirectory, conversationId),
-    conversationId,
-  });
+  const client = createTerminalClient(context, { link, renderer, conversationId, readOnly, history });
   const outcome = await withClientSignals(context, client, true, () => client.run());
-  switch (outcome.kind) {
-    case 'result':
-      renderer.finish(outcome.result);
-      await renderer.flush();
-      return outcome.result.exit_code;
-    case 'detached':
-      renderer.status(`Detached: ${conversationId}. The run goes on.`);
-      await renderer.flush();
-      return 0;
-    case 'refused':
-      await renderer.flush();
-      return context.reportError(new RunError(outcome.code, outcome.message, outcome.code === 'prompting_client_attached' ? { hint: `jp conversation attach --read-only ${conversationId}` } : {}), conversationId);
-    case 'lost':
-      await renderer.flush();
-      return context.reportError(
-        new RunError('server_lost', `the query server of ${conversationId} went away`, { hint: `\`jp conversation ls\` shows its state; resume with \`jp query --continue --id=${conversationId}\` if it stopped half way.` }),
-        conversationId,
-      );
-  }
+  return finishOutcome(renderer, outcome, conversationId, { text: '', model: null, startedAt: Date.now() });
 }

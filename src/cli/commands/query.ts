@@ -12,9 +12,7 @@ import { forkConversation } from '../../conversation/fork.ts';
 import { createRenderer } from '../../client/create-renderer.ts';
 import { JsonRenderer } from '../../client/json-renderer.ts';
 import { TerminalPrompter } from '../../client/prompts.ts';
-import type { Renderer } from '../../client/renderer.ts';
 import { connectToServer } from '../../client/socket-link.ts';
-import { TerminalClient } from '../../client/terminal-client.ts';
 import { JpError, toJpError, UsageError } from '../../errors.ts';
 import { registerSecretsFrom } from '../../redact.ts';
 import { buildErrorResult } from '../../server/result.ts';
@@ -23,7 +21,7 @@ import { spawnServer } from '../../server/spawn.ts';
 import { acquireLock, type ConversationLock } from '../../workspace/lock.ts';
 import { activateConversation, activeConversation, sessionKey } from '../../workspace/session.ts';
 import { prepareWorkspace, userSubdirectory } from '../../workspace/workspace.ts';
-import { finishOutcome, withClientSignals } from '../client-session.ts';
+import { createTerminalClient, finishOutcome, withClientSignals } from '../client-session.ts';
 import type { CommandContext, FlagValue } from '../context.ts';
 import { canPrompt } from '../facts.ts';
 import { combineInput, defaultStdinWaitMilliseconds, readStandardInput } from '../stdin.ts';
@@ -274,17 +272,8 @@ async function execute(context: CommandContext, prepared: Prepared, flags: Query
     return 0;
   }
   const link = await connectToServer(spawned.socketPath);
-  const prompter = canPrompt(context.facts) ? new TerminalPrompter() : undefined;
-  const client = new TerminalClient({
-    link,
-    renderer,
-    prompter,
-    readOnly: false,
-    history: 'none',
-    eventsFile: eventsFile(workspace.conversationsDirectory, conversationId),
-    conversationId,
-  });
+  const client = createTerminalClient(context, { link, renderer, conversationId, readOnly: false, history: 'none' });
   const outcome = await withClientSignals(context, client, true, () => client.run());
-  return finishOutcome(context, renderer, outcome, conversationId, { text: request.query, model: null, startedAt: request.started_at });
+  return finishOutcome(renderer, outcome, conversationId, { text: request.query, model: null, startedAt: request.started_at });
 }
 

@@ -282,7 +282,7 @@ export class QueryServer implements TurnHost {
 
   // ---- the run -------------------------------------------------------------------------------
 
-  /** Runs the request to its end and returns the result; never throws. */
+  /** Runs the request to its end and returns the result (clients hear it from closeAll); never throws. */
   async run(): Promise<ResultObject> {
     const { request, logger } = this.options;
     if (!request.detached) {
@@ -299,7 +299,6 @@ export class QueryServer implements TurnHost {
       result = this.errorResult(jpError);
     }
     this.finished = true;
-    this.broadcast({ type: 'turn_complete', result: result as unknown as Record<string, unknown> });
     return result;
   }
 
@@ -374,8 +373,13 @@ export class QueryServer implements TurnHost {
     });
   }
 
-  /** Ends every connection after the last messages are flushed. */
-  closeAll(reason: string): void {
+  /**
+   * Tells every client how the run ended, then ends the connections. The owner calls this only
+   * after it has released the conversation: a script that runs its next query the moment this one
+   * returns must not find the lock still held.
+   */
+  closeAll(reason: string, result?: ResultObject): void {
+    if (result) this.broadcast({ type: 'turn_complete', result: result as unknown as Record<string, unknown> });
     this.broadcast({ type: 'process_exiting', reason });
     for (const client of [...this.clients]) client.close();
   }

@@ -141,7 +141,7 @@ export class Run {
     }
   }
 
-  /** After the run: hook, metadata, registry, lock, log. Safe to call more than once. */
+  /** After the run: hook, metadata, log, registry, lock, and only then the result to the clients. Safe to call twice. */
   finish(result: ResultObject | undefined): void {
     if (this.closed) return;
     const { request, setup, logger } = this.options;
@@ -158,7 +158,6 @@ export class Run {
       }
     }
     this.touchMetadata(null);
-    this.server.closeAll(result ? `the run ended: ${result.status}` : 'the server is stopping');
     this.closed = true;
     try {
       this.log.close();
@@ -167,6 +166,7 @@ export class Run {
     }
     removeOwnEntry(this.processesDirectory, this.entry);
     this.options.lock.release();
+    this.server.closeAll(result ? `the run ended: ${result.status}` : 'the server is stopping', result);
     if (result && this.options.logFile) {
       try {
         appendFileSync(this.options.logFile, `[${new Date().toISOString()}] run ended: ${result.status} (exit ${result.exit_code})\n`);

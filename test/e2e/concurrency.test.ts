@@ -42,3 +42,18 @@ describe('50 concurrent `jp query --id=<same>`', () => {
     assert.equal(events.filter((event) => event.type === 'turn_end' && event.status === 'completed').length, 2);
   });
 });
+
+describe('back-to-back queries from a script', () => {
+  const sandbox = createSandbox();
+  after(() => sandbox.cleanup());
+
+  it('the next query never finds the lock still held by the one that just returned', async () => {
+    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'ok' }] }] });
+    for (let index = 0; index < 10; index++) {
+      const result = await runJp(sandbox, ['query', ...script, `message ${index}`]);
+      assert.equal(result.code, 0, `query ${index}: ${result.stderr}`);
+    }
+    const events = readEvents(sandbox, conversationIds(sandbox)[0]!);
+    assert.equal(events.filter((event) => event.type === 'turn_end' && event.status === 'completed').length, 10);
+  });
+});

@@ -4,7 +4,6 @@
  */
 import type { Renderer } from '../../client/renderer.ts';
 import { createInMemoryPair } from '../../server/connection.ts';
-import type { ResultObject } from '../../server/result.ts';
 import { loadRunSetup, Run } from '../../server/run.ts';
 import { createTerminalClient, finishOutcome, withClientSignals } from '../client-session.ts';
 import type { CommandContext } from '../context.ts';
@@ -28,13 +27,11 @@ export async function runInProcess(context: CommandContext, prepared: Prepared, 
   const pair = createInMemoryPair();
   run.server.accept(pair.server);
   const client = createTerminalClient(context, { link: pair.client, renderer, conversationId, readOnly: false, history: 'none' });
-  let result: ResultObject | undefined;
   const outcome = await withClientSignals(context, client, false, async () => {
     const clientOutcome = client.run();
-    result = await run.server.run();
+    run.finish(await run.server.run());
     return clientOutcome;
   });
-  run.finish(result);
   return finishOutcome(renderer, outcome, conversationId, { text: request.query, model: setup.model.id, startedAt: request.started_at });
 }
 

@@ -9,12 +9,23 @@ import type {
   LanguageModelV3StreamPart,
 } from '@ai-sdk/provider';
 import { APICallError } from '@ai-sdk/provider';
+import { setFlagsFromString } from 'node:v8';
 import { JpError, ProviderError, RetryableProviderError } from '../errors.ts';
 import { redact } from '../redact.ts';
 import type { ModelSpec } from './resolve.ts';
 import type { ChatModel, ChatRequest, PromptMessage, StreamPart, Usage } from './types.ts';
 
+/**
+ * fetch's HTTP parser (undici's llhttp) is WebAssembly. V8 tiers it up with an optimizing compile on
+ * a background thread that process exit has to wait for (over 100 ms on a slow machine, after the
+ * answer is already out); the baseline compiler is plenty for parsing one response stream.
+ */
+function keepWebAssemblyOnBaselineCompiler(): void {
+  setFlagsFromString('--liftoff-only');
+}
+
 export async function createSdkLanguageModel(spec: ModelSpec, environment: NodeJS.ProcessEnv): Promise<LanguageModelV3> {
+  keepWebAssemblyOnBaselineCompiler();
   const apiKey = spec.apiKeyVariable ? environment[spec.apiKeyVariable] : undefined;
   switch (spec.provider) {
     case 'openai': {

@@ -127,8 +127,10 @@ describe('kill', () => {
     const conversationId = detached.stdout.trim();
     await eventually('the tool child started', () => sandbox.exists('child.pid') && sandbox.read('child.pid').trim() !== '');
     const toolChild = Number(sandbox.read('child.pid').trim());
-    const entry = JSON.parse(readFileSync(path.join(processesDirectory(sandbox), `${conversationId}.json`), 'utf8'));
-    assert.equal(entry.tool_process_groups.length, 1, 'the registry knows the tool process group');
+    const entry = await eventually('the registry knows the tool process group', () => {
+      const current = JSON.parse(readFileSync(path.join(processesDirectory(sandbox), `${conversationId}.json`), 'utf8'));
+      return current.tool_process_groups.length === 1 ? current : undefined;
+    });
     const toolGroup = entry.tool_process_groups[0].pgid;
     const killed = await runJp(sandbox, ['conversation', 'kill', '--force', conversationId]);
     assert.equal(killed.code, 0, killed.stderr);

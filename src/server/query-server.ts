@@ -322,7 +322,6 @@ export class QueryServer implements TurnHost {
       events.push(event);
     }
     const model = await this.model;
-    const server = this;
     const turn = (resume: boolean, message: string | undefined, reply?: string): Promise<TurnOutcome> =>
       new TurnRun({
         host: this,
@@ -331,7 +330,7 @@ export class QueryServer implements TurnHost {
         model,
         tools: this.options.tools,
         config,
-        builtinDetached: () => server.builtinDetached(),
+        builtinDetached: () => this.builtinDetached(),
         toolRoot: request.workspace.tool_root,
         maxTurns: config.value.assistant?.max_turns ?? 25,
         systemPrompt: config.value.assistant?.system_prompt,

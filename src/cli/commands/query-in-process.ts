@@ -8,7 +8,8 @@ import { loadRunSetup, Run } from '../../server/run.ts';
 import { createTerminalClient, finishOutcome, withClientSignals } from '../client-session.ts';
 import type { CommandContext } from '../context.ts';
 import { jpVersion } from '../version.ts';
-import { removeIfUnused, type Prepared } from './query.ts';
+import type { Prepared } from './query.ts';
+import { removeConversation } from '../../conversation/store.ts';
 
 export async function runInProcess(context: CommandContext, prepared: Prepared, renderer: Renderer): Promise<number> {
   const { request, conversationId } = prepared;
@@ -18,7 +19,7 @@ export async function runInProcess(context: CommandContext, prepared: Prepared, 
     setup = loadRunSetup(request, context.facts.environment);
   } catch (error) {
     prepared.lock.release();
-    if (prepared.created) removeIfUnused(workspace.conversationsDirectory, conversationId);
+    if (prepared.created) removeConversation(workspace.conversationsDirectory, conversationId);
     throw error;
   }
   prepared.activate();

@@ -1,8 +1,9 @@
 /**
- * `jp query [MESSAGE...]`: resolves everything that can fail on the user's input (flags, config,
- * model, conversation, lock, stdin), then runs the turn in a query server it spawns (the default),
- * detaches from it (`--detach`), or runs it in this process (`--no-server`). Either way this process
- * is a client that renders the server's events.
+ * `jp query [MESSAGE...]`: resolves the conversation, takes its lock and reads stdin, then runs the
+ * turn in a query server (the default; started at launch, see prespawn.ts), detaches from it
+ * (`--detach`), or runs it in this process (`--no-server`). Either way this process is a client that
+ * renders the server's events. The process that runs the turn loads and checks the configuration,
+ * the model and the tools; their errors come back before anything runs (exit 2).
  */
 import path from 'node:path';
 import { findIncompleteTurn } from '../../conversation/turn-state.ts';
@@ -189,14 +190,10 @@ async function prepare(
     return { conversationId, lock, request, created: existing === undefined, activate: () => activateConversation(sessions, session, conversationId) };
   } catch (error) {
     lock.release();
-    if (existing === undefined) removeIfUnused(workspace.conversationsDirectory, conversationId);
+    // A failed command leaves nothing behind: a conversation it created is removed again.
+    if (existing === undefined) removeConversation(workspace.conversationsDirectory, conversationId);
     throw error;
   }
-}
-
-/** A conversation this query created but that never got an event is removed when the query fails early. */
-export function removeIfUnused(conversationsDirectory: string, conversationId: string): void {
-  if (readEventLog(eventsFile(conversationsDirectory, conversationId)).events.length === 0) removeConversation(conversationsDirectory, conversationId);
 }
 
 /** A new message on a conversation with an incomplete turn: resume it, drop it, or stop. */
@@ -256,7 +253,7 @@ async function execute(context: CommandContext, prepared: Prepared, flags: Query
     logger.info('query server ready', { pid: spawned.pid, socket: spawned.socketPath });
   } catch (error) {
     prepared.lock.release();
-    if (prepared.created) removeIfUnused(workspace.conversationsDirectory, conversationId);
+    if (prepared.created) removeConversation(workspace.conversationsDirectory, conversationId);
     throw error;
   }
   prepared.lock.forget();

@@ -177,7 +177,14 @@ export class TerminalClient {
         return;
       }
       if (!(error instanceof PromptCancelled)) throw error;
-      if (next.controller.signal.aborted) this.inquiries.splice(this.inquiries.indexOf(next), 1);
+      if (!next.controller.signal.aborted) {
+        // The terminal is gone (it could not be opened): let the run go on without this client,
+        // under the detached policy, rather than leave the server waiting for an answer.
+        this.prompting = false;
+        this.detach();
+        return;
+      }
+      this.inquiries.splice(this.inquiries.indexOf(next), 1);
     } finally {
       this.prompting = false;
     }

@@ -9,33 +9,24 @@ import type {
   LanguageModelV3StreamPart,
 } from '@ai-sdk/provider';
 import { APICallError } from '@ai-sdk/provider';
-import { setFlagsFromString } from 'node:v8';
 import { JpError, ProviderError, RetryableProviderError } from '../errors.ts';
 import { redact } from '../redact.ts';
+import { httpFetch } from './http-fetch.ts';
 import type { ModelSpec } from './resolve.ts';
 import type { ChatModel, ChatRequest, PromptMessage, StreamPart, Usage } from './types.ts';
 
-/**
- * fetch's HTTP parser (undici's llhttp) is WebAssembly. V8 tiers it up with an optimizing compile on
- * a background thread that process exit has to wait for (over 100 ms on a slow machine, after the
- * answer is already out); the baseline compiler is plenty for parsing one response stream.
- */
-function keepWebAssemblyOnBaselineCompiler(): void {
-  setFlagsFromString('--liftoff-only');
-}
-
 export async function createSdkLanguageModel(spec: ModelSpec, environment: NodeJS.ProcessEnv): Promise<LanguageModelV3> {
-  keepWebAssemblyOnBaselineCompiler();
   const apiKey = spec.apiKeyVariable ? environment[spec.apiKeyVariable] : undefined;
+  const fetch = httpFetch as unknown as typeof globalThis.fetch;
   switch (spec.provider) {
     case 'openai': {
       const { createOpenAI } = await import('@ai-sdk/openai');
-      const provider = createOpenAI({ apiKey, ...(spec.baseUrl ? { baseURL: spec.baseUrl } : {}) });
+      const provider = createOpenAI({ apiKey, fetch, ...(spec.baseUrl ? { baseURL: spec.baseUrl } : {}) });
       return spec.openaiApi === 'chat' ? provider.chat(spec.model) : provider.responses(spec.model);
     }
     case 'anthropic': {
       const { createAnthropic } = await import('@ai-sdk/anthropic');
-      return createAnthropic({ apiKey, ...(spec.baseUrl ? { baseURL: spec.baseUrl } : {}) })(spec.model);
+      return createAnthropic({ apiKey, fetch, ...(spec.baseUrl ? { baseURL: spec.baseUrl } : {}) })(spec.model);
     }
     case 'ollama':
     case 'openai-compatible': {
@@ -44,6 +35,7 @@ export async function createSdkLanguageModel(spec: ModelSpec, environment: NodeJ
         name: spec.compatibleName ?? 'ollama',
         baseURL: spec.baseUrl!,
         includeUsage: true,
+        fetch,
         ...(apiKey ? { apiKey } : {}),
       });
       return provider.chatModel(spec.model);

@@ -1,0 +1,132 @@
+/**
+ * The `fetch` jp hands to the provider SDKs: the subset they use (POST a body, read status, headers
+ * and a streamed body), on node:http / node:https. Node's global fetch loads undici and compiles its
+ * WebAssembly HTTP parser on first use, which costs a CLI tens of milliseconds at start and more at
+ * exit; this adapter costs neither. Connection failures surface as fetch's own
+ * `TypeError('fetch failed')` with the cause, which the SDKs classify as retryable network errors.
+ */
+import type { IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http';
+import { Readable } from 'node:stream';
+
+type HeadersInput = Record<string, string | undefined> | Iterable<[string, string]> | undefined;
+
+interface FetchInit {
+  method?: string;
+  headers?: HeadersInput;
+  body?: string | Uint8Array | null;
+  signal?: AbortSignal | null;
+}
+
+/** Read-only headers with the parts of the Fetch API's Headers the SDKs use. */
+class ResponseHeaders {
+  private readonly values: Map<string, string>;
+
+  constructor(raw: IncomingHttpHeaders) {
+    this.values = new Map();
+    for (const [name, value] of Object.entries(raw)) {
+      if (value !== undefined) this.values.set(name.toLowerCase(), Array.isArray(value) ? value.join(', ') : value);
+    }
+  }
+
+  get(name: string): string | null {
+    return this.values.get(name.toLowerCase()) ?? null;
+  }
+
+  has(name: string): boolean {
+    return this.values.has(name.toLowerCase());
+  }
+
+  forEach(callback: (value: string, name: string) => void): void {
+    for (const [name, value] of this.values) callback(value, name);
+  }
+
+  entries(): IterableIterator<[string, string]> {
+    return this.values.entries();
+  }
+
+  [Symbol.iterator](): IterableIterator<[string, string]> {
+    return this.values.entries();
+  }
+}
+
+function requestHeaders(input: HeadersInput): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (!input) return headers;
+  const entries = Symbol.iterator in Object(input) ? (input as Iterable<[string, string]>) : Object.entries(input as Record<string, string | undefined>);
+  for (const [name, value] of entries) if (value !== undefined) headers[name.toLowerCase()] = value;
+  return headers;
+}
+
+function abortError(signal: AbortSignal): Error {
+  const reason = signal.reason;
+  if (reason instanceof Error && reason.name === 'AbortError') return reason;
+  const error = new Error('This operation was aborted', { cause: reason });
+  error.name = 'AbortError';
+  return error;
+}
+
+function fetchFailed(cause: unknown): TypeError {
+  return new TypeError('fetch failed', { cause });
+}
+
+async function bodyBytes(stream: ReadableStream<Uint8Array>): Promise<Buffer> {
+  const chunks: Uint8Array[] = [];
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}
+
+function responseOf(message: IncomingMessage, url: string) {
+  const status = message.statusCode ?? 0;
+  const body = Readable.toWeb(message) as unknown as ReadableStream<Uint8Array>;
+  return {
+    ok: status >= 200 && status < 300,
+    status,
+    statusText: message.statusMessage ?? '',
+    url,
+    redirected: false,
+    type: 'basic' as const,
+    headers: new ResponseHeaders(message.headers),
+    body,
+    bodyUsed: false,
+    text: async () => (await bodyBytes(body)).toString('utf8'),
+    json: async () => JSON.parse((await bodyBytes(body)).toString('utf8')) as unknown,
+    arrayBuffer: async () => {
+      const bytes = await bodyBytes(body);
+      return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+    },
+  };
+}
+
+export async function httpFetch(input: string | URL | { url: string }, init: FetchInit = {}): Promise<ReturnType<typeof responseOf>> {
+  const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw fetchFailed(new Error(`unsupported protocol ${url.protocol}`));
+  const signal = init.signal ?? undefined;
+  if (signal?.aborted) throw abortError(signal);
+  const transport = url.protocol === 'https:' ? await import('node:https') : await import('node:http');
+  const body = init.body ?? undefined;
+  const headers = requestHeaders(init.headers);
+  if (body !== undefined && headers['content-length'] === undefined) headers['content-length'] = String(Buffer.byteLength(body));
+  return new Promise((resolve, reject) => {
+    const options: RequestOptions = { method: init.method ?? 'GET', headers };
+    let received: IncomingMessage | undefined;
+    const request = transport.request(url, options, (message) => {
+      received = message;
+      resolve(responseOf(message, url.href));
+    });
+    // Once the response has started, aborting must end its body with an AbortError, as fetch does.
+    const onAbort = (): void => {
+      const error = abortError(signal!);
+      if (received) received.destroy(error);
+      request.destroy(error);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    request.on('close', () => signal?.removeEventListener('abort', onAbort));
+    request.on('error', (error) => reject(signal?.aborted ? abortError(signal) : fetchFailed(error)));
+    request.end(body);
+  });
+}

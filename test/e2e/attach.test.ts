@@ -4,6 +4,7 @@
  * prompting client at a time, and clear errors.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -232,3 +233,34 @@ describe('attach errors', () => {
   });
 });
 
+
+describe('a prompting client that goes away', () => {
+  it('SIGKILLed while its prompt is open: the inquiry falls back to the detached policy (defer for a detached run)', async () => {
+    const sandbox = sandboxed();
+    const script = testProvider(sandbox, {
+      steps: [
+        { parts: [{ text: 'Holding.\n\n' }, { tool_call: { name: 'run_command', arguments: { command: releaseWait } } }] },
+        { parts: [{ tool_call: { name: 'fs_create_file', arguments: { path: 'x.txt', content: 'x' } } }] },
+        { parts: [{ text: 'done' }] },
+      ],
+    });
+    const conversationId = (await runJp(sandbox, ['query', '--detach', ...script, ...unattendedCommands, 'x'])).stdout.trim();
+    const terminal = runInTerminal(sandbox, `node ${shellQuote(jpBinary)} conversation attach ${conversationId}; echo EXIT=$?`);
+    await terminal.waitFor('Holding.');
+    sandbox.write('release', '');
+    await terminal.waitFor('Run fs_create_file?');
+    const attachPid = Number(
+      execFileSync('pgrep', ['-f', `conversation attach ${conversationId}`], { encoding: 'utf8' })
+        .trim()
+        .split('\n')
+        .find((line) => Number(line) !== terminal.pid),
+    );
+    process.kill(attachPid, 'SIGKILL');
+    const waited = await runJp(sandbox, ['conversation', 'wait', conversationId]);
+    assert.equal(waited.code, 4, waited.stderr);
+    assert.equal(sandbox.exists('x.txt'), false);
+    const listed = JSON.parse((await runJp(sandbox, ['conversation', 'ls', '--json'])).stdout);
+    assert.equal(listed[0].status, 'waiting-for-input (fs_create_file)');
+    terminal.kill();
+  });
+});

@@ -101,6 +101,23 @@ describe('incomplete turns', () => {
     assert.equal((await ls(sandbox))[0]!.status, 'idle');
   });
 
+  it('at a terminal, a new message on an incomplete turn asks: resume, discard or cancel', async () => {
+    const sandbox = sandboxed();
+    const script = testProvider(sandbox, deferredScript);
+    assert.equal((await runJp(sandbox, ['query', ...script, '-c', 'conversation.tools.defaults.detached="defer"', 'make a'])).code, 4);
+    const [conversationId] = conversationIds(sandbox);
+    const fresh = testProvider(sandbox, { steps: [{ parts: [{ text: 'fresh answer' }] }] }, 'fresh.json');
+    const terminal = runInTerminal(sandbox, `node ${shellQuote(jpBinary)} query ${fresh.map(shellQuote).join(' ')} 'another message' > out.txt; echo EXIT=$?`);
+    await terminal.waitFor('has an incomplete turn (pending inquiry)');
+    await terminal.waitFor('cancel: do nothing');
+    terminal.write('\u001b[B\r');
+    await terminal.waitFor(/EXIT=\d+/);
+    assert.match(terminal.text(), /EXIT=0/);
+    assert.equal(sandbox.read('out.txt'), 'fresh answer\n');
+    const events = readEvents(sandbox, conversationId!);
+    assert.ok(events.some((event) => event.type === 'turn_end' && event.status === 'discarded'));
+  });
+
   it('--continue with nothing to continue is a usage error', async () => {
     const sandbox = sandboxed();
     const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'done' }] }] });

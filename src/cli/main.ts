@@ -2,8 +2,12 @@
  * The shipped entry point. It stays tiny: `--version` answers before anything is imported, the
  * hidden `__serve` command starts a query server, everything else loads the CLI program.
  */
+import module from 'node:module';
 import { prespawnServer, wantsServer } from '../server/prespawn.ts';
 import { jpVersion } from './version.ts';
+
+// Node 22.1+ keeps compiled code between runs (a large share of jp's start-up); Node 20 has no such cache.
+(module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
 
 async function run(argv: string[]): Promise<number> {
   if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {

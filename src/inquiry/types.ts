@@ -41,7 +41,6 @@ export function policyKindOf(kind: InquiryKind): PolicyKind {
 }
 
 export type DetachedPolicy = 'auto' | 'defaults' | 'deny' | 'defer';
-export const detachedPolicies: readonly DetachedPolicy[] = ['auto', 'defaults', 'deny', 'defer'];
 
 export type PromptAction =
   | 'PromptClient'
@@ -53,12 +52,9 @@ export type PromptAction =
   | 'Defer';
 
 /**
- * Answers recorded in `inquiry_response.answer`:
+ * Who settled an inquiry. The answers recorded in `inquiry_response.answer` are:
  * - run_tool: 'run' | 'run_always' | 'skip' | 'skip_always' | { edit: <new arguments> }
  * - deliver_tool_result: 'deliver' | 'skip' | { edit: <new result text> }
  * - tool_question: the answer value (boolean, option label or text); null when unanswered.
  */
-export type RunAnswer = 'run' | 'run_always' | 'skip' | 'skip_always' | { edit: unknown };
-export type DeliverAnswer = 'deliver' | 'skip' | { edit: string };
-
 export type AnsweredBy = 'user' | 'policy' | 'assistant';

@@ -3,7 +3,6 @@
  * fsync, rename), user-local state is private (directories 0700, files 0600, whatever the umask).
  */
 import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync, chmodSync } from 'node:fs';
-import path from 'node:path';
 import { RunError } from '../errors.ts';
 
 /** Writes `content` to `file` atomically; readers see the old or the new content, never a mix. */
@@ -51,8 +50,4 @@ export function assertSafeDirectory(directory: string): void {
       hint: `Run \`chmod 700 ${directory}\` if it is yours, or remove it so jp can create it safely.`,
     });
   }
-}
-
-export function parentOf(file: string): string {
-  return path.dirname(file);
 }

@@ -32,10 +32,6 @@ export function dataHome(environment: NodeJS.ProcessEnv): string {
   return environment.XDG_DATA_HOME || path.join(environment.HOME || os.homedir(), '.local', 'share');
 }
 
-export function homeDirectory(environment: NodeJS.ProcessEnv): string {
-  return environment.HOME || os.homedir();
-}
-
 /** The nearest directory at or above `start` that contains `.jp/`. */
 export function findWorkspaceRoot(start: string): string | undefined {
   let directory = path.resolve(start);

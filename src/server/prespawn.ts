@@ -9,12 +9,9 @@ import type net from 'node:net';
 
 let prespawned: ChildProcess | undefined;
 
-/**
- * A small young generation and --expose-gc keep the server's memory flat under connection floods
- * (see collectAfterChurn in serve.ts); its workload is a low-bandwidth stream.
- */
+/** --expose-gc lets the server keep its memory flat under connection floods (collectAfterChurn in serve.ts). */
 export function serverArguments(entry: string): string[] {
-  return [...process.execArgv, '--max-semi-space-size=2', '--expose-gc', entry, '__serve'];
+  return [...process.execArgv, '--expose-gc', entry, '__serve'];
 }
 
 /** Starts a server process; stdio goes nowhere until the server opens its own run log. */

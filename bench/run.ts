@@ -8,7 +8,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { startFakeProvider, textStep, type FakeProvider, type ScriptedPart } from '../test/support/fake-provider.ts';
 import { fuzzServer, openFileDescriptors, residentMemoryKilobytes } from '../test/support/fuzz.ts';
-import { createSandbox, eventually, fakeModelArguments, jpBinary, runJp, sleep, type Sandbox } from '../test/support/jp.ts';
+import { createSandbox, eventually, fakeModelArguments, jpBinary, processesMatching, runJp, sleep, type Sandbox } from '../test/support/jp.ts';
 
 const runs = Number(process.env.JP_BENCH_RUNS ?? 15);
 
@@ -227,17 +227,12 @@ async function memory(): Promise<void> {
   const client = spawn(process.execPath, [jpBinary, 'query', '-m', 'test', '-c', 'providers.test.script=mem.json', 'hi'], { cwd: sandbox.workspace, env: environment, stdio: ['ignore', 'pipe', 'ignore'] });
   let clientPeak = 0;
   let serverPeak = 0;
-  const processes = path.join(sandbox.dataHome, 'jp', 'workspace');
   const peak = (pid: number): number => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
   const done = new Promise((resolve) => client.on('close', resolve));
   const sampler = setInterval(() => {
     try {
       clientPeak = Math.max(clientPeak, peak(client.pid!));
-      const workspace = readFileSync; // keep the type checker calm about unused imports
-      void workspace;
-      const entries = spawnSync('sh', ['-c', `cat ${processes}/*/processes/*.json 2>/dev/null`], { encoding: 'utf8' }).stdout;
-      const pid = /"pid": (\d+)/.exec(entries)?.[1];
-      if (pid) serverPeak = Math.max(serverPeak, peak(Number(pid)));
+      for (const pid of processesMatching(jpBinary, '__serve')) serverPeak = Math.max(serverPeak, peak(pid));
     } catch {
       // a process ended between the listing and the read
     }

@@ -4,11 +4,10 @@
  * prompting client at a time, and clear errors.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { collect, conversationIds, createSandbox, jpBinary, readEvents, runJp, sleep, startJp, testProvider, type Sandbox } from '../support/jp.ts';
+import { collect, conversationIds, createSandbox, jpBinary, processesMatching, readEvents, runJp, sleep, startJp, testProvider, type Sandbox } from '../support/jp.ts';
 import { runInTerminal, runProgramInTerminal, shellQuote } from '../support/pty.ts';
 
 const cleanups: (() => unknown)[] = [];
@@ -249,12 +248,8 @@ describe('a prompting client that goes away', () => {
     await terminal.waitFor('Holding.');
     sandbox.write('release', '');
     await terminal.waitFor('Run fs_create_file?');
-    const attachPid = Number(
-      execFileSync('pgrep', ['-f', `conversation attach ${conversationId}`], { encoding: 'utf8' })
-        .trim()
-        .split('\n')
-        .find((line) => Number(line) !== terminal.pid),
-    );
+    const [attachPid] = processesMatching(jpBinary, 'conversation', 'attach', conversationId).filter((pid) => pid !== terminal.pid);
+    assert.ok(attachPid, 'the attach client is running');
     process.kill(attachPid, 'SIGKILL');
     const waited = await runJp(sandbox, ['conversation', 'wait', conversationId]);
     assert.equal(waited.code, 4, waited.stderr);

@@ -200,3 +200,18 @@ export function processAlive(pid: number): boolean {
     return false;
   }
 }
+
+/** Pids of the processes whose command line contains every one of `parts` (read from /proc). */
+export function processesMatching(...parts: string[]): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const commandLine = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ');
+      if (parts.every((part) => commandLine.includes(part))) pids.push(Number(entry));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return pids;
+}

@@ -284,9 +284,10 @@ async function fuzz(): Promise<void> {
     await runJp(sandbox, ['query', '--detach', '-m', 'test', '-c', 'providers.test.script=wait.json', '-c', 'conversation.tools.run_command.run="unattended"', 'x'])
   ).stdout.trim();
   const entryFile = path.join(sandbox.userDirectory(), 'processes', `${conversationId}.json`);
-  const entry = await eventually('the registry entry', () => {
+  const entry = await eventually('the tool is running', () => {
     try {
-      return JSON.parse(readFileSync(entryFile, 'utf8')) as { pid: number; socket_path: string };
+      const current = JSON.parse(readFileSync(entryFile, 'utf8')) as { pid: number; socket_path: string; tool_process_groups: unknown[] };
+      return current.tool_process_groups.length === 1 ? current : undefined;
     } catch {
       return undefined;
     }

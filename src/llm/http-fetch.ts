@@ -5,7 +5,7 @@
  * exit; this adapter costs neither. Connection failures surface as fetch's own
  * `TypeError('fetch failed')` with the cause, which the SDKs classify as retryable network errors.
  */
-import type { IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http';
+import type { IncomingMessage, RequestOptions } from 'node:http';
 import { Readable } from 'node:stream';
 
 type HeadersInput = Record<string, string | undefined> | Iterable<[string, string]> | undefined;
@@ -17,35 +17,83 @@ interface FetchInit {
   signal?: AbortSignal | null;
 }
 
-/** Read-only headers with the parts of the Fetch API's Headers the SDKs use. */
-class ResponseHeaders {
-  private readonly values: Map<string, string>;
+/**
+ * The Fetch API's Headers: names are case-insensitive, iteration is sorted by name, repeated values
+ * are joined with ", ". Node's global Headers is undici's, and touching it loads all of undici.
+ */
+export class FetchHeaders {
+  private readonly map = new Map<string, string>();
 
-  constructor(raw: IncomingHttpHeaders) {
-    this.values = new Map();
-    for (const [name, value] of Object.entries(raw)) {
-      if (value !== undefined) this.values.set(name.toLowerCase(), Array.isArray(value) ? value.join(', ') : value);
+  constructor(init?: FetchHeaders | Record<string, string | string[] | undefined> | Iterable<[string, string]>) {
+    if (!init) return;
+    if (init instanceof FetchHeaders) {
+      init.forEach((value, name) => this.append(name, value));
+    } else if (Symbol.iterator in Object(init)) {
+      for (const [name, value] of init as Iterable<[string, string]>) this.append(name, value);
+    } else {
+      for (const [name, value] of Object.entries(init as Record<string, string | string[] | undefined>)) {
+        if (value !== undefined) this.append(name, Array.isArray(value) ? value.join(', ') : value);
+      }
     }
   }
 
+  append(name: string, value: string): void {
+    const key = name.toLowerCase();
+    const existing = this.map.get(key);
+    this.map.set(key, existing === undefined ? String(value) : `${existing}, ${value}`);
+  }
+
+  set(name: string, value: string): void {
+    this.map.set(name.toLowerCase(), String(value));
+  }
+
+  delete(name: string): void {
+    this.map.delete(name.toLowerCase());
+  }
+
   get(name: string): string | null {
-    return this.values.get(name.toLowerCase()) ?? null;
+    return this.map.get(name.toLowerCase()) ?? null;
   }
 
   has(name: string): boolean {
-    return this.values.has(name.toLowerCase());
+    return this.map.has(name.toLowerCase());
   }
 
-  forEach(callback: (value: string, name: string) => void): void {
-    for (const [name, value] of this.values) callback(value, name);
+  getSetCookie(): string[] {
+    const cookie = this.map.get('set-cookie');
+    return cookie === undefined ? [] : [cookie];
   }
 
-  entries(): IterableIterator<[string, string]> {
-    return this.values.entries();
+  forEach(callback: (value: string, name: string, headers: FetchHeaders) => void): void {
+    for (const [name, value] of this.entries()) callback(value, name, this);
+  }
+
+  *entries(): IterableIterator<[string, string]> {
+    yield* [...this.map.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+
+  *keys(): IterableIterator<string> {
+    for (const [name] of this.entries()) yield name;
+  }
+
+  *values(): IterableIterator<string> {
+    for (const [, value] of this.entries()) yield value;
   }
 
   [Symbol.iterator](): IterableIterator<[string, string]> {
-    return this.values.entries();
+    return this.entries();
+  }
+}
+
+/**
+ * The provider SDKs build request headers with `new Headers(...)`. Until something needs undici,
+ * the global Headers is this implementation: the SDKs' HTTP goes through httpFetch, not undici.
+ * Only installed while the global is still Node's lazy, never-touched accessor.
+ */
+export function installFetchHeaders(): void {
+  const descriptor = Object.getOwnPropertyDescriptor(globalThis, 'Headers');
+  if (descriptor && descriptor.get && descriptor.configurable) {
+    Object.defineProperty(globalThis, 'Headers', { value: FetchHeaders, writable: true, configurable: true, enumerable: false });
   }
 }
 
@@ -90,7 +138,7 @@ function responseOf(message: IncomingMessage, url: string) {
     url,
     redirected: false,
     type: 'basic' as const,
-    headers: new ResponseHeaders(message.headers),
+    headers: new FetchHeaders(message.headers),
     body,
     bodyUsed: false,
     text: async () => (await bodyBytes(body)).toString('utf8'),

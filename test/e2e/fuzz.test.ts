@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fuzzServer, killedClient, neverReadingClient, openFileDescriptors, residentMemoryKilobytes } from '../support/fuzz.ts';
-import { createSandbox, eventually, jpBinary, readEvents, runJp, testProvider, type Sandbox } from '../support/jp.ts';
+import { createSandbox, eventually, jpBinary, readEvents, runJp, sleep, testProvider, type Sandbox } from '../support/jp.ts';
 
 const cleanups: (() => unknown)[] = [];
 after(async () => {
@@ -46,8 +46,12 @@ describe('fuzzing the socket of a running query', () => {
     rmSync(path.join(sandbox.workspace, 'release'));
 
     const conversationId = (await runJp(sandbox, ['query', '--new', '--detach', ...settings, 'work'])).stdout.trim();
-    await eventually('the tool is running', () => readEvents(sandbox, conversationId).some((event) => event.type === 'tool_call_start'));
-    const entry = JSON.parse(readFileSync(path.join(sandbox.userDirectory(), 'processes', `${conversationId}.json`), 'utf8'));
+    // The baseline is taken once the tool's process (and its pipes) exists: the registry lists its group.
+    const entry = await eventually('the tool is running', () => {
+      const current = JSON.parse(readFileSync(path.join(sandbox.userDirectory(), 'processes', `${conversationId}.json`), 'utf8'));
+      return current.tool_process_groups.length === 1 ? current : undefined;
+    });
+    await sleep(200);
     const baselineDescriptors = openFileDescriptors(entry.pid);
     const baselineMemory = residentMemoryKilobytes(entry.pid);
 

@@ -89,3 +89,24 @@ describe('httpFetch (the fetch given to the provider SDKs)', () => {
     await assert.rejects(httpFetch(`${base}/echo`, { signal: controller.signal }), (error: Error) => error.name === 'AbortError');
   });
 });
+
+describe('FetchHeaders behaves like the Fetch API Headers', () => {
+  it('matches the real Headers on case, order, repeated values and conversions', async () => {
+    const { FetchHeaders } = await import('../../src/llm/http-fetch.ts');
+    const init = { 'X-B': '2', 'content-type': 'application/json', 'x-a': '1' };
+    const ours = new FetchHeaders(init);
+    const real = new Headers(init);
+    for (const headers of [ours, real]) {
+      headers.append('X-A', 'again');
+      headers.set('user-agent', 'jp');
+      headers.delete('x-b');
+    }
+    assert.deepEqual([...ours], [...real]);
+    assert.deepEqual(Object.fromEntries(ours.entries()), Object.fromEntries(real.entries()));
+    assert.equal(ours.get('X-A'), real.get('x-a'));
+    assert.equal(ours.get('missing'), null);
+    assert.equal(ours.has('CONTENT-TYPE'), true);
+    assert.deepEqual([...new FetchHeaders(ours)], [...ours], 'copies another Headers');
+    assert.deepEqual([...new FetchHeaders([['B', '1'], ['a', '2']])], [['a', '2'], ['b', '1']], 'accepts pairs');
+  });
+});

@@ -37,6 +37,8 @@ export function buildProgram(setExitCode: (code: number) => void, jsonErrors = f
       } catch (error) {
         setExitCode(context.reportError(toJpError(error)));
       }
+      // Output is coalesced per event-loop turn; hand all of it to the OS before the process exits.
+      await Promise.all([context.stdout.flush(), context.stderr.flush()]);
     };
 
   const leaf = (parent: Command, name: string): Command => addGlobalOptions(parent.command(name).exitOverride());

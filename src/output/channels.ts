@@ -25,6 +25,24 @@ export function colorEnabled(environment: NodeJS.ProcessEnv, isTerminal: boolean
 }
 
 /**
+ * Text written in one event-loop turn leaves in one write per stream (streamed tokens arrive in
+ * bursts), in the order it was written across stdout and stderr, so chrome stays where it belongs
+ * between answer text on a shared terminal.
+ */
+const queue: { writer: SafeWriter; text: string }[] = [];
+
+function enqueue(writer: SafeWriter, text: string): void {
+  if (queue.length === 0) process.nextTick(drainQueue);
+  const last = queue[queue.length - 1];
+  if (last && last.writer === writer) last.text += text;
+  else queue.push({ writer, text });
+}
+
+function drainQueue(): void {
+  for (const entry of queue.splice(0)) entry.writer.emit(entry.text);
+}
+
+/**
  * A writer that never throws on a closed reader: EPIPE (e.g. `jp query | head -1`) is reported once
  * through `onClosed`, and later writes are dropped.
  */
@@ -56,6 +74,12 @@ export class SafeWriter {
     if (this.closed || text === '') return;
     this.wroteAnything = true;
     this.atLineStart = text.endsWith('\n');
+    enqueue(this, text);
+  }
+
+  /** Hands `text` to the stream now (called by the shared queue, in write order). */
+  emit(text: string): void {
+    if (this.closed) return;
     try {
       this.stream.write(text);
     } catch {
@@ -72,6 +96,7 @@ export class SafeWriter {
 
   /** Resolves once everything written so far has been handed to the OS. */
   flush(): Promise<void> {
+    drainQueue();
     return new Promise((resolve) => {
       if (this.closed || this.stream.writableLength === 0) return resolve();
       this.stream.write('', () => resolve());

@@ -76,6 +76,11 @@ export class SocketConnection implements ClientConnection {
       this.finish(this.closeReason);
       return;
     }
+    // Messages of one event-loop turn (a burst of streamed deltas) leave in one write.
+    if (!this.socket.writableCorked) {
+      this.socket.cork();
+      process.nextTick(() => this.socket.uncork());
+    }
     this.socket.write(encodeLine(message));
   }
 

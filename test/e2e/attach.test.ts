@@ -6,24 +6,17 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import path from 'node:path';
-import { after, describe, it } from 'node:test';
-import { collect, conversationIds, createSandbox, jpBinary, processesMatching, readEvents, runJp, sleep, startJp, testProvider, type Sandbox } from '../support/jp.ts';
+import { describe, it } from 'node:test';
+import { collect, conversationIds, jpBinary, processesMatching, readEvents, runJp, type Sandbox, sleep, startJp, testProvider, useCleanup } from '../support/jp.ts';
 import { runInTerminal, runProgramInTerminal, shellQuote } from '../support/pty.ts';
 
-const cleanups: (() => unknown)[] = [];
-after(async () => {
-  for (const cleanup of cleanups) await cleanup();
-});
+const cleanup = useCleanup();
+const sandboxed = cleanup.sandbox;
 
 /** A command that waits until the test creates `release` in the workspace. */
 const releaseWait = 'while [ ! -f release ]; do sleep 0.05; done';
 const unattendedCommands = ['-c', 'conversation.tools.run_command.run="unattended"'];
 
-function sandboxed(): Sandbox {
-  const sandbox = createSandbox();
-  cleanups.push(() => sandbox.cleanup());
-  return sandbox;
-}
 
 function answerOf(sandbox: Sandbox, conversationId: string): string {
   return readEvents(sandbox, conversationId)

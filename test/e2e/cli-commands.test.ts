@@ -5,19 +5,12 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, describe, it } from 'node:test';
-import { conversationIds, createSandbox, readEvents, runJp, testProvider, type Sandbox } from '../support/jp.ts';
+import { describe, it } from 'node:test';
+import { conversationIds, readEvents, runJp, testProvider, useCleanup } from '../support/jp.ts';
 
-const cleanups: (() => unknown)[] = [];
-after(async () => {
-  for (const cleanup of cleanups) await cleanup();
-});
+const cleanup = useCleanup();
+const sandboxed = cleanup.sandbox;
 
-function sandboxed(options: { init?: boolean; config?: string } = {}): Sandbox {
-  const sandbox = createSandbox(options);
-  cleanups.push(() => sandbox.cleanup());
-  return sandbox;
-}
 
 describe('workspaces', () => {
   it('init creates .jp/; commands find the nearest .jp/ upward; outside one, a per-user default workspace', async () => {

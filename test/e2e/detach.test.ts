@@ -5,21 +5,14 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { startFakeProvider, stepByToolResults, textStep, toolStep } from '../support/fake-provider.ts';
-import { createSandbox, eventually, fakeModelArguments, jpBinary, processAlive, readEvents, runJp, sleep, testProvider, type Sandbox } from '../support/jp.ts';
+import { eventually, fakeModelArguments, jpBinary, processAlive, readEvents, runJp, type Sandbox, sleep, testProvider, useCleanup } from '../support/jp.ts';
 import { runInTerminal, shellQuote } from '../support/pty.ts';
 
-const cleanups: (() => unknown)[] = [];
-after(async () => {
-  for (const cleanup of cleanups) await cleanup();
-});
+const cleanup = useCleanup();
+const sandboxed = cleanup.sandbox;
 
-function sandboxed(): Sandbox {
-  const sandbox = createSandbox();
-  cleanups.push(() => sandbox.cleanup());
-  return sandbox;
-}
 
 async function status(sandbox: Sandbox, conversationId: string): Promise<string> {
   const listed = await runJp(sandbox, ['conversation', 'ls', '--json']);
@@ -39,7 +32,7 @@ function registryLeftovers(sandbox: Sandbox): string[] {
 describe('--detach', () => {
   it('returns with the id while the answer still streams; ls shows running; wait exits 0; print --last has the whole answer; nothing is left behind', async () => {
     const provider = await startFakeProvider({ wire: 'anthropic', chunkDelayMs: 300, steps: [textStep('one two three four five six seven eight nine ten eleven twelve', { chunks: 12 })] });
-    cleanups.push(() => provider.close());
+    cleanup.add(() => provider.close());
     const sandbox = sandboxed();
     const model = fakeModelArguments('anthropic', provider.baseUrl);
     const detached = await runJp(sandbox, ['query', '--detach', ...model.args, 'count'], { env: model.env });
@@ -74,7 +67,7 @@ describe('--detach', () => {
       wire: 'openai-responses',
       steps: stepByToolResults([toolStep([{ name: 'run_command', arguments: { command: 'echo ran > ran.txt' } }]), textStep('The command ran.')]),
     });
-    cleanups.push(() => provider.close());
+    cleanup.add(() => provider.close());
     const sandbox = sandboxed();
     const model = fakeModelArguments('openai-responses', provider.baseUrl);
     const hook = 'printf "%s %s" "$JP_CONVERSATION_ID" "$JP_TOOL_NAME" > hook.txt';

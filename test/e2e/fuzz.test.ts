@@ -7,14 +7,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { fuzzServer, killedClient, neverReadingClient, openFileDescriptors, residentMemoryKilobytes } from '../support/fuzz.ts';
-import { createSandbox, eventually, jpBinary, readEvents, runJp, sleep, testProvider, type Sandbox } from '../support/jp.ts';
+import { eventually, jpBinary, readEvents, runJp, sleep, testProvider, useCleanup } from '../support/jp.ts';
 
-const cleanups: (() => unknown)[] = [];
-after(async () => {
-  for (const cleanup of cleanups) await cleanup();
-});
+const cleanup = useCleanup();
 
 const answer = Array.from({ length: 40 }, (_, index) => `sentence ${index}.${index % 8 === 7 ? '\n\n' : ' '}`);
 const script = {
@@ -32,8 +29,7 @@ function normalized(events: Record<string, any>[]): unknown[] {
 
 describe('fuzzing the socket of a running query', () => {
   it('10,000 malformed frames over 20 connections leave the run, its answer and its log untouched', async (context) => {
-    const sandbox: Sandbox = createSandbox();
-    cleanups.push(() => sandbox.cleanup());
+    const sandbox = cleanup.sandbox();
     const settings = [...testProvider(sandbox, script), '-c', 'conversation.tools.run_command.run="unattended"'];
 
     // The same run with nobody fuzzing, for comparison.

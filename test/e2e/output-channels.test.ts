@@ -6,16 +6,13 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { startFakeProvider, stepByToolResults, textStep, toolStep } from '../support/fake-provider.ts';
-import { collect, conversationIds, createSandbox, fakeModelArguments, readEvents, runJp, startJp, testProvider } from '../support/jp.ts';
+import { collect, conversationIds, fakeModelArguments, readEvents, runJp, startJp, testProvider, useCleanup } from '../support/jp.ts';
 import { createAjv, schemaProblem } from '../support/schemas.ts';
 
 describe('with the default config and no terminal', () => {
-  const cleanups: (() => unknown)[] = [];
-  after(async () => {
-    for (const cleanup of cleanups) await cleanup();
-  });
+  const cleanup = useCleanup();
 
   it('a model that calls fs_modify_file leaves the file untouched, is told why, exit 3, status denied', async () => {
     const provider = await startFakeProvider({
@@ -25,8 +22,8 @@ describe('with the default config and no terminal', () => {
         textStep('I could not change it.'),
       ]),
     });
-    const sandbox = createSandbox();
-    cleanups.push(() => provider.close(), () => sandbox.cleanup());
+    const sandbox = cleanup.sandbox();
+    cleanup.add(() => provider.close());
     sandbox.write('app.conf', 'debug = false\n');
     const model = fakeModelArguments('openai-chat', provider.baseUrl);
     const result = await runJp(sandbox, ['query', '--json', ...model.args, 'turn debug on'], { env: model.env });
@@ -47,14 +44,10 @@ describe('with the default config and no terminal', () => {
 });
 
 describe('standard input', () => {
-  const cleanups: (() => unknown)[] = [];
-  after(async () => {
-    for (const cleanup of cleanups) await cleanup();
-  });
+  const cleanup = useCleanup();
 
   it('an open pipe that never writes does not hang a run that has a MESSAGE', async () => {
-    const sandbox = createSandbox();
-    cleanups.push(() => sandbox.cleanup());
+    const sandbox = cleanup.sandbox();
     const args = ['query', ...testProvider(sandbox, { steps: [{ parts: [{ text: 'answer without stdin' }] }] }), 'a message'];
     const child = startJp(sandbox, args, { stdin: 'open-pipe' });
     const result = await collect(child, args, 30_000);
@@ -65,8 +58,7 @@ describe('standard input', () => {
   });
 
   it('with no MESSAGE, stdin is the message; with one, stdin comes first as context', async () => {
-    const sandbox = createSandbox();
-    cleanups.push(() => sandbox.cleanup());
+    const sandbox = cleanup.sandbox();
     const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'ok' }] }] });
     let result = await runJp(sandbox, ['query', '--new', ...script], { stdin: 'the whole message\n' });
     assert.equal(result.code, 0, result.stderr);
@@ -78,8 +70,7 @@ describe('standard input', () => {
   });
 
   it('"y" on stdin never answers a prompt: it is content, and the inquiry follows the policy', async () => {
-    const sandbox = createSandbox();
-    cleanups.push(() => sandbox.cleanup());
+    const sandbox = cleanup.sandbox();
     const script = testProvider(sandbox, {
       steps: [{ parts: [{ tool_call: { name: 'fs_create_file', arguments: { path: 'x.txt', content: 'x' } } }] }, { parts: [{ text: 'done' }] }],
     });
@@ -89,8 +80,7 @@ describe('standard input', () => {
   });
 
   it('no MESSAGE and nothing on stdin is a usage error (exit 2)', async () => {
-    const sandbox = createSandbox();
-    cleanups.push(() => sandbox.cleanup());
+    const sandbox = cleanup.sandbox();
     const result = await runJp(sandbox, ['query', ...testProvider(sandbox, { steps: [{ parts: [{ text: 'x' }] }] })], { stdin: 'null' });
     assert.equal(result.code, 2);
     assert.match(result.stderr, /no message/);
@@ -99,10 +89,7 @@ describe('standard input', () => {
 });
 
 describe('channels and formats', () => {
-  const cleanups: (() => unknown)[] = [];
-  after(async () => {
-    for (const cleanup of cleanups) await cleanup();
-  });
+  const cleanup = useCleanup();
   const script = {
     steps: [
       { parts: [{ text: '# Title\n\nSome **bold** text.\n\n' }, { tool_call: { name: 'fs_read_file', arguments: { path: 'a.txt' } } }] },
@@ -111,8 +98,7 @@ describe('channels and formats', () => {
   };
 
   it('text: stdout has only the assistant text; tool chrome is on stderr', async () => {
-    const sandbox = createSandbox();
-    cleanups.push(() => sandbox.cleanup());
+    const sandbox = cleanup.sandbox();
     sandbox.write('a.txt', 'A');
     const result = await runJp(sandbox, ['query', ...testProvider(sandbox, script), 'go']);
     assert.equal(result.code, 0, result.stderr);
@@ -123,8 +109,7 @@ describe('channels and formats', () => {
   });
 
   it('text-pretty renders markdown with ANSI; NO_COLOR removes colour from chrome', async () => {
-    const sandbox = createSandbox();
-    cleanups.push(() => sandbox.cleanup());
+    const sandbox = cleanup.sandbox();
     sandbox.write('a.txt', 'A');
     const pretty = await runJp(sandbox, ['query', '--format', 'text-pretty', ...testProvider(sandbox, script), 'go'], { env: { FORCE_COLOR: '1' } });
     assert.equal(pretty.code, 0, pretty.stderr);
@@ -136,8 +121,7 @@ describe('channels and formats', () => {
   });
 
   it('-vvv puts no tracing on stdout or stderr; it goes to the log file; --log-file=- sends it to stderr', async () => {
-    const sandbox = createSandbox();
-    cleanups.push(() => sandbox.cleanup());
+    const sandbox = cleanup.sandbox();
     sandbox.write('a.txt', 'A');
     const quiet = await runJp(sandbox, ['query', '-vvv', '--json', ...testProvider(sandbox, script), 'go']);
     assert.equal(quiet.code, 0, quiet.stderr);
@@ -155,15 +139,11 @@ describe('channels and formats', () => {
 });
 
 describe('--format json validates against schema/', () => {
-  const cleanups: (() => unknown)[] = [];
-  after(async () => {
-    for (const cleanup of cleanups) await cleanup();
-  });
+  const cleanup = useCleanup();
 
   it('echo "fix it" | jp query --format json -vvv (no terminal): every stdout and stderr line is a valid jp line; the last is the result', async () => {
     const ajv = createAjv();
-    const sandbox = createSandbox();
-    cleanups.push(() => sandbox.cleanup());
+    const sandbox = cleanup.sandbox();
     sandbox.write('app.conf', 'debug = false\n');
     const script = testProvider(sandbox, {
       steps: [
@@ -200,8 +180,7 @@ describe('--format json validates against schema/', () => {
 
   it('a usage error in json mode still ends stdout with a result line', async () => {
     const ajv = createAjv();
-    const sandbox = createSandbox();
-    cleanups.push(() => sandbox.cleanup());
+    const sandbox = cleanup.sandbox();
     for (const args of [['query', '--json', '--bogus-flag', 'x'], ['query', '--json', '-c', 'assistant.nope=1', 'x'], ['query', '--json', '-m', 'openai/x', 'x']]) {
       const result = await runJp(sandbox, args);
       assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);

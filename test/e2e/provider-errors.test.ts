@@ -7,22 +7,19 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { startFakeProvider, textStep, toolStep } from '../support/fake-provider.ts';
-import { conversationIds, createSandbox, fakeModelArguments, readEvents, runJp } from '../support/jp.ts';
+import { conversationIds, fakeModelArguments, readEvents, runJp, useCleanup } from '../support/jp.ts';
 
 const fastRetries = ['-c', 'assistant.request.backoff_base_ms=5', '-c', 'assistant.request.backoff_max_ms=20', '-c', 'assistant.request.max_retries=3'];
 
 describe('provider failures', () => {
-  const cleanups: (() => unknown)[] = [];
-  after(async () => {
-    for (const cleanup of cleanups) await cleanup();
-  });
+  const cleanup = useCleanup();
 
   it('500 twice, then 200: retries and succeeds', async () => {
     const provider = await startFakeProvider({ wire: 'openai-chat', steps: [{ status: 500, body: 'boom' }, { status: 500 }, textStep('Recovered answer.')] });
-    const sandbox = createSandbox();
-    cleanups.push(() => provider.close(), () => sandbox.cleanup());
+    const sandbox = cleanup.sandbox();
+    cleanup.add(() => provider.close());
     const model = fakeModelArguments('openai-chat', provider.baseUrl);
     const result = await runJp(sandbox, ['query', ...model.args, ...fastRetries, 'hello'], { env: model.env });
     assert.equal(result.code, 0, result.stderr);
@@ -37,8 +34,8 @@ describe('provider failures', () => {
       wire: 'anthropic',
       steps: [toolStep([{ name: 'fs_read_file', arguments: { path: 'input.txt' } }], 'Reading the input first.'), { status: 429, body: '{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}' }],
     });
-    const sandbox = createSandbox();
-    cleanups.push(() => provider.close(), () => sandbox.cleanup());
+    const sandbox = cleanup.sandbox();
+    cleanup.add(() => provider.close());
     sandbox.write('input.txt', 'the input');
     const model = fakeModelArguments('anthropic', provider.baseUrl);
     const result = await runJp(sandbox, ['query', '--json', ...model.args, ...fastRetries, 'summarize input.txt'], { env: model.env });
@@ -66,8 +63,8 @@ describe('provider failures', () => {
 
   it('a hang-up mid stream is a retryable network error; the text streamed so far is kept', async () => {
     const provider = await startFakeProvider({ wire: 'openai-responses', steps: [{ hangUpAfterParts: [{ text: 'First part of the answer' }] }] });
-    const sandbox = createSandbox();
-    cleanups.push(() => provider.close(), () => sandbox.cleanup());
+    const sandbox = cleanup.sandbox();
+    cleanup.add(() => provider.close());
     const model = fakeModelArguments('openai-responses', provider.baseUrl);
     const result = await runJp(sandbox, ['query', ...model.args, ...fastRetries, 'hello'], { env: model.env });
     assert.equal(result.code, 6, result.stderr);
@@ -79,8 +76,7 @@ describe('provider failures', () => {
   });
 
   it('a missing API key: exit 2 naming the variable and the alternatives, before anything is created', async () => {
-    const sandbox = createSandbox();
-    cleanups.push(() => sandbox.cleanup());
+    const sandbox = cleanup.sandbox();
     const result = await runJp(sandbox, ['query', '-m', 'anthropic/claude-x', 'hello']);
     assert.equal(result.code, 2);
     assert.equal(result.stdout, '');
@@ -93,8 +89,8 @@ describe('provider failures', () => {
   it('secrets never reach the log, the events, or an error message', async () => {
     const secret = 'sk-test-key-000000000000000000';
     const provider = await startFakeProvider({ wire: 'openai-chat', steps: [{ status: 401, body: `{"error":{"message":"bad key ${secret}"}}` }] });
-    const sandbox = createSandbox();
-    cleanups.push(() => provider.close(), () => sandbox.cleanup());
+    const sandbox = cleanup.sandbox();
+    cleanup.add(() => provider.close());
     const model = fakeModelArguments('openai-chat', provider.baseUrl);
     const result = await runJp(sandbox, ['query', '-vvvvv', ...model.args, `my key is ${secret}`], { env: model.env });
     assert.equal(result.code, 1, result.stderr);

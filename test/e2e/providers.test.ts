@@ -7,18 +7,15 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { startFakeProvider, textStep, toolStep, type FakeProvider, type WireFormat } from '../support/fake-provider.ts';
-import { createSandbox, fakeModelArguments, jpBinary, type Sandbox } from '../support/jp.ts';
+import { fakeModelArguments, jpBinary, useCleanup } from '../support/jp.ts';
 import { runInTerminal, shellQuote } from '../support/pty.ts';
 
 const wires: WireFormat[] = ['openai-chat', 'openai-responses', 'anthropic'];
 
 describe('a tool call with its prompt on the terminal, for each provider wire format', () => {
-  const cleanups: (() => Promise<void> | void)[] = [];
-  after(async () => {
-    for (const cleanup of cleanups) await cleanup();
-  });
+  const cleanup = useCleanup();
 
   for (const wire of wires) {
     it(`${wire}: prompt on /dev/tty, y runs fs_create_file, stdout has only the answer`, async () => {
@@ -29,8 +26,8 @@ describe('a tool call with its prompt on the terminal, for each provider wire fo
           textStep('The file notes/hello.txt now exists.'),
         ],
       });
-      const sandbox: Sandbox = createSandbox();
-      cleanups.push(() => provider.close(), () => sandbox.cleanup());
+      const sandbox = cleanup.sandbox();
+      cleanup.add(() => provider.close());
       const model = fakeModelArguments(wire, provider.baseUrl);
       const command = [
         'echo "context from stdin" |',

@@ -5,21 +5,14 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { startFakeProvider, stepByToolResults, textStep, toolStep } from '../support/fake-provider.ts';
-import { collect, conversationIds, createSandbox, eventually, fakeModelArguments, jpBinary, readEvents, runJp, startJp, testProvider, type Sandbox } from '../support/jp.ts';
+import { collect, conversationIds, eventually, fakeModelArguments, jpBinary, readEvents, runJp, type Sandbox, startJp, testProvider, useCleanup } from '../support/jp.ts';
 import { runInTerminal, shellQuote } from '../support/pty.ts';
 
-const cleanups: (() => unknown)[] = [];
-after(async () => {
-  for (const cleanup of cleanups) await cleanup();
-});
+const cleanup = useCleanup();
+const sandboxed = cleanup.sandbox;
 
-function sandboxed(): Sandbox {
-  const sandbox = createSandbox();
-  cleanups.push(() => sandbox.cleanup());
-  return sandbox;
-}
 
 async function ls(sandbox: Sandbox): Promise<{ id: string; status: string }[]> {
   const result = await runJp(sandbox, ['conversation', 'ls', '--json']);
@@ -39,7 +32,7 @@ describe('defer round trip', () => {
         textStep('Both done.'),
       ]),
     });
-    cleanups.push(() => provider.close());
+    cleanup.add(() => provider.close());
     const sandbox = sandboxed();
     sandbox.write('input.txt', 'input contents');
     const model = fakeModelArguments('openai-chat', provider.baseUrl);

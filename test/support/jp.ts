@@ -5,6 +5,7 @@
  * hanging it (never a timed assertion).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { after } from 'node:test';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -214,4 +215,25 @@ export function processesMatching(...parts: string[]): number[] {
     }
   }
   return pids;
+}
+
+/**
+ * Cleanup for the enclosing test file or suite: sandboxes it makes and anything added (fake
+ * providers) are removed once it is done.
+ */
+export function useCleanup(): { sandbox(options?: { init?: boolean; config?: string }): Sandbox; add(cleanup: () => unknown): void } {
+  const cleanups: (() => unknown)[] = [];
+  after(async () => {
+    for (const cleanup of cleanups) await cleanup();
+  });
+  return {
+    sandbox(options = {}) {
+      const sandbox = createSandbox(options);
+      cleanups.push(() => sandbox.cleanup());
+      return sandbox;
+    },
+    add(cleanup) {
+      cleanups.push(cleanup);
+    },
+  };
 }

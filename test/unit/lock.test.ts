@@ -115,19 +115,35 @@ describe('conversation locks', () => {
       path.join(directory, `${cid}.lock`),
       JSON.stringify({ pid: 999_999_999, start_time: 'x', host: os.hostname(), acquired_at: new Date().toISOString(), role: 'client', detached: false }),
     );
+    // Contenders start when they are told to (a line on stdin), all at once; a winner holds the lock
+    // until the test ends it, however slowly the others start.
     const code = `
       import { acquireLock } from ${JSON.stringify(path.join(repositoryRoot, 'src/workspace/lock.ts'))};
-      try { acquireLock(${JSON.stringify(directory)}, ${JSON.stringify(cid)}, { waitSeconds: 0, role: 'client' }); process.stdout.write('won'); setTimeout(() => {}, 1500); }
-      catch (error) { process.stdout.write(error.code === 'conversation_locked' ? 'locked' : 'error ' + error.message); }
+      process.stdout.write('ready\\n');
+      process.stdin.once('data', () => {
+        try { acquireLock(${JSON.stringify(directory)}, ${JSON.stringify(cid)}, { waitSeconds: 0, role: 'client' }); process.stdout.write('won\\n'); setInterval(() => {}, 1000); }
+        catch (error) { process.stdout.write((error.code === 'conversation_locked' ? 'locked' : 'error ' + error.message) + '\\n'); process.exit(0); }
+      });
     `;
-    const outcomes = await Promise.all(
-      Array.from({ length: 12 }, () => {
-        const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: repositoryRoot, stdio: ['ignore', 'pipe', 'inherit'] });
-        let output = '';
-        child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-        return new Promise<string>((resolve) => child.on('exit', () => resolve(output)));
-      }),
-    );
+    const contenders = Array.from({ length: 12 }, () => {
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: repositoryRoot, stdio: ['pipe', 'pipe', 'inherit'] });
+      const lines: string[] = [];
+      const waiters: (() => void)[] = [];
+      child.stdout!.on('data', (chunk: Buffer) => {
+        lines.push(...chunk.toString().trim().split('\n'));
+        for (const waiter of waiters.splice(0)) waiter();
+      });
+      const line = (index: number): Promise<string> =>
+        new Promise((resolve) => {
+          const check = (): void => (lines.length > index ? resolve(lines[index]!) : void waiters.push(check));
+          check();
+        });
+      return { child, line };
+    });
+    await Promise.all(contenders.map((contender) => contender.line(0)));
+    for (const contender of contenders) contender.child.stdin!.write('go\n');
+    const outcomes = await Promise.all(contenders.map((contender) => contender.line(1)));
+    for (const contender of contenders) contender.child.kill('SIGKILL');
     assert.equal(outcomes.filter((outcome) => outcome === 'won').length, 1, outcomes.join(', '));
     assert.equal(outcomes.filter((outcome) => outcome === 'locked').length, 11, outcomes.join(', '));
   });

@@ -28,6 +28,6 @@ export function initCommand(context: CommandContext): number {
   mkdirSync(path.join(directory, 'conversations'), { recursive: true });
   writeFileSync(path.join(directory, 'config.toml'), template, { flag: 'wx' });
   if (context.format === 'json') context.jsonLine(context.stdout, 'initialized', { path: directory });
-  else context.stdout.write(`Initialized a jp workspace in ${directory}\n`);
+  else context.status(`Initialized a jp workspace in ${directory}`);
   return 0;
 }

@@ -7,6 +7,25 @@ import { fileURLToPath } from 'node:url';
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const { version } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
 
+// zod re-exports every one of its ~50 message locales as a namespace (`z.locales`), and the provider
+// packages import zod in a way that keeps that namespace whole: 267 KB of minified code that every
+// query parsed at start-up and nothing used. jp ships only the English locale, zod's default; the
+// namespace still exists, with `en` alone in it.
+const englishLocaleOnly = {
+  name: 'zod-english-locale-only',
+  setup(pluginBuild) {
+    pluginBuild.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (arguments_) => {
+      if (!/[\\/]zod[\\/]v4[\\/](core|mini|classic)$/.test(arguments_.resolveDir)) return undefined;
+      return { path: path.join(arguments_.resolveDir, '..', 'locales', 'index.js'), namespace: 'zod-locales' };
+    });
+    pluginBuild.onLoad({ filter: /.*/, namespace: 'zod-locales' }, (arguments_) => ({
+      contents: `export { default as en } from ${JSON.stringify(path.join(path.dirname(arguments_.path), 'en.js'))};`,
+      loader: 'js',
+      resolveDir: path.dirname(arguments_.path),
+    }));
+  },
+};
+
 rmSync(path.join(root, 'dist'), { recursive: true, force: true });
 await build({
   absWorkingDir: root,
@@ -27,6 +46,7 @@ await build({
   banner: {
     js: "#!/usr/bin/env node\nimport { createRequire as __jpCreateRequire } from 'node:module'; const require = __jpCreateRequire(import.meta.url);",
   },
+  plugins: [englishLocaleOnly],
   logLevel: 'warning',
 });
 chmodSync(path.join(root, 'dist', 'jp.mjs'), 0o755);

@@ -3,7 +3,7 @@
  * hidden `__serve` command starts a query server, everything else loads the CLI program.
  */
 import module from 'node:module';
-import { prespawnServer, wantsServer } from '../server/prespawn.ts';
+import { discardPrespawnedServer, prespawnServer, wantsServer } from '../server/prespawn.ts';
 import { jpVersion } from './version.ts';
 
 // Node 22.1+ keeps compiled code between runs (a large share of jp's start-up); Node 20 has no such cache.
@@ -14,14 +14,25 @@ async function run(argv: string[]): Promise<number> {
     process.stdout.write(`jp ${jpVersion}\n`);
     return 0;
   }
-  if (wantsServer(argv)) prespawnServer(process.argv[1]!);
+  if (wantsServer(argv) && !(await explicitTargetIsLocked(argv))) prespawnServer(process.argv[1]!);
   if (argv[0] === '__serve') {
     const { serveMain } = await import('../server/serve.ts');
     await serveMain(jpVersion);
     return process.exitCode === undefined ? 0 : Number(process.exitCode);
   }
   const { main } = await import('./program.ts');
-  return main(argv);
+  try {
+    return await main(argv);
+  } finally {
+    await discardPrespawnedServer();
+  }
+}
+
+/** Whether `--id=<cid>` names a conversation a live process holds (the query will be refused). */
+async function explicitTargetIsLocked(argv: string[]): Promise<boolean> {
+  if (!argv.some((argument) => argument === '--id' || argument.startsWith('--id='))) return false;
+  const check = await import('./early-lock-check.ts');
+  return check.explicitTargetIsLocked(argv, process.cwd(), process.env);
 }
 
 function flush(stream: NodeJS.WriteStream): Promise<void> {

@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { conversationIds, createSandbox, readEvents, runJp, testProvider } from '../support/jp.ts';
+import { readFileSync } from 'node:fs';
+import { conversationIds, createSandbox, jpBinary, processesMatching, readEvents, runJp, testProvider } from '../support/jp.ts';
 
 describe('50 concurrent `jp query --id=<same>`', () => {
   const sandbox = createSandbox();
@@ -55,5 +56,39 @@ describe('back-to-back queries from a script', () => {
     }
     const events = readEvents(sandbox, conversationIds(sandbox)[0]!);
     assert.equal(events.filter((event) => event.type === 'turn_end' && event.status === 'completed').length, 10);
+  });
+});
+
+describe('a refused query', () => {
+  const sandbox = createSandbox();
+  after(() => sandbox.cleanup());
+
+  /** Live query servers started for this sandbox (its data directory is in their environment). */
+  const serversOfSandbox = (): number[] =>
+    processesMatching(jpBinary, '__serve').filter((pid) => {
+      try {
+        const state = /^\d+ \(.*\) (\S)/.exec(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.[1];
+        return state !== 'Z' && readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`XDG_DATA_HOME=${sandbox.dataHome}`);
+      } catch {
+        return false;
+      }
+    });
+
+  it('leaves no server of its own behind when it exits (the prespawned one is ended, not left to boot)', async () => {
+    const hold = testProvider(sandbox, { steps: [{ parts: [{ text: 'holding' }, { delay_ms: 60_000 }] }] }, 'hold.json');
+    const detached = await runJp(sandbox, ['query', '--detach', ...hold, 'hold']);
+    assert.equal(detached.code, 0, detached.stderr);
+    const conversationId = detached.stdout.trim();
+    const holders = serversOfSandbox();
+    assert.equal(holders.length, 1, `the detached run's server: ${holders.join(' ')}`);
+    try {
+      for (let index = 0; index < 5; index++) {
+        const refused = await runJp(sandbox, ['query', `--id=${conversationId}`, ...hold, `again ${index}`]);
+        assert.equal(refused.code, 5, refused.stderr);
+        assert.deepEqual(serversOfSandbox(), holders, `after refusal ${index}`);
+      }
+    } finally {
+      await runJp(sandbox, ['conversation', 'kill', '--force', conversationId]);
+    }
   });
 });

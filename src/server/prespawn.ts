@@ -9,9 +9,12 @@ import type net from 'node:net';
 
 let prespawned: ChildProcess | undefined;
 
-/** --expose-gc lets the server keep its memory flat under connection floods (collectAfterChurn in serve.ts). */
+/**
+ * The server runs with the client's own Node options and no others: an extra V8 flag would cost it
+ * the embedded code cache of Node's built-in modules (see collectAfterChurn in serve.ts).
+ */
 export function serverArguments(entry: string): string[] {
-  return [...process.execArgv, '--expose-gc', entry, '__serve'];
+  return [...process.execArgv, entry, '__serve'];
 }
 
 /** Starts a server process; stdio goes nowhere until the server opens its own run log. */

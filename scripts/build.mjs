@@ -1,4 +1,5 @@
-// Builds the shipped entry point dist/jp.mjs (plus lazily loaded chunks) with esbuild.
+// Builds the shipped command dist/jp.cjs (a CommonJS launcher) and the program it loads, dist/jp.mjs
+// (plus lazily loaded chunks), with esbuild.
 import { build } from 'esbuild';
 import { chmodSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -49,4 +50,20 @@ await build({
   plugins: [englishLocaleOnly],
   logLevel: 'warning',
 });
+// The launcher answers --version without Node's ES module loader; see src/cli/launcher.ts.
+await build({
+  absWorkingDir: root,
+  entryPoints: { jp: 'src/cli/launcher.ts' },
+  outdir: 'dist',
+  outExtension: { '.js': '.cjs' },
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  minify: true,
+  define: { JP_VERSION: JSON.stringify(version) },
+  banner: { js: '#!/usr/bin/env node' },
+  logLevel: 'warning',
+});
+chmodSync(path.join(root, 'dist', 'jp.cjs'), 0o755);
 chmodSync(path.join(root, 'dist', 'jp.mjs'), 0o755);

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
-const jp = path.join(root, 'dist', 'jp.mjs');
+const jp = path.join(root, 'dist', 'jp.cjs');
 const script = path.join(root, 'examples', 'demo-script.json');
 const workspace = mkdtempSync(path.join(os.tmpdir(), 'jp-demo-'));
 

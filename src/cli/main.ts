@@ -1,9 +1,10 @@
 /**
- * The shipped entry point. It stays tiny: `--version` answers before anything is imported, the
- * hidden `__serve` command starts a query server, everything else loads the CLI program.
+ * The program (dist/jp.mjs), loaded by the launcher dist/jp.cjs (launcher.ts) or run directly. It
+ * stays tiny: `--version` answers before anything is imported, the hidden `__serve` command starts
+ * a query server, everything else loads the CLI program.
  */
 import module from 'node:module';
-import { discardPrespawnedServer, prespawnServer, wantsServer } from '../server/prespawn.ts';
+import { wantsServer } from '../server/wants-server.ts';
 import { jpVersion } from './version.ts';
 
 // Node 22.1+ keeps compiled code between runs (a large share of jp's start-up); Node 20 has no such cache.
@@ -14,7 +15,11 @@ async function run(argv: string[]): Promise<number> {
     process.stdout.write(`jp ${jpVersion}\n`);
     return 0;
   }
-  if (wantsServer(argv) && !(await explicitTargetIsLocked(argv))) prespawnServer(process.argv[1]!);
+  let prespawn: typeof import('../server/prespawn.ts') | undefined;
+  if (wantsServer(argv) && !(await explicitTargetIsLocked(argv))) {
+    prespawn = await import('../server/prespawn.ts');
+    prespawn.prespawnServer(process.argv[1]!);
+  }
   if (argv[0] === '__serve') {
     const { serveMain } = await import('../server/serve.ts');
     await serveMain(jpVersion);
@@ -24,7 +29,7 @@ async function run(argv: string[]): Promise<number> {
   try {
     return await main(argv);
   } finally {
-    await discardPrespawnedServer();
+    await prespawn?.discardPrespawnedServer();
   }
 }
 

@@ -30,13 +30,6 @@ export function startServerProcess(entry: string, options: { cwd: string; enviro
   return child;
 }
 
-/** Whether this command line will want a query server (a cheap guess; a wrong guess only costs a start-up). */
-export function wantsServer(argv: readonly string[]): boolean {
-  if (!argv.includes('query') && !argv.includes('q')) return false;
-  const logToStderr = argv.includes('--log-file=-') || argv.some((argument, index) => argument === '--log-file' && argv[index + 1] === '-');
-  return !argv.includes('--no-server') && !argv.includes('--help') && !argv.includes('-h') && !logToStderr;
-}
-
 export function prespawnServer(entry: string): void {
   prespawned = startServerProcess(entry, { cwd: process.cwd(), environment: process.env, shareStderr: false });
   prespawned.on('error', () => {

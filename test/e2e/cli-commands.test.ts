@@ -12,6 +12,31 @@ const cleanup = useCleanup();
 const sandboxed = cleanup.sandbox;
 
 
+describe('the installed command', () => {
+  const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+  it('--version and -V print the package version on stdout, and nothing else anywhere', async () => {
+    const sandbox = sandboxed({ init: false });
+    for (const flag of ['--version', '-V']) {
+      const result = await runJp(sandbox, [flag]);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, `jp ${packageVersion}\n`);
+      assert.equal(result.stderr, '');
+    }
+  });
+
+  it('the launcher hands every other command line, its streams and its exit code to the program', async () => {
+    const sandbox = sandboxed();
+    const unknown = await runJp(sandbox, ['conversation', 'print', 'jp-cnosuch']);
+    assert.notEqual(unknown.code, 0);
+    assert.equal(unknown.stdout, '');
+    assert.match(unknown.stderr, /jp-cnosuch/);
+    const listed = await runJp(sandbox, ['conversation', 'ls', '--format', 'json']);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.ok(listed.stdout.trim().split('\n').every((line) => JSON.parse(line)), listed.stdout);
+  });
+});
+
 describe('workspaces', () => {
   it('init creates .jp/; commands find the nearest .jp/ upward; outside one, a per-user default workspace', async () => {
     const sandbox = sandboxed({ init: false });

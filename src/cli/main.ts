@@ -4,22 +4,22 @@
  * a query server, everything else loads the CLI program.
  */
 import module from 'node:module';
-import { wantsServer } from '../server/wants-server.ts';
+import { fileURLToPath } from 'node:url';
+import { discardPrespawnedServer, prespawnServer, wantsServer } from '../server/prespawn.ts';
+import { recordProgramFile, serverEntryFile } from './program-file.ts';
 import { jpVersion } from './version.ts';
 
 // Node 22.1+ keeps compiled code between runs (a large share of jp's start-up); Node 20 has no such cache.
 (module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
+
+recordProgramFile(fileURLToPath(import.meta.url));
 
 async function run(argv: string[]): Promise<number> {
   if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
     process.stdout.write(`jp ${jpVersion}\n`);
     return 0;
   }
-  let prespawn: typeof import('../server/prespawn.ts') | undefined;
-  if (wantsServer(argv) && !(await explicitTargetIsLocked(argv))) {
-    prespawn = await import('../server/prespawn.ts');
-    prespawn.prespawnServer(process.argv[1]!);
-  }
+  if (wantsServer(argv) && !(await explicitTargetIsLocked(argv))) prespawnServer(serverEntryFile());
   if (argv[0] === '__serve') {
     const { serveMain } = await import('../server/serve.ts');
     await serveMain(jpVersion);
@@ -29,7 +29,7 @@ async function run(argv: string[]): Promise<number> {
   try {
     return await main(argv);
   } finally {
-    await prespawn?.discardPrespawnedServer();
+    await discardPrespawnedServer();
   }
 }
 

@@ -4,8 +4,17 @@
  * waits for its run request on fd 3; if the client never sends one (a usage error, --help), the
  * server sees the channel close and exits quietly.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
 import type net from 'node:net';
+
+/**
+ * node:child_process, loaded synchronously on first use: the entry point imports this module, and
+ * importing node:child_process up front would cost every command (`jp conversation ls`...) ~8 ms.
+ */
+function childProcesses(): typeof import('node:child_process') {
+  return createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process');
+}
 
 let prespawned: ChildProcess | undefined;
 
@@ -19,7 +28,7 @@ export function serverArguments(entry: string): string[] {
 
 /** Starts a server process; stdio goes nowhere until the server opens its own run log. */
 export function startServerProcess(entry: string, options: { cwd: string; environment: NodeJS.ProcessEnv; shareStderr: boolean }): ChildProcess {
-  const child = spawn(process.execPath, serverArguments(entry), {
+  const child = childProcesses().spawn(process.execPath, serverArguments(entry), {
     cwd: options.cwd,
     env: options.environment,
     detached: true,
@@ -28,6 +37,13 @@ export function startServerProcess(entry: string, options: { cwd: string; enviro
   child.unref();
   (child.stdio[3] as net.Socket).unref();
   return child;
+}
+
+/** Whether this command line will want a query server (a cheap guess; a wrong guess only costs a start-up). */
+export function wantsServer(argv: readonly string[]): boolean {
+  if (!argv.includes('query') && !argv.includes('q')) return false;
+  const logToStderr = argv.includes('--log-file=-') || argv.some((argument, index) => argument === '--log-file' && argv[index + 1] === '-');
+  return !argv.includes('--no-server') && !argv.includes('--help') && !argv.includes('-h') && !logToStderr;
 }
 
 export function prespawnServer(entry: string): void {

@@ -27,6 +27,7 @@ import type { CommandContext, FlagValue } from '../context.ts';
 import { canPrompt } from '../facts.ts';
 import { combineInput, defaultStdinWaitMilliseconds, readStandardInput } from '../stdin.ts';
 import { requireExisting } from '../targets.ts';
+import { serverEntryFile } from '../program-file.ts';
 
 export interface QueryFlags {
   new?: boolean;
@@ -246,7 +247,7 @@ async function execute(context: CommandContext, prepared: Prepared, flags: Query
   let spawned;
   try {
     spawned = await spawnServer(request, {
-      entry: process.argv[1]!,
+      entry: serverEntryFile(),
       environment: context.facts.environment,
       shareStderr: request.log.file === '-' && request.log.verbosity > 0 && !flags.detach,
     });

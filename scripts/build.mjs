@@ -1,6 +1,7 @@
 // Builds the shipped command dist/jp.cjs (a CommonJS launcher) and the program it loads, dist/jp.mjs
 // (plus lazily loaded chunks), with esbuild.
 import { build } from 'esbuild';
+import { createHash } from 'node:crypto';
 import { chmodSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -66,4 +67,39 @@ await build({
   logLevel: 'warning',
 });
 chmodSync(path.join(root, 'dist', 'jp.cjs'), 0o755);
+
+// The query server: one CommonJS bundle (every dynamic import inlined, so it is a single script V8
+// can cache) and its launcher, which runs it with a code cache keyed by the bundle's hash.
+await build({
+  absWorkingDir: root,
+  entryPoints: { 'server-bundle': 'src/server/entry.ts' },
+  outdir: 'dist',
+  outExtension: { '.js': '.cjs' },
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  supported: { 'dynamic-import': false },
+  minify: true,
+  keepNames: true,
+  legalComments: 'none',
+  define: { JP_VERSION: JSON.stringify(version) },
+  plugins: [englishLocaleOnly],
+  logLevel: 'warning',
+});
+const serverBundleHash = createHash('sha256').update(readFileSync(path.join(root, 'dist', 'server-bundle.cjs'))).digest('hex').slice(0, 16);
+await build({
+  absWorkingDir: root,
+  entryPoints: { server: 'src/server/launcher.ts' },
+  outdir: 'dist',
+  outExtension: { '.js': '.cjs' },
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  minify: true,
+  define: { JP_SERVER_BUNDLE_HASH: JSON.stringify(serverBundleHash) },
+  banner: { js: '#!/usr/bin/env node' },
+  logLevel: 'warning',
+});
 chmodSync(path.join(root, 'dist', 'jp.mjs'), 0o755);

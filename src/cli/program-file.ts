@@ -1,15 +1,21 @@
 /**
- * The file query servers are started from: the program itself (dist/jp.mjs), not the launcher that
- * loaded it (dist/jp.cjs), so that a server's start-up, which a query waits for, skips the launcher.
- * main.ts records it before anything else runs; until then (tests importing modules directly) it is
- * the script Node was started with.
+ * The program file (dist/jp.mjs, not the launcher dist/jp.cjs that loaded it), which query servers
+ * are found beside. main.ts records it before anything else runs; until then (tests importing
+ * modules directly) it is the script Node was started with.
  */
+import path from 'node:path';
+
 let programFile: string | undefined;
 
 export function recordProgramFile(file: string): void {
   programFile = file;
 }
 
+/**
+ * What a query server is started from: beside the built program (dist/jp.mjs) the server's launcher
+ * (dist/server.cjs, see src/server/launcher.ts); run from source, the program itself (`__serve`).
+ */
 export function serverEntryFile(): string {
-  return programFile ?? process.argv[1]!;
+  const program = programFile ?? process.argv[1]!;
+  return program.endsWith('.mjs') ? path.join(path.dirname(program), 'server.cjs') : program;
 }

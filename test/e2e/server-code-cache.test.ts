@@ -1,0 +1,84 @@
+/**
+ * The query server's code cache (src/server/launcher.ts): written by the first server, used as is
+ * by the next, rebuilt when it is damaged, and never a reason for a query to fail.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { eventually, jpServer, processesMatching, runJp, type Sandbox, testProvider, useCleanup } from '../support/jp.ts';
+
+const cleanup = useCleanup();
+
+function cacheDirectory(sandbox: Sandbox): string {
+  return path.join(sandbox.env.HOME!, '.cache', 'jp', 'code-cache');
+}
+
+function cacheFiles(sandbox: Sandbox): string[] {
+  try {
+    return readdirSync(cacheDirectory(sandbox)).map((name) => path.join(cacheDirectory(sandbox), name));
+  } catch {
+    return [];
+  }
+}
+
+/** Servers of this sandbox still alive (the cache is written as a server exits, after its client). */
+function serversOf(sandbox: Sandbox): number[] {
+  return processesMatching(jpServer, '__serve').filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`XDG_DATA_HOME=${sandbox.dataHome}`);
+    } catch {
+      return false;
+    }
+  });
+}
+
+async function query(sandbox: Sandbox, message: string): Promise<void> {
+  const result = await runJp(sandbox, ['query', ...testProvider(sandbox, { steps: [{ parts: [{ text: `answer to ${message}` }] }] }), message]);
+  assert.equal(result.code, 0, result.stderr);
+  assert.equal(result.stdout, `answer to ${message}\n`);
+  await eventually('the server has exited', () => serversOf(sandbox).length === 0);
+}
+
+describe('the query server code cache', () => {
+  it('the first server writes it (0600 in a 0700 directory); the next one uses it without rewriting it', async () => {
+    const sandbox = cleanup.sandbox();
+    assert.deepEqual(cacheFiles(sandbox), []);
+    await query(sandbox, 'one');
+    const [file, ...others] = cacheFiles(sandbox);
+    assert.ok(file, 'a cache file was written');
+    assert.deepEqual(others, [], 'no temporary file left behind');
+    assert.match(path.basename(file), new RegExp(`^server-[0-9a-f]{16}-${process.version.replace(/\./g, '\\.')}-${process.arch}\\.bin$`));
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    assert.equal(statSync(cacheDirectory(sandbox)).mode & 0o777, 0o700);
+    const written = readFileSync(file);
+    const writtenAt = statSync(file).mtimeMs;
+
+    await query(sandbox, 'two');
+    assert.deepEqual(cacheFiles(sandbox), [file]);
+    assert.equal(statSync(file).mtimeMs, writtenAt, 'V8 accepted the cache, so nothing rewrote it');
+    assert.ok(readFileSync(file).equals(written));
+  });
+
+  it('a damaged cache is rejected, the query still answers, and the cache is rebuilt', async () => {
+    const sandbox = cleanup.sandbox();
+    await query(sandbox, 'one');
+    const [file] = cacheFiles(sandbox);
+    assert.ok(file);
+    const garbage = Buffer.alloc(4096, 0x5a);
+    writeFileSync(file, garbage);
+    await query(sandbox, 'two');
+    assert.ok(!readFileSync(file).equals(garbage), 'the damaged cache was replaced');
+    await query(sandbox, 'three');
+  });
+
+  it('a cache directory that cannot be written costs nothing but time', async () => {
+    const sandbox = cleanup.sandbox();
+    const cacheHome = path.join(sandbox.root, 'read-only-cache');
+    sandbox.env.XDG_CACHE_HOME = cacheHome;
+    writeFileSync(cacheHome, 'a file where the cache directory would be');
+    await query(sandbox, 'one');
+    await query(sandbox, 'two');
+    assert.equal(readFileSync(cacheHome, 'utf8'), 'a file where the cache directory would be');
+  });
+});

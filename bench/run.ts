@@ -8,7 +8,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { startFakeProvider, textStep, type FakeProvider, type ScriptedPart } from '../test/support/fake-provider.ts';
 import { fuzzServer, openFileDescriptors, residentMemoryKilobytes } from '../test/support/fuzz.ts';
-import { createSandbox, eventually, fakeModelArguments, jpBinary, jpServer, processesMatching, runJp, sleep, type Sandbox } from '../test/support/jp.ts';
+import { createSandbox, eventually, fakeModelArguments, jpBinary, processesMatching, runJp, sleep, type Sandbox } from '../test/support/jp.ts';
 
 const runs = Number(process.env.JP_BENCH_RUNS ?? 15);
 
@@ -249,7 +249,7 @@ async function memory(): Promise<void> {
   const sampler = setInterval(() => {
     try {
       clientPeak = Math.max(clientPeak, peak(client.pid!));
-      for (const pid of processesMatching(jpServer, '__serve')) serverPeak = Math.max(serverPeak, peak(pid));
+      for (const pid of processesMatching(jpBinary, '__serve')) serverPeak = Math.max(serverPeak, peak(pid));
     } catch {
       // a process ended between the listing and the read
     }

@@ -1,5 +1,5 @@
-// Builds the shipped command dist/jp.cjs (a CommonJS launcher) and the program it loads, dist/jp.mjs
-// (plus lazily loaded chunks), with esbuild.
+// Builds, with esbuild, the shipped command dist/jp.cjs (a CommonJS launcher), the program it loads,
+// dist/jp.mjs (plus lazily loaded chunks), and the query server's bundle dist/server-bundle.cjs.
 import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { chmodSync, readFileSync, rmSync } from 'node:fs';
@@ -51,25 +51,10 @@ await build({
   plugins: [englishLocaleOnly],
   logLevel: 'warning',
 });
-// The launcher answers --version without Node's ES module loader; see src/cli/launcher.ts.
-await build({
-  absWorkingDir: root,
-  entryPoints: { jp: 'src/cli/launcher.ts' },
-  outdir: 'dist',
-  outExtension: { '.js': '.cjs' },
-  bundle: true,
-  format: 'cjs',
-  platform: 'node',
-  target: 'node20',
-  minify: true,
-  define: { JP_VERSION: JSON.stringify(version) },
-  banner: { js: '#!/usr/bin/env node' },
-  logLevel: 'warning',
-});
-chmodSync(path.join(root, 'dist', 'jp.cjs'), 0o755);
+chmodSync(path.join(root, 'dist', 'jp.mjs'), 0o755);
 
 // The query server: one CommonJS bundle (every dynamic import inlined, so it is a single script V8
-// can cache) and its launcher, which runs it with a code cache keyed by the bundle's hash.
+// can cache), which `jp __serve` runs with a code cache keyed by the bundle's hash.
 await build({
   absWorkingDir: root,
   entryPoints: { 'server-bundle': 'src/server/entry.ts' },
@@ -88,9 +73,12 @@ await build({
   logLevel: 'warning',
 });
 const serverBundleHash = createHash('sha256').update(readFileSync(path.join(root, 'dist', 'server-bundle.cjs'))).digest('hex').slice(0, 16);
+
+// The command: answers --version without Node's ES module loader, runs `__serve` through the code
+// cache, loads dist/jp.mjs for everything else; see src/cli/launcher.ts.
 await build({
   absWorkingDir: root,
-  entryPoints: { server: 'src/server/launcher.ts' },
+  entryPoints: { jp: 'src/cli/launcher.ts' },
   outdir: 'dist',
   outExtension: { '.js': '.cjs' },
   bundle: true,
@@ -98,8 +86,8 @@ await build({
   platform: 'node',
   target: 'node20',
   minify: true,
-  define: { JP_SERVER_BUNDLE_HASH: JSON.stringify(serverBundleHash) },
+  define: { JP_VERSION: JSON.stringify(version), JP_SERVER_BUNDLE_HASH: JSON.stringify(serverBundleHash) },
   banner: { js: '#!/usr/bin/env node' },
   logLevel: 'warning',
 });
-chmodSync(path.join(root, 'dist', 'jp.mjs'), 0o755);
+chmodSync(path.join(root, 'dist', 'jp.cjs'), 0o755);

@@ -12,10 +12,10 @@ export function recordProgramFile(file: string): void {
 }
 
 /**
- * What a query server is started from: beside the built program (dist/jp.mjs) the server's launcher
- * (dist/server.cjs, see src/server/launcher.ts); run from source, the program itself (`__serve`).
+ * What a query server is started from (`node <file> __serve`): beside the built program
+ * (dist/jp.mjs), the `jp` command itself (dist/jp.cjs, launcher.ts); run from source, the program.
  */
 export function serverEntryFile(): string {
   const program = programFile ?? process.argv[1]!;
-  return program.endsWith('.mjs') ? path.join(path.dirname(program), 'server.cjs') : program;
+  return program.endsWith('.mjs') ? path.join(path.dirname(program), 'jp.cjs') : program;
 }

@@ -1,7 +1,7 @@
 /**
  * The query server's own bundle (dist/server-bundle.cjs): everything a server runs, the provider
- * SDKs included, in one CommonJS file so that launcher.ts can give V8 a code cache for it. Started
- * by `node dist/server.cjs __serve` (the launcher), never directly.
+ * SDKs included, in one CommonJS file so that code-cache.ts can give V8 a code cache for it. Run by
+ * `jp __serve` (src/cli/launcher.ts), never directly.
  */
 import { jpVersion } from '../cli/version.ts';
 import { serveMain } from './serve.ts';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { readFileSync } from 'node:fs';
-import { conversationIds, createSandbox, jpServer, processesMatching, readEvents, runJp, testProvider } from '../support/jp.ts';
+import { conversationIds, createSandbox, jpBinary, processesMatching, readEvents, runJp, testProvider } from '../support/jp.ts';
 
 describe('50 concurrent `jp query --id=<same>`', () => {
   const sandbox = createSandbox();
@@ -65,7 +65,7 @@ describe('a refused query', () => {
 
   /** Live query servers started for this sandbox (its data directory is in their environment). */
   const serversOfSandbox = (): number[] =>
-    processesMatching(jpServer, '__serve').filter((pid) => {
+    processesMatching(jpBinary, '__serve').filter((pid) => {
       try {
         const state = /^\d+ \(.*\) (\S)/.exec(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.[1];
         return state !== 'Z' && readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`XDG_DATA_HOME=${sandbox.dataHome}`);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { eventually, jpServer, processesMatching, runJp, type Sandbox, testProvider, useCleanup } from '../support/jp.ts';
+import { eventually, jpBinary, processesMatching, runJp, type Sandbox, testProvider, useCleanup } from '../support/jp.ts';
 
 const cleanup = useCleanup();
 
@@ -24,7 +24,7 @@ function cacheFiles(sandbox: Sandbox): string[] {
 
 /** Servers of this sandbox still alive (the cache is written as a server exits, after its client). */
 function serversOf(sandbox: Sandbox): number[] {
-  return processesMatching(jpServer, '__serve').filter((pid) => {
+  return processesMatching(jpBinary, '__serve').filter((pid) => {
     try {
       return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`XDG_DATA_HOME=${sandbox.dataHome}`);
     } catch {

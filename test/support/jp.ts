@@ -14,8 +14,6 @@ import { fileURLToPath } from 'node:url';
 export const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** The binary under test; JP_TEST_BINARY points long runs (bench/crash.ts) at a copy that rebuilds cannot touch. */
 export const jpBinary = process.env.JP_TEST_BINARY ?? path.join(repositoryRoot, 'dist', 'jp.cjs');
-/** The query server's launcher, beside the binary: servers run as `node <jpServer> __serve`. */
-export const jpServer = path.join(path.dirname(jpBinary), 'server.cjs');
 
 if (!existsSync(jpBinary)) throw new Error(`${jpBinary} is missing: run \`npm run build\` first (npm test does)`);
 

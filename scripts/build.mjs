@@ -1,5 +1,5 @@
-// Builds, with esbuild, the shipped command dist/jp.cjs (a CommonJS launcher), the program it loads,
-// dist/jp.mjs (plus lazily loaded chunks), and the query server's bundle dist/server-bundle.cjs.
+// Builds, with esbuild, the shipped command dist/jp.cjs (a tiny CommonJS launcher) and the two
+// bundles it runs: the program (dist/client-bundle.cjs) and the query server (dist/server-bundle.cjs).
 import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { chmodSync, readFileSync, rmSync } from 'node:fs';
@@ -29,53 +29,37 @@ const englishLocaleOnly = {
 };
 
 rmSync(path.join(root, 'dist'), { recursive: true, force: true });
-await build({
-  absWorkingDir: root,
-  entryPoints: { jp: 'src/cli/main.ts' },
-  outdir: 'dist',
-  outExtension: { '.js': '.mjs' },
-  chunkNames: 'chunks/[name]-[hash]',
-  bundle: true,
-  splitting: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  minify: true,
-  keepNames: true,
-  sourcemap: false,
-  legalComments: 'none',
-  define: { JP_VERSION: JSON.stringify(version) },
-  banner: {
-    js: "#!/usr/bin/env node\nimport { createRequire as __jpCreateRequire } from 'node:module'; const require = __jpCreateRequire(import.meta.url);",
-  },
-  plugins: [englishLocaleOnly],
-  logLevel: 'warning',
-});
-chmodSync(path.join(root, 'dist', 'jp.mjs'), 0o755);
 
-// The query server: one CommonJS bundle (every dynamic import inlined, so it is a single script V8
-// can cache), which `jp __serve` runs with a code cache keyed by the bundle's hash.
-await build({
-  absWorkingDir: root,
-  entryPoints: { 'server-bundle': 'src/server/entry.ts' },
-  outdir: 'dist',
-  outExtension: { '.js': '.cjs' },
-  bundle: true,
-  format: 'cjs',
-  platform: 'node',
-  target: 'node20',
-  supported: { 'dynamic-import': false },
-  minify: true,
-  keepNames: true,
-  legalComments: 'none',
-  define: { JP_VERSION: JSON.stringify(version) },
-  plugins: [englishLocaleOnly],
-  logLevel: 'warning',
-});
-const serverBundleHash = createHash('sha256').update(readFileSync(path.join(root, 'dist', 'server-bundle.cjs'))).digest('hex').slice(0, 16);
+/**
+ * One CommonJS bundle: every dynamic import inlined (lazily evaluated, but one script), so that V8
+ * can cache its compiled code as a whole (src/cli/code-cache.ts). Returns the bundle's content hash.
+ */
+async function bundle(name, entry) {
+  await build({
+    absWorkingDir: root,
+    entryPoints: { [name]: entry },
+    outdir: 'dist',
+    outExtension: { '.js': '.cjs' },
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    supported: { 'dynamic-import': false },
+    minify: true,
+    keepNames: true,
+    legalComments: 'none',
+    define: { JP_VERSION: JSON.stringify(version) },
+    plugins: [englishLocaleOnly],
+    logLevel: 'warning',
+  });
+  return createHash('sha256').update(readFileSync(path.join(root, 'dist', `${name}.cjs`))).digest('hex').slice(0, 16);
+}
 
-// The command: answers --version without Node's ES module loader, runs `__serve` through the code
-// cache, loads dist/jp.mjs for everything else; see src/cli/launcher.ts.
+const clientBundleHash = await bundle('client-bundle', 'src/cli/entry.ts');
+const serverBundleHash = await bundle('server-bundle', 'src/server/entry.ts');
+
+// The command: answers --version by itself, prespawns a query's server, and runs the bundles above
+// through the code cache; see src/cli/launcher.ts.
 await build({
   absWorkingDir: root,
   entryPoints: { jp: 'src/cli/launcher.ts' },
@@ -86,7 +70,11 @@ await build({
   platform: 'node',
   target: 'node20',
   minify: true,
-  define: { JP_VERSION: JSON.stringify(version), JP_SERVER_BUNDLE_HASH: JSON.stringify(serverBundleHash) },
+  define: {
+    JP_VERSION: JSON.stringify(version),
+    JP_CLIENT_BUNDLE_HASH: JSON.stringify(clientBundleHash),
+    JP_SERVER_BUNDLE_HASH: JSON.stringify(serverBundleHash),
+  },
   banner: { js: '#!/usr/bin/env node' },
   logLevel: 'warning',
 });

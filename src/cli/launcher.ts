@@ -1,25 +1,45 @@
 /**
- * The installed `jp` command (dist/jp.cjs). It is CommonJS so that `jp --version` answers without
- * starting Node's ES module loader, a quarter of a bare Node start-up. `jp __serve` (a query server,
- * spawned by `jp query`) runs the server's bundle with a code cache (server/code-cache.ts); every
- * other command line loads the program, the ES module dist/jp.mjs built from main.ts, which is also
- * runnable directly.
+ * The installed `jp` command (dist/jp.cjs), CommonJS and tiny:
+ * - `jp --version` answers at once;
+ * - `jp __serve` (a query server, spawned by `jp query`) runs the server's bundle;
+ * - any other command line first prespawns a query server when it will want one (so that the
+ *   server's start-up overlaps everything else), then runs the program's bundle.
+ * Both bundles run through V8 with a code cache (code-cache.ts). src/cli/main.ts is the same program
+ * as an ES module, for running from source.
  */
 import path from 'node:path';
 import { jpVersion } from './version.ts';
 
+declare const JP_CLIENT_BUNDLE_HASH: string;
+declare const JP_SERVER_BUNDLE_HASH: string;
+
+/** What a command's code cache is for: commands compile different functions. */
+function commandCacheName(argv: readonly string[]): string {
+  const known = /^[a-z][a-z-]{0,20}$/;
+  const [first = '', second = ''] = argv;
+  if (!known.test(first)) return 'client-other';
+  if ((first === 'conversation' || first === 'c') && known.test(second)) return `client-${first}-${second}`;
+  if ((first === 'query' || first === 'q') && argv.includes('--no-server')) return `client-${first}-no-server`;
+  return `client-${first}`;
+}
+
 const argv = process.argv.slice(2);
+const directory = path.dirname(process.argv[1]!);
 if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   process.stdout.write(`jp ${jpVersion}\n`);
-} else if (argv[0] === '__serve') {
-  // Required here rather than imported, so that --version never loads node:vm and the rest.
-  const { runServerBundle } = require('../server/code-cache.ts') as typeof import('../server/code-cache.ts');
-  runServerBundle(path.join(path.dirname(process.argv[1]!), 'server-bundle.cjs'));
 } else {
-  // A path the bundler leaves alone: the program is a separate, code-split build.
-  const program = './jp.mjs';
-  import(program).catch((error: unknown) => {
-    process.stderr.write(`jp: cannot load ${program}: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 1;
-  });
+  // Required here rather than imported, so that --version never loads node:vm and the rest.
+  const { runBundle } = require('./code-cache.ts') as typeof import('./code-cache.ts');
+  if (argv[0] === '__serve') {
+    runBundle<{ startServer(): Promise<void> }>(path.join(directory, 'server-bundle.cjs'), JP_SERVER_BUNDLE_HASH, 'server').startServer();
+  } else {
+    const { prespawnServer, wantsServer } = require('../server/prespawn.ts') as typeof import('../server/prespawn.ts');
+    if (wantsServer(argv) && argv.some((argument) => argument === '--id' || argument.startsWith('--id='))) {
+      const { explicitTargetIsLocked } = require('./early-lock-check.ts') as typeof import('./early-lock-check.ts');
+      if (!explicitTargetIsLocked(argv, process.cwd(), process.env)) prespawnServer(process.argv[1]!);
+    } else if (wantsServer(argv)) {
+      prespawnServer(process.argv[1]!);
+    }
+    runBundle<{ startProgram(argv: string[]): Promise<void> }>(path.join(directory, 'client-bundle.cjs'), JP_CLIENT_BUNDLE_HASH, commandCacheName(argv)).startProgram(argv);
+  }
 }

@@ -1,7 +1,8 @@
 /**
- * The program (dist/jp.mjs), loaded by the launcher dist/jp.cjs (launcher.ts) or run directly. It
- * stays tiny: `--version` answers before anything is imported, the hidden `__serve` command starts
- * a query server, everything else loads the CLI program.
+ * The program as an ES module, for running from source (`node --import tsx src/cli/main.ts ...`).
+ * The shipped command is the launcher (launcher.ts → dist/jp.cjs), which runs the same program from
+ * its bundle (entry.ts). It stays tiny: `--version` answers before anything is imported, the hidden
+ * `__serve` command starts a query server, everything else loads the CLI program.
  */
 import module from 'node:module';
 import { fileURLToPath } from 'node:url';

@@ -9,14 +9,20 @@ import { createRequire } from 'node:module';
 import type net from 'node:net';
 
 /**
- * node:child_process, loaded synchronously on first use: the entry point imports this module, and
- * importing node:child_process up front would cost every command (`jp conversation ls`...) ~8 ms.
+ * node:child_process, loaded synchronously on first use: importing it up front would cost every
+ * command (`jp conversation ls`...) ~8 ms. (Any absolute path serves as the base for a built-in.)
  */
 function childProcesses(): typeof import('node:child_process') {
-  return createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process');
+  return createRequire(process.execPath)('node:child_process') as typeof import('node:child_process');
 }
 
-let prespawned: ChildProcess | undefined;
+/**
+ * The prespawned server lives in a process-wide slot, not in a module variable: the launcher
+ * (dist/jp.cjs) spawns it and the program bundle takes it, and each of them carries its own copy of
+ * this module.
+ */
+const slotKey = Symbol.for('jp.prespawned-server');
+const slot = globalThis as { [slotKey]?: ChildProcess | undefined };
 
 /**
  * The server runs with the client's own Node options and no others: an extra V8 flag would cost it
@@ -47,9 +53,10 @@ export function wantsServer(argv: readonly string[]): boolean {
 }
 
 export function prespawnServer(entry: string): void {
-  prespawned = startServerProcess(entry, { cwd: process.cwd(), environment: process.env, shareStderr: false });
-  prespawned.on('error', () => {
-    prespawned = undefined;
+  const child = startServerProcess(entry, { cwd: process.cwd(), environment: process.env, shareStderr: false });
+  slot[slotKey] = child;
+  child.on('error', () => {
+    if (slot[slotKey] === child) slot[slotKey] = undefined;
   });
 }
 
@@ -59,8 +66,8 @@ export function prespawnServer(entry: string): void {
  * spares the machine its whole start-up, which matters when many refused queries start together.
  */
 export function discardPrespawnedServer(): Promise<void> {
-  const child = prespawned;
-  prespawned = undefined;
+  const child = slot[slotKey];
+  slot[slotKey] = undefined;
   if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     const giveUp = setTimeout(resolve, 1000);
@@ -74,8 +81,8 @@ export function discardPrespawnedServer(): Promise<void> {
 
 /** The prespawned server, if it is still alive; it can be taken once. */
 export function takePrespawnedServer(): ChildProcess | undefined {
-  const child = prespawned;
-  prespawned = undefined;
+  const child = slot[slotKey];
+  slot[slotKey] = undefined;
   if (!child || child.exitCode !== null || child.signalCode !== null) return undefined;
   return child;
 }

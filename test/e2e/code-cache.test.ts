@@ -1,6 +1,6 @@
 /**
- * The query server's code cache (src/server/launcher.ts): written by the first server, used as is
- * by the next, rebuilt when it is damaged, and never a reason for a query to fail.
+ * The code caches of the program and of the query server (src/cli/code-cache.ts): written by the
+ * first run, used as is by the next, rebuilt when damaged, and never a reason for a command to fail.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -14,9 +14,12 @@ function cacheDirectory(sandbox: Sandbox): string {
   return path.join(sandbox.env.HOME!, '.cache', 'jp', 'code-cache');
 }
 
-function cacheFiles(sandbox: Sandbox): string[] {
+/** The cache files whose names start with `prefix` (`server-`, `client-query-`...). */
+function cacheFiles(sandbox: Sandbox, prefix = 'server-'): string[] {
   try {
-    return readdirSync(cacheDirectory(sandbox)).map((name) => path.join(cacheDirectory(sandbox), name));
+    return readdirSync(cacheDirectory(sandbox))
+      .filter((name) => name.startsWith(prefix))
+      .map((name) => path.join(cacheDirectory(sandbox), name));
   } catch {
     return [];
   }
@@ -40,35 +43,55 @@ async function query(sandbox: Sandbox, message: string): Promise<void> {
   await eventually('the server has exited', () => serversOf(sandbox).length === 0);
 }
 
-describe('the query server code cache', () => {
+describe('the code caches', () => {
   it('the first server writes it (0600 in a 0700 directory); the next one uses it without rewriting it', async () => {
     const sandbox = cleanup.sandbox();
     assert.deepEqual(cacheFiles(sandbox), []);
     await query(sandbox, 'one');
     const [file, ...others] = cacheFiles(sandbox);
     assert.ok(file, 'a cache file was written');
-    assert.deepEqual(others, [], 'no temporary file left behind');
+    assert.deepEqual(others, [], 'one server cache');
+    assert.equal(cacheFiles(sandbox, 'client-query-').length, 1, 'and one for the query command');
+    assert.deepEqual(cacheFiles(sandbox, '').filter((name) => name.endsWith('.tmp')), [], 'no temporary file left behind');
     assert.match(path.basename(file), new RegExp(`^server-[0-9a-f]{16}-${process.version.replace(/\./g, '\\.')}-${process.arch}\\.bin$`));
     assert.equal(statSync(file).mode & 0o777, 0o600);
     assert.equal(statSync(cacheDirectory(sandbox)).mode & 0o777, 0o700);
     const written = readFileSync(file);
     const writtenAt = statSync(file).mtimeMs;
 
+    const [clientFile] = cacheFiles(sandbox, 'client-query-');
+    const clientWrittenAt = statSync(clientFile!).mtimeMs;
+
     await query(sandbox, 'two');
     assert.deepEqual(cacheFiles(sandbox), [file]);
     assert.equal(statSync(file).mtimeMs, writtenAt, 'V8 accepted the cache, so nothing rewrote it');
     assert.ok(readFileSync(file).equals(written));
+    assert.equal(statSync(clientFile!).mtimeMs, clientWrittenAt, 'the command cache was accepted too');
+  });
+
+  it('each command has its own cache, made by its first run', async () => {
+    const sandbox = cleanup.sandbox();
+    const listed = await runJp(sandbox, ['conversation', 'ls', '--format', 'json']);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.equal(cacheFiles(sandbox, 'client-conversation-ls-').length, 1);
+    assert.deepEqual(cacheFiles(sandbox, 'client-query-'), []);
+    const version = await runJp(sandbox, ['--version']);
+    assert.equal(version.code, 0);
+    assert.equal(cacheFiles(sandbox, '').length, 1, '--version runs no bundle and writes no cache');
   });
 
   it('a damaged cache is rejected, the query still answers, and the cache is rebuilt', async () => {
     const sandbox = cleanup.sandbox();
     await query(sandbox, 'one');
     const [file] = cacheFiles(sandbox);
-    assert.ok(file);
+    const [clientFile] = cacheFiles(sandbox, 'client-query-');
+    assert.ok(file && clientFile);
     const garbage = Buffer.alloc(4096, 0x5a);
     writeFileSync(file, garbage);
+    writeFileSync(clientFile, garbage);
     await query(sandbox, 'two');
-    assert.ok(!readFileSync(file).equals(garbage), 'the damaged cache was replaced');
+    assert.ok(!readFileSync(file).equals(garbage), 'the damaged server cache was replaced');
+    assert.ok(!readFileSync(clientFile).equals(garbage), 'the damaged command cache was replaced');
     await query(sandbox, 'three');
   });
 

@@ -8,9 +8,10 @@
  * (set at build time), what it was made for (a command, or the server), the Node version and the
  * architecture; V8 itself rejects data made by another V8 or with other flags. A missing, unreadable
  * or rejected cache means compiling from source, and the cache is (re)written, atomically, when the
- * process exits; a cache that cannot be written is ignored.
+ * process exits, replacing those other builds or Node versions made for the same purpose; a cache
+ * that cannot be written is ignored.
  */
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import Module from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,6 +27,14 @@ function readOrUndefined(file: string): Buffer | undefined {
     return readFileSync(file);
   } catch {
     return undefined;
+  }
+}
+
+/** Caches for the same purpose made by other builds or Node versions: nothing will read them again. */
+function removeOutdated(directory: string, cacheName: string, current: string): void {
+  const pattern = new RegExp(`^${cacheName}-[0-9a-f]{16}-v[0-9.]+-[a-z0-9]+\\.bin$`);
+  for (const name of readdirSync(directory)) {
+    if (name !== current && pattern.test(name)) rmSync(path.join(directory, name), { force: true });
   }
 }
 
@@ -46,6 +55,7 @@ export function runBundle<Exports>(bundleFile: string, bundleHash: string, cache
         mkdirSync(path.dirname(cacheFile), { recursive: true, mode: 0o700 });
         writeFileSync(temporary, script.createCachedData(), { mode: 0o600 });
         renameSync(temporary, cacheFile);
+        removeOutdated(path.dirname(cacheFile), cacheName, path.basename(cacheFile));
       } catch {
         // a read-only home, a full disk: the next run compiles from source again
         rmSync(temporary, { force: true });

@@ -3,7 +3,7 @@
  * first run, used as is by the next, rebuilt when damaged, and never a reason for a command to fail.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { eventually, jpBinary, processesMatching, runJp, type Sandbox, testProvider, useCleanup } from '../support/jp.ts';
@@ -78,6 +78,20 @@ describe('the code caches', () => {
     const version = await runJp(sandbox, ['--version']);
     assert.equal(version.code, 0);
     assert.equal(cacheFiles(sandbox, '').length, 1, '--version runs no bundle and writes no cache');
+  });
+
+  it("writing a cache removes the same purpose's caches of other builds and Node versions, nothing else", async () => {
+    const sandbox = cleanup.sandbox();
+    mkdirSync(cacheDirectory(sandbox), { recursive: true, mode: 0o700 });
+    const outdated = path.join(cacheDirectory(sandbox), 'server-0123456789abcdef-v20.0.0-x64.bin');
+    const otherPurpose = path.join(cacheDirectory(sandbox), 'client-conversation-ls-0123456789abcdef-v20.0.0-x64.bin');
+    const notOurs = path.join(cacheDirectory(sandbox), 'server-notes.txt');
+    for (const file of [outdated, otherPurpose, notOurs]) writeFileSync(file, 'old');
+    await query(sandbox, 'one');
+    assert.equal(existsSync(outdated), false, 'the outdated server cache is gone');
+    assert.equal(existsSync(otherPurpose), true, 'a cache for another command stays');
+    assert.equal(existsSync(notOurs), true, 'a file jp did not name stays');
+    assert.equal(cacheFiles(sandbox).filter((file) => file.endsWith('.bin')).length, 1);
   });
 
   it('a damaged cache is rejected, the query still answers, and the cache is rebuilt', async () => {

@@ -27,19 +27,19 @@ const argv = process.argv.slice(2);
 const directory = path.dirname(process.argv[1]!);
 if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   process.stdout.write(`jp ${jpVersion}\n`);
-} else {
+} else if (argv[0] === '__serve') {
   // Required here rather than imported, so that --version never loads node:vm and the rest.
   const { runBundle } = require('./code-cache.ts') as typeof import('./code-cache.ts');
-  if (argv[0] === '__serve') {
-    runBundle<{ startServer(): Promise<void> }>(path.join(directory, 'server-bundle.cjs'), JP_SERVER_BUNDLE_HASH, 'server').startServer();
-  } else {
-    const { prespawnServer, wantsServer } = require('../server/prespawn.ts') as typeof import('../server/prespawn.ts');
-    if (wantsServer(argv) && argv.some((argument) => argument === '--id' || argument.startsWith('--id='))) {
-      const { explicitTargetIsLocked } = require('./early-lock-check.ts') as typeof import('./early-lock-check.ts');
-      if (!explicitTargetIsLocked(argv, process.cwd(), process.env)) prespawnServer(process.argv[1]!);
-    } else if (wantsServer(argv)) {
-      prespawnServer(process.argv[1]!);
-    }
-    runBundle<{ startProgram(argv: string[]): Promise<void> }>(path.join(directory, 'client-bundle.cjs'), JP_CLIENT_BUNDLE_HASH, commandCacheName(argv)).startProgram(argv);
+  runBundle<{ startServer(): Promise<void> }>(path.join(directory, 'server-bundle.cjs'), JP_SERVER_BUNDLE_HASH, 'server').startServer();
+} else {
+  // The server first: its start-up is what a detached query waits for.
+  const { prespawnServer, wantsServer } = require('../server/prespawn.ts') as typeof import('../server/prespawn.ts');
+  if (wantsServer(argv) && argv.some((argument) => argument === '--id' || argument.startsWith('--id='))) {
+    const { explicitTargetIsLocked } = require('./early-lock-check.ts') as typeof import('./early-lock-check.ts');
+    if (!explicitTargetIsLocked(argv, process.cwd(), process.env)) prespawnServer(process.argv[1]!);
+  } else if (wantsServer(argv)) {
+    prespawnServer(process.argv[1]!);
   }
+  const { runBundle } = require('./code-cache.ts') as typeof import('./code-cache.ts');
+  runBundle<{ startProgram(argv: string[]): Promise<void> }>(path.join(directory, 'client-bundle.cjs'), JP_CLIENT_BUNDLE_HASH, commandCacheName(argv)).startProgram(argv);
 }

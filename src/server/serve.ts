@@ -7,8 +7,7 @@
  */
 import { chmodSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import net from 'node:net';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { createRequire } from 'node:module';
 import { JpError, toJpError } from '../errors.ts';
 import { createLogger, silentLogger, type Logger } from '../output/logger.ts';
 import { registerSecretsFrom } from '../redact.ts';
@@ -82,8 +81,10 @@ let collectGarbage: (() => void) | undefined;
 function collectAfterChurn(closedConnections: number): void {
   if (closedConnections % 256 !== 0) return;
   if (!collectGarbage) {
-    setFlagsFromString('--expose-gc');
-    collectGarbage = runInNewContext('gc') as () => void;
+    // Loaded here, not imported: a server that never sees such a flood never pays for node:v8.
+    const load = createRequire(process.execPath);
+    (load('node:v8') as typeof import('node:v8')).setFlagsFromString('--expose-gc');
+    collectGarbage = (load('node:vm') as typeof import('node:vm')).runInNewContext('gc') as () => void;
   }
   setImmediate(collectGarbage);
 }

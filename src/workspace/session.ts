@@ -7,7 +7,7 @@
  * (TMUX_PANE, WEZTERM_PANE, TERM_SESSION_ID, ITERM_SESSION_ID); and with no terminal at all the
  * shared session `no-terminal` (cron, CI, setsid): set JP_SESSION to keep such runs apart.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { writeFileAtomic } from './files.ts';
 import { processStartTime, readProcStat } from './process-identity.ts';
@@ -60,14 +60,31 @@ export function activeConversation(sessionsDirectory: string, key: SessionKey): 
   return readSession(sessionsDirectory, key)?.active ?? undefined;
 }
 
-export function activateConversation(sessionsDirectory: string, key: SessionKey, conversationId: string): void {
+/**
+ * Makes a conversation the session's active one. Returns how to take that back (for a run that then
+ * failed to start): the session file is put back as it was, unless something else changed it since.
+ */
+export function activateConversation(sessionsDirectory: string, key: SessionKey, conversationId: string): () => void {
   const current = readSession(sessionsDirectory, key);
-  if (current?.active === conversationId) return;
+  if (current?.active === conversationId) return () => {};
   const history = [{ id: conversationId, activated_at: new Date().toISOString() }, ...(current?.history ?? [])]
     .filter((entry, index, all) => all.findIndex((other) => other.id === entry.id) === index)
     .slice(0, 50);
   const next: SessionFile = { active: conversationId, history, source: key.source };
-  writeFileAtomic(sessionFile(sessionsDirectory, key), JSON.stringify(next, null, 2) + '\n');
+  const file = sessionFile(sessionsDirectory, key);
+  const written = JSON.stringify(next, null, 2) + '\n';
+  writeFileAtomic(file, written);
+  return () => {
+    let now: string;
+    try {
+      now = readFileSync(file, 'utf8');
+    } catch {
+      return;
+    }
+    if (now !== written) return;
+    if (current) writeFileAtomic(file, JSON.stringify(current, null, 2) + '\n');
+    else rmSync(file, { force: true });
+  };
 }
 
 /** Forgets a removed conversation in this session. */

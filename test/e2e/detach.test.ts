@@ -230,4 +230,39 @@ describe('socket hygiene', () => {
     assert.match(refused.stderr, /refusing to use .*processes: its mode is 755, readable or writable by others/);
     assert.match(refused.stderr, /chmod 700/);
   });
+
+  it('a query whose server cannot start leaves the session as it was: the active conversation stays, a first one leaves no session file', async () => {
+    const sandbox = sandboxed();
+    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'answer' }] }] });
+    const { chmodSync, mkdirSync } = await import('node:fs');
+    assert.equal((await runJp(sandbox, ['conversation', 'ls'])).code, 0);
+    const sessions = path.join(sandbox.userDirectory(), 'sessions');
+
+    // No session yet: a refused first query writes none.
+    mkdirSync(processesDirectory(sandbox), { recursive: true, mode: 0o755 });
+    chmodSync(processesDirectory(sandbox), 0o755);
+    const refusedFirst = await runJp(sandbox, ['query', '--new', ...script, 'first']);
+    assert.equal(refusedFirst.code, 1, refusedFirst.stderr);
+    assert.deepEqual(existsSync(sessions) ? readdirSync(sessions) : [], []);
+
+    // An active conversation stays active when the next query cannot start.
+    chmodSync(processesDirectory(sandbox), 0o700);
+    const first = await runJp(sandbox, ['query', '--new', ...script, 'second']);
+    assert.equal(first.code, 0, first.stderr);
+    const listed = JSON.parse((await runJp(sandbox, ['conversation', 'ls', '--json'])).stdout) as { id: string; active: boolean }[];
+    assert.equal(listed.length, 1);
+    const activeId = listed[0]!.id;
+    assert.equal(listed[0]!.active, true);
+    const sessionBefore = readdirSync(sessions).map((name) => readFileSync(path.join(sessions, name), 'utf8'));
+
+    chmodSync(processesDirectory(sandbox), 0o755);
+    const refusedNew = await runJp(sandbox, ['query', '--new', ...script, 'third']);
+    assert.equal(refusedNew.code, 1, refusedNew.stderr);
+    const refusedExisting = await runJp(sandbox, ['query', ...script, 'fourth']);
+    assert.equal(refusedExisting.code, 1, refusedExisting.stderr);
+    chmodSync(processesDirectory(sandbox), 0o700);
+    const after = JSON.parse((await runJp(sandbox, ['conversation', 'ls', '--json'])).stdout) as { id: string; active: boolean }[];
+    assert.deepEqual(after.map((entry) => [entry.id, entry.active]), [[activeId, true]]);
+    assert.deepEqual(readdirSync(sessions).map((name) => readFileSync(path.join(sessions, name), 'utf8')), sessionBefore);
+  });
 });

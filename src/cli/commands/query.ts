@@ -70,8 +70,11 @@ export interface Prepared {
   request: RunRequest;
   /** This query created the conversation (removed again if the run cannot start). */
   created: boolean;
-  /** Makes it the session's active conversation; called once the run has started. */
-  activate(): void;
+  /**
+   * Makes it the session's active conversation; called once the run is starting. Returns how to
+   * take that back if the run then fails to start.
+   */
+  activate(): () => void;
 }
 
 export async function queryCommand(context: CommandContext, messageParts: string[], flags: QueryFlags): Promise<number> {
@@ -245,20 +248,33 @@ async function execute(context: CommandContext, prepared: Prepared, flags: Query
   const logger = await context.logger();
   logger.info('starting a query server', { conversation_id: conversationId, detach: flags.detach ?? false });
   let spawned;
+  let undoActivation = (): void => {};
+  let activationError: unknown;
   try {
-    spawned = await spawnServer(request, {
+    const starting = spawnServer(request, {
       entry: serverEntryFile(),
       environment: context.facts.environment,
       shareStderr: request.log.file === '-' && request.log.verbosity > 0 && !flags.detach,
     });
+    // While the server gets ready (the request is on its way to it), not after: this is a file
+    // write with an fsync, and a detached query returns as soon as the server is ready.
+    try {
+      undoActivation = prepared.activate();
+    } catch (error) {
+      activationError = error;
+    }
+    spawned = await starting;
     logger.info('query server ready', { pid: spawned.pid, socket: spawned.socketPath });
   } catch (error) {
+    undoActivation();
     prepared.lock.release();
     if (prepared.created) removeConversation(workspace.conversationsDirectory, conversationId);
     throw error;
   }
   prepared.lock.forget();
-  prepared.activate();
+  // The server runs the turn whatever happens here; a session file that could not be written is
+  // reported once the lock is the server's, as it was when activation came after readiness.
+  if (activationError !== undefined) throw activationError;
 
   if (flags.detach) {
     if (renderer instanceof JsonRenderer) renderer.detached(conversationId, spawned.pid);

@@ -28,6 +28,10 @@ const englishLocaleOnly = {
   },
 };
 
+// @noble/hashes (SHA-256 of workspace paths) reads globalThis.crypto, which makes Node load its
+// whole crypto module; jp never needs its randomness. See src/workspace/no-web-crypto.ts.
+const alias = { '@noble/hashes/crypto': './src/workspace/no-web-crypto.ts' };
+
 rmSync(path.join(root, 'dist'), { recursive: true, force: true });
 
 /**
@@ -50,6 +54,7 @@ async function bundle(name, entry) {
     legalComments: 'none',
     define: { JP_VERSION: JSON.stringify(version) },
     plugins: [englishLocaleOnly],
+    alias,
     logLevel: 'warning',
   });
   return createHash('sha256').update(readFileSync(path.join(root, 'dist', `${name}.cjs`))).digest('hex').slice(0, 16);
@@ -76,6 +81,7 @@ await build({
     JP_SERVER_BUNDLE_HASH: JSON.stringify(serverBundleHash),
   },
   banner: { js: '#!/usr/bin/env node' },
+  alias,
   logLevel: 'warning',
 });
 chmodSync(path.join(root, 'dist', 'jp.cjs'), 0o755);

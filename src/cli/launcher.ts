@@ -23,6 +23,21 @@ function commandCacheName(argv: readonly string[]): string {
   return `client-${first}`;
 }
 
+/**
+ * Writes straight to fd 2: creating process.stderr would load Node's stream modules (and, for a
+ * pipe, node:net) for one short message. A non-blocking descriptor that is full falls back to it.
+ */
+function writeToStderr(text: string): void {
+  const { writeSync } = require('node:fs') as typeof import('node:fs');
+  const bytes = Buffer.from(text);
+  let written = 0;
+  try {
+    while (written < bytes.length) written += writeSync(2, bytes, written);
+  } catch {
+    process.stderr.write(bytes.subarray(written));
+  }
+}
+
 const argv = process.argv.slice(2);
 const directory = path.dirname(process.argv[1]!);
 if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
@@ -34,12 +49,22 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
 } else {
   // The server first: its start-up is what a detached query waits for.
   const { prespawnServer, wantsServer } = require('../server/prespawn.ts') as typeof import('../server/prespawn.ts');
+  let refused = false;
   if (wantsServer(argv) && argv.some((argument) => argument === '--id' || argument.startsWith('--id='))) {
-    const { explicitTargetIsLocked } = require('./early-lock-check.ts') as typeof import('./early-lock-check.ts');
-    if (!explicitTargetIsLocked(argv, process.cwd(), process.env)) prespawnServer(process.argv[1]!);
+    const { checkExplicitTarget } = require('./early-lock-check.ts') as typeof import('./early-lock-check.ts');
+    const check = checkExplicitTarget(argv, process.cwd(), process.env);
+    if (check.refusal) {
+      // Exactly what the program would print and exit with, without loading it (see early-lock-check.ts).
+      const { formatErrorForHumans } = require('../errors.ts') as typeof import('../errors.ts');
+      writeToStderr(formatErrorForHumans(check.refusal) + '\n');
+      process.exitCode = check.refusal.exitCode;
+      refused = true;
+    } else if (!check.held) prespawnServer(process.argv[1]!);
   } else if (wantsServer(argv)) {
     prespawnServer(process.argv[1]!);
   }
-  const { runBundle } = require('./code-cache.ts') as typeof import('./code-cache.ts');
-  runBundle<{ startProgram(argv: string[]): Promise<void> }>(path.join(directory, 'client-bundle.cjs'), JP_CLIENT_BUNDLE_HASH, commandCacheName(argv)).startProgram(argv);
+  if (!refused) {
+    const { runBundle } = require('./code-cache.ts') as typeof import('./code-cache.ts');
+    runBundle<{ startProgram(argv: string[]): Promise<void> }>(path.join(directory, 'client-bundle.cjs'), JP_CLIENT_BUNDLE_HASH, commandCacheName(argv)).startProgram(argv);
+  }
 }

@@ -38,7 +38,7 @@ async function run(argv: string[]): Promise<number> {
 async function explicitTargetIsLocked(argv: string[]): Promise<boolean> {
   if (!argv.some((argument) => argument === '--id' || argument.startsWith('--id='))) return false;
   const check = await import('./early-lock-check.ts');
-  return check.explicitTargetIsLocked(argv, process.cwd(), process.env);
+  return check.checkExplicitTarget(argv, process.cwd(), process.env).held;
 }
 
 function flush(stream: NodeJS.WriteStream): Promise<void> {

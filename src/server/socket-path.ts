@@ -3,10 +3,11 @@
  * user. Unix socket paths are limited to about 107 bytes; a longer path falls back to a short
  * per-user runtime directory (`$XDG_RUNTIME_DIR/jp`, else `/tmp/jp-<uid>`), checked the same way.
  */
-import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { sha256 } from '@noble/hashes/sha2';
+import { bytesToHex } from '@noble/hashes/utils';
 import { assertSafeDirectory } from '../workspace/files.ts';
 
 /** sun_path is 108 bytes on Linux (104 on macOS), including the terminating NUL. */
@@ -16,7 +17,7 @@ export function socketPathFor(processesDirectory: string, conversationId: string
   const preferred = path.join(processesDirectory, `${conversationId}.sock`);
   if (Buffer.byteLength(preferred) <= maxSocketPathBytes) return preferred;
   const runtime = environment.XDG_RUNTIME_DIR ? path.join(environment.XDG_RUNTIME_DIR, 'jp') : path.join(os.tmpdir(), `jp-${process.getuid?.() ?? 'user'}`);
-  const short = createHash('sha256').update(`${workspaceId}/${conversationId}`).digest('hex').slice(0, 16);
+  const short = bytesToHex(sha256(`${workspaceId}/${conversationId}`)).slice(0, 16);
   return path.join(runtime, `${short}.sock`);
 }
 

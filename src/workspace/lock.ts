@@ -199,6 +199,15 @@ export function lockHolder(locksDirectory: string, conversationId: string): Lock
 }
 
 /**
+ * The error acquireLock would throw right now (no waiting) because a live process holds the lock,
+ * or undefined. Never modifies anything.
+ */
+export function refusalIfHeld(locksDirectory: string, conversationId: string): LockedError | undefined {
+  const owner = lockHolder(locksDirectory, conversationId);
+  return owner ? lockedError(conversationId, owner) : undefined;
+}
+
+/**
  * Takes over a lock held by the process that spawned us, proving the hand-over with its exact
  * content. The file is replaced atomically, so it exists at every instant.
  */

@@ -3,7 +3,8 @@
  * errors), conversation ls / print / use / fork / rm, local command tools, and usage errors.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { conversationIds, readEvents, runJp, testProvider, useCleanup } from '../support/jp.ts';
@@ -61,6 +62,15 @@ describe('workspaces', () => {
     for (const directory of [userState, path.join(sandbox.dataHome, 'jp', 'default-workspace', '.jp')]) {
       assert.equal(statSync(directory).mode & 0o077, 0, `${directory} is private`);
     }
+  });
+
+  it("each workspace's user-local directory is <name>-<first 12 hex digits of the SHA-256 of its real path>, as it always was", async () => {
+    const sandbox = sandboxed();
+    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'hi' }] }] });
+    assert.equal((await runJp(sandbox, ['query', ...script, 'hello'])).code, 0);
+    const real = realpathSync(sandbox.workspace);
+    const expected = `${path.basename(real).replace(/[^A-Za-z0-9._-]/g, '_')}-${createHash('sha256').update(real).digest('hex').slice(0, 12)}`;
+    assert.deepEqual(readdirSync(path.join(sandbox.dataHome, 'jp', 'workspace')), [expected]);
   });
 });
 

@@ -76,7 +76,8 @@ export interface EarlyLockCheck {
 
 export function checkExplicitTarget(argv: readonly string[], cwd: string, environment: NodeJS.ProcessEnv): EarlyLockCheck {
   const conversationId = explicitConversationId(argv);
-  if (!conversationId || !/^[A-Za-z0-9._-]+$/.test(conversationId)) return { held: false };
+  // Only a well-formed id can have a lock (and only such an id is safe to put in a path).
+  if (!conversationId || !conversationIdPattern.test(conversationId)) return { held: false };
   if (argv.includes('--new') || argv.some((argument) => argument === '--fork' || argument.startsWith('--fork='))) return { held: false };
   const wait = Number(environment.JP_LOCK_WAIT ?? '0');
   if (!Number.isFinite(wait) || wait > 0) return { held: false };
@@ -84,8 +85,8 @@ export function checkExplicitTarget(argv: readonly string[], cwd: string, enviro
     const workspace = resolveWorkspace(cwd, environment);
     const refusal = refusalIfHeld(path.join(workspace.userDirectory, 'locks'), conversationId);
     if (!refusal) return { held: false };
-    // The program first checks that the conversation exists (under exactly this id).
-    const certain = onlyTheLockDecides(argv) && stdinIsLeftAlone() && conversationIdPattern.test(conversationId) && conversationExists(workspace.conversationsDirectory, conversationId);
+    // The program first checks that the conversation exists.
+    const certain = onlyTheLockDecides(argv) && stdinIsLeftAlone() && conversationExists(workspace.conversationsDirectory, conversationId);
     return certain ? { held: true, refusal } : { held: true };
   } catch {
     return { held: false };

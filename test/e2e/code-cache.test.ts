@@ -3,27 +3,12 @@
  * first run, used as is by the next, rebuilt when damaged, and never a reason for a command to fail.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { eventually, jpBinary, processesMatching, runJp, type Sandbox, testProvider, useCleanup } from '../support/jp.ts';
+import { codeCacheDirectory as cacheDirectory, codeCacheFiles as cacheFiles, eventually, jpBinary, processesMatching, runJp, type Sandbox, testProvider, useCleanup } from '../support/jp.ts';
 
 const cleanup = useCleanup();
-
-function cacheDirectory(sandbox: Sandbox): string {
-  return path.join(sandbox.env.HOME!, '.cache', 'jp', 'code-cache');
-}
-
-/** The cache files whose names start with `prefix` (`server-`, `client-query-`...). */
-function cacheFiles(sandbox: Sandbox, prefix = 'server-'): string[] {
-  try {
-    return readdirSync(cacheDirectory(sandbox))
-      .filter((name) => name.startsWith(prefix))
-      .map((name) => path.join(cacheDirectory(sandbox), name));
-  } catch {
-    return [];
-  }
-}
 
 /** Servers of this sandbox still alive (the cache is written as a server exits, after its client). */
 function serversOf(sandbox: Sandbox): number[] {

@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { conversationIds, createSandbox, jpBinary, processesMatching, readEvents, runJp, type Sandbox, testProvider } from '../support/jp.ts';
+import { codeCacheFiles, conversationIds, createSandbox, jpBinary, processesMatching, readEvents, runJp, type Sandbox, testProvider } from '../support/jp.ts';
 
 describe('50 concurrent `jp query --id=<same>`', () => {
   const sandbox = createSandbox();
@@ -94,13 +94,9 @@ describe('a refused query', () => {
   });
 });
 
-/** The program's code caches for `jp query` (or `jp q`) in this sandbox: the program writes one when it runs and finds none. */
+/** The program's code caches for `jp query` (or `jp q`): the program writes one when it runs and finds none. */
 function queryProgramCaches(sandbox: Sandbox): string[] {
-  try {
-    return readdirSync(path.join(sandbox.env.HOME!, '.cache', 'jp', 'code-cache')).filter((name) => name.startsWith('client-query-') || name.startsWith('client-q-'));
-  } catch {
-    return [];
-  }
+  return [...codeCacheFiles(sandbox, 'client-query-'), ...codeCacheFiles(sandbox, 'client-q-')];
 }
 
 describe('a lock refusal', () => {

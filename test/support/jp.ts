@@ -202,6 +202,22 @@ export function processAlive(pid: number): boolean {
   }
 }
 
+/** Where jp keeps its V8 code caches for a sandbox (src/cli/code-cache.ts): HOME/.cache, no XDG_CACHE_HOME. */
+export function codeCacheDirectory(sandbox: Sandbox): string {
+  return path.join(sandbox.env.HOME!, '.cache', 'jp', 'code-cache');
+}
+
+/** The full paths of the code cache files whose names start with `prefix` (`server-`, `client-query-`...). */
+export function codeCacheFiles(sandbox: Sandbox, prefix = 'server-'): string[] {
+  try {
+    return readdirSync(codeCacheDirectory(sandbox))
+      .filter((name) => name.startsWith(prefix))
+      .map((name) => path.join(codeCacheDirectory(sandbox), name));
+  } catch {
+    return [];
+  }
+}
+
 /** Pids of the processes whose command line contains every one of `parts` (read from /proc). */
 export function processesMatching(...parts: string[]): number[] {
   const pids: number[] = [];

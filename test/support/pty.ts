@@ -1,5 +1,5 @@
 /**
- * A real pseudo-terminal (node-pty) for tests that play a human at a terminal. The command runs in
+ * A real pseudo-terminal (@lydell/node-pty, prebuilt: no compiler needed) for tests that play a human at a terminal. The command runs in
  * a shell inside the terminal, so pipelines (`echo x | jp query | cat > out`) behave as they would
  * for a user: stdin and stdout are pipes, yet /dev/tty is the terminal.
  */
@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import type { Sandbox } from './jp.ts';
 
 const require = createRequire(import.meta.url);
-const pty = require('node-pty') as typeof import('node-pty');
+const pty = require('@lydell/node-pty') as typeof import('@lydell/node-pty');
 
 export interface TerminalSession {
   /** Everything the terminal showed so far (ANSI sequences included). */

@@ -14,7 +14,7 @@ export function normalizeConversationId(value: string): string {
 export function requireExisting(workspace: Workspace, id: string): string {
   const normalized = normalizeConversationId(id);
   if (!conversationIdPattern.test(normalized)) {
-    throw new UsageError('conversation_id_invalid', `${JSON.stringify(id)} is not a conversation id (they look like jp-c17640000000000123)`, {
+    throw new UsageError('conversation_id_invalid', `${JSON.stringify(id)} is not a conversation id (they look like jp-c1764000000000123)`, {
       hint: '`jp conversation ls` lists the conversations of this workspace.',
     });
   }

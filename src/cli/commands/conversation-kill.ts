@@ -3,11 +3,13 @@
  * ends the turn as interrupted (resumable), kills its tool process groups and exits. `--force`:
  * SIGKILL to the registered pid after checking its start time, and to the tool process groups it
  * recorded, then the stale entry, socket and lock are cleaned up. The turn stays resumable.
+ * A conversation that is not running is already stopped: exit 0 (a stale entry is cleaned up
+ * silently).
  */
 import { connectToServer } from '../../client/socket-link.ts';
 import { RunError } from '../../errors.ts';
 import { PROTOCOL_VERSION } from '../../protocol/messages.ts';
-import { cleanStaleEntry, isEntryAlive, liveEntry } from '../../server/registry.ts';
+import { cleanStaleEntry, isEntryAlive, liveEntry, readEntry } from '../../server/registry.ts';
 import { removeDeadLock } from '../../workspace/lock.ts';
 import { isSameProcessAlive, processStartTime } from '../../workspace/process-identity.ts';
 import { userSubdirectory } from '../../workspace/workspace.ts';
@@ -33,9 +35,14 @@ export async function conversationKillCommand(context: CommandContext, id: strin
   const workspace = context.workspace();
   const conversationId = requireExisting(workspace, id);
   const processes = userSubdirectory(workspace, 'processes');
+  const recorded = readEntry(processes, conversationId);
   const entry = liveEntry(processes, conversationId);
   if (!entry) {
-    throw new RunError('not_running', `no running process for ${conversationId}`, { hint: '`jp conversation ls` shows what is running.' });
+    // Stopping what is not running is done already: a stale entry (its process died) was just
+    // cleaned up, silently (RFD 024); with no entry at all, one line says so.
+    removeDeadLock(userSubdirectory(workspace, 'locks'), conversationId);
+    if (!recorded) context.status(`${conversationId} is not running; nothing to stop.`);
+    return 0;
   }
   if (options.force) {
     for (const group of entry.tool_process_groups ?? []) {

@@ -54,10 +54,12 @@ export class CommandContext {
   }
 
   logSettings(): LogSettings {
+    const chosen = this.globals.logFile ?? this.facts.environment.JP_LOG_FILE;
     return {
       verbosity: this.globals.verbosity,
-      file: this.globals.logFile ?? this.facts.environment.JP_LOG_FILE ?? defaultLogFile(dataHome(this.facts.environment)),
+      file: chosen ?? defaultLogFile(dataHome(this.facts.environment)),
       format: this.globals.logFormat,
+      isDefaultFile: chosen === undefined,
     };
   }
 

@@ -6,6 +6,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { JpError, toJpError, UsageError } from '../errors.ts';
 import { resolveFormat } from '../output/channels.ts';
+import type { Logger } from '../output/logger.ts';
 import { CommandContext } from './context.ts';
 import { readFacts } from './facts.ts';
 import { addGlobalOptions, formatFromArgv, readGlobalOptions } from './global-options.ts';
@@ -32,10 +33,15 @@ export function buildProgram(setExitCode: (code: number) => void, jsonErrors = f
     async (...parameters: unknown[]): Promise<void> => {
       const command = parameters[parameters.length - 1] as Command;
       const context = contextFor(command, nonInteractiveOf?.(command) ?? false);
+      let logger: Logger | undefined;
       try {
+        if (context.globals.verbosity > 0) logger = await context.logger();
+        logger?.debug('command', { command: command.name(), arguments: process.argv.slice(2) });
         setExitCode(await action(context, command));
       } catch (error) {
-        setExitCode(context.reportError(toJpError(error)));
+        const jpError = toJpError(error);
+        logger?.error(jpError.message, { code: jpError.code, exit_code: jpError.exitCode });
+        setExitCode(context.reportError(jpError));
       }
       // Output is coalesced per event-loop turn; hand all of it to the OS before the process exits.
       await Promise.all([context.stdout.flush(), context.stderr.flush()]);

@@ -3,6 +3,7 @@
  */
 import type { Config } from '../config/schema.ts';
 import type { JpError } from '../errors.ts';
+import type { WireObserver } from './http-fetch.ts';
 import type { ModelSpec } from './resolve.ts';
 import { RetryingChatModel } from './retry.ts';
 import type { ChatModel } from './types.ts';
@@ -10,6 +11,8 @@ import type { ChatModel } from './types.ts';
 export interface CreateModelOptions {
   environment: NodeJS.ProcessEnv;
   onRetry?: (attempt: number, delayMilliseconds: number, error: JpError) => void;
+  /** Sees the provider's HTTP traffic (request bodies, raw response stream), for -vvvvv. */
+  wire?: WireObserver;
 }
 
 export async function createChatModel(spec: ModelSpec, config: Config, options: CreateModelOptions): Promise<ChatModel> {
@@ -19,7 +22,7 @@ export async function createChatModel(spec: ModelSpec, config: Config, options: 
     model = new TestChatModel(spec.id, loadTestScript(spec.testScript!));
   } else {
     const { createSdkLanguageModel, SdkChatModel } = await import('./sdk-model.ts');
-    model = new SdkChatModel(spec.id, await createSdkLanguageModel(spec, options.environment));
+    model = new SdkChatModel(spec.id, await createSdkLanguageModel(spec, options.environment, options.wire));
   }
   const request = config.assistant?.request ?? {};
   return new RetryingChatModel(model, {

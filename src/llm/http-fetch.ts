@@ -150,7 +150,15 @@ function responseOf(message: IncomingMessage, url: string) {
   };
 }
 
-export async function httpFetch(input: string | URL | { url: string }, init: FetchInit = {}): Promise<ReturnType<typeof responseOf>> {
+/** Sees a request's body and each raw chunk of its response as text (secrets are redacted by the logger). */
+export type WireObserver = (message: 'request' | 'response' | 'response chunk', fields: Record<string, unknown>) => void;
+
+/** httpFetch that shows its traffic to `observer`. */
+export function observedFetch(observer: WireObserver): typeof httpFetch {
+  return (input, init) => httpFetch(input, init, observer);
+}
+
+export async function httpFetch(input: string | URL | { url: string }, init: FetchInit = {}, observer?: WireObserver): Promise<ReturnType<typeof responseOf>> {
   const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw fetchFailed(new Error(`unsupported protocol ${url.protocol}`));
   const signal = init.signal ?? undefined;
@@ -162,8 +170,13 @@ export async function httpFetch(input: string | URL | { url: string }, init: Fet
   return new Promise((resolve, reject) => {
     const options: RequestOptions = { method: init.method ?? 'GET', headers };
     let received: IncomingMessage | undefined;
+    observer?.('request', { method: options.method, url: url.href, body: body === undefined ? undefined : typeof body === 'string' ? body : Buffer.from(body).toString('utf8') });
     const request = transport.request(url, options, (message) => {
       received = message;
+      if (observer) {
+        observer('response', { url: url.href, status: message.statusCode });
+        message.on('data', (chunk: Buffer) => observer('response chunk', { url: url.href, text: chunk.toString('utf8') }));
+      }
       resolve(responseOf(message, url.href));
     });
     // Once the response has started, aborting must end its body with an AbortError, as fetch does.

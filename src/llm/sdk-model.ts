@@ -11,14 +11,14 @@ import type {
 import { APICallError } from '@ai-sdk/provider';
 import { JpError, ProviderError, RetryableProviderError } from '../errors.ts';
 import { redact } from '../redact.ts';
-import { httpFetch, installFetchHeaders } from './http-fetch.ts';
+import { httpFetch, installFetchHeaders, observedFetch, type WireObserver } from './http-fetch.ts';
 import type { ModelSpec } from './resolve.ts';
 import type { ChatModel, ChatRequest, PromptMessage, StreamPart, Usage } from './types.ts';
 
-export async function createSdkLanguageModel(spec: ModelSpec, environment: NodeJS.ProcessEnv): Promise<LanguageModelV3> {
+export async function createSdkLanguageModel(spec: ModelSpec, environment: NodeJS.ProcessEnv, wire?: WireObserver): Promise<LanguageModelV3> {
   const apiKey = spec.apiKeyVariable ? environment[spec.apiKeyVariable] : undefined;
   installFetchHeaders();
-  const fetch = httpFetch as unknown as typeof globalThis.fetch;
+  const fetch = (wire ? observedFetch(wire) : httpFetch) as unknown as typeof globalThis.fetch;
   switch (spec.provider) {
     case 'openai': {
       const { createOpenAI } = await import('@ai-sdk/openai');

@@ -2,9 +2,18 @@
  * Tracing (DESIGN §5): the fourth channel. It goes to a log file (default
  * `$XDG_DATA_HOME/jp/logs/jp.log`), never to stdout or stderr unless `--log-file=-`. Nothing is
  * logged without `-v`; pino is loaded only then. Every line passes through secret redaction.
+ *
+ * Each `-v` adds a level: warnings and errors, then info (what a run did: server, model, tools,
+ * decisions, outcome), debug (clients, every persisted event, locks), trace (every protocol message
+ * and streamed piece), and wire (the provider's HTTP requests and raw response stream).
+ *
+ * A log file is created 0600 in a 0700 directory whatever the umask, the default one without
+ * following a symlink. A destination that fails (a closed pipe, a full disk) ends logging, never
+ * the run.
  */
-import { mkdirSync } from 'node:fs';
+import { constants, mkdirSync, openSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { UsageError } from '../errors.ts';
 import { redact } from '../redact.ts';
 
 export type LogFields = Record<string, unknown>;
@@ -15,25 +24,37 @@ export interface Logger {
   info(message: string, fields?: LogFields): void;
   debug(message: string, fields?: LogFields): void;
   trace(message: string, fields?: LogFields): void;
+  /** -vvvvv: provider HTTP traffic. */
+  wire(message: string, fields?: LogFields): void;
+  /** Whether `level` is logged, for callers that would otherwise build large fields for nothing. */
+  enabled(level: LogLevel): boolean;
 }
 
+export type LogLevel = 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'wire';
+
 export interface LogSettings {
-  /** Number of -v flags: 0 off, 1 error, 2 warn, 3 info, 4 debug, 5 trace. */
+  /** Number of -v flags: 0 off, 1 warn (and error), 2 info, 3 debug, 4 trace, 5 wire. */
   verbosity: number;
   /** A path, or `-` for stderr. */
   file: string;
   format: 'text' | 'json';
+  /** Whether `file` is jp's own default location (opened without following a symlink). */
+  isDefaultFile?: boolean;
 }
 
-const levels = ['silent', 'error', 'warn', 'info', 'debug', 'trace'] as const;
+/** The level each number of -v flags turns on. */
+export const verbosityLevels = ['silent', 'warn', 'info', 'debug', 'trace', 'wire'] as const;
 
-export const silentLogger: Logger = { error() {}, warn() {}, info() {}, debug() {}, trace() {} };
+/** pino's levels plus `wire`, below trace. */
+const wireLevel = 5;
+
+export const silentLogger: Logger = { error() {}, warn() {}, info() {}, debug() {}, trace() {}, wire() {}, enabled: () => false };
 
 export function defaultLogFile(dataHome: string): string {
   return path.join(dataHome, 'jp', 'logs', 'jp.log');
 }
 
-const levelNames: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+const levelNames: Record<number, string> = { [wireLevel]: 'WIRE', 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
 
 /** Turns one pino JSON line into `time LEVEL message key=value ...`. */
 export function jsonLineToText(line: string): string {
@@ -42,7 +63,8 @@ export function jsonLineToText(line: string): string {
     const { time, level, msg, pid, hostname, ...rest } = record;
     void hostname;
     const fields = Object.entries(rest)
-      .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
+      // One record, one line: a value with spaces, quotes or line breaks is written as a JSON string.
+      .map(([key, value]) => `${key}=${typeof value === 'string' && !/[\s"]/.test(value) ? value : JSON.stringify(value)}`)
       .join(' ');
     const stamp = typeof time === 'number' ? new Date(time).toISOString() : String(time);
     return `${stamp} ${(levelNames[level as number] ?? String(level)).padEnd(5)} [${pid}] ${String(msg ?? '')}${fields ? ' ' + fields : ''}\n`;
@@ -51,27 +73,67 @@ export function jsonLineToText(line: string): string {
   }
 }
 
+/** Where log lines go; `write` never throws, and after a failure it drops everything. */
+function openDestination(settings: LogSettings): { write(text: string): void } {
+  let open = true;
+  if (settings.file === '-') {
+    // stderr may be a pipe whose reader went away (`jp -v --log-file=- ... 2>&1 | head`).
+    process.stderr.on('error', () => (open = false));
+    return {
+      write(text) {
+        if (!open) return;
+        try {
+          process.stderr.write(text);
+        } catch {
+          open = false;
+        }
+      },
+    };
+  }
+  let fd: number;
+  try {
+    mkdirSync(path.dirname(settings.file), { recursive: true, mode: 0o700 });
+    const noFollow = settings.isDefaultFile ? constants.O_NOFOLLOW : 0;
+    fd = openSync(settings.file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | noFollow, 0o600);
+  } catch (error) {
+    throw new UsageError('log_file_unusable', `cannot open the log file ${settings.file}: ${(error as Error).message}`, {
+      hint: 'Pick another with --log-file <path> (or JP_LOG_FILE), --log-file=- for stderr, or drop -v.',
+    });
+  }
+  return {
+    write(text) {
+      if (!open) return;
+      try {
+        writeSync(fd, text);
+      } catch {
+        open = false;
+      }
+    },
+  };
+}
+
 export async function createLogger(settings: LogSettings, bindings: LogFields = {}): Promise<Logger> {
-  const level = levels[Math.min(Math.max(settings.verbosity, 0), levels.length - 1)]!;
+  const level = verbosityLevels[Math.min(Math.max(settings.verbosity, 0), verbosityLevels.length - 1)]!;
   if (level === 'silent') return silentLogger;
   const { default: pino } = await import('pino');
-  let destination: { write(text: string): void };
-  if (settings.file === '-') {
-    destination = { write: (text) => process.stderr.write(redact(settings.format === 'text' ? jsonLineToText(text) : text)) };
-  } else {
-    mkdirSync(path.dirname(settings.file), { recursive: true, mode: 0o700 });
-    const stream = pino.destination({ dest: settings.file, sync: true, append: true, mkdir: true });
-    destination = { write: (text) => stream.write(redact(settings.format === 'text' ? jsonLineToText(text) : text)) };
-  }
-  const logger = pino(
+  const destination = openDestination(settings);
+  const logger = pino<'wire'>(
     {
       level,
+      customLevels: { wire: wireLevel },
       base: { pid: process.pid, ...bindings },
       redact: { paths: ['headers.authorization', 'headers["x-api-key"]', 'apiKey', 'api_key'], censor: '[REDACTED]' },
     },
-    destination,
+    { write: (text: string) => destination.write(redact(settings.format === 'text' ? jsonLineToText(text) : text)) },
   );
-  const wrap = (method: 'error' | 'warn' | 'info' | 'debug' | 'trace') => (message: string, fields?: LogFields) =>
-    fields ? logger[method](fields, message) : logger[method](message);
-  return { error: wrap('error'), warn: wrap('warn'), info: wrap('info'), debug: wrap('debug'), trace: wrap('trace') };
+  const method = (name: LogLevel) => (message: string, fields?: LogFields) => (fields ? logger[name](fields, message) : logger[name](message));
+  return {
+    error: method('error'),
+    warn: method('warn'),
+    info: method('info'),
+    debug: method('debug'),
+    trace: method('trace'),
+    wire: method('wire'),
+    enabled: (name) => logger.isLevelEnabled(name),
+  };
 }

@@ -73,6 +73,7 @@ export class QueryServer implements TurnHost {
     this.model = createChatModel(options.model, options.config.value, {
       environment: process.env,
       onRetry: (attempt, delay, error) => this.notice('warning', `${error.message}; retrying in ${(delay / 1000).toFixed(1)} s (attempt ${attempt} of ${retries})`),
+      ...(options.logger.enabled('wire') ? { wire: (message: string, fields: Record<string, unknown>) => options.logger.wire(message, fields) } : {}),
     });
     this.model.catch(() => {
       // reported when the run awaits it
@@ -106,6 +107,7 @@ export class QueryServer implements TurnHost {
         this.greet(connection, message);
         return;
       }
+      this.options.logger.trace('received', { connection: connection.id, type: message.type });
       this.handle(connection, message);
     });
   }
@@ -223,6 +225,7 @@ export class QueryServer implements TurnHost {
   }
 
   private broadcast(message: ServerMessage): void {
+    if (this.clients.size > 0) this.options.logger.trace('sent', { type: message.type, clients: this.clients.size });
     for (const client of this.clients) client.send(message);
   }
 
@@ -230,6 +233,7 @@ export class QueryServer implements TurnHost {
 
   append(event: ConversationEvent): void {
     const seq = this.options.log.append(event);
+    logEvent(this.options.logger, seq, event);
     if (event.type === 'chat_response') {
       if ('message' in event) this.partial.message = this.partial.message.slice(event.message.length);
       else this.partial.reasoning = this.partial.reasoning.slice(event.reasoning.length);
@@ -285,6 +289,7 @@ export class QueryServer implements TurnHost {
   /** Runs the request to its end and returns the result (clients hear it from closeAll); never throws. */
   async run(): Promise<ResultObject> {
     const { request, logger } = this.options;
+    logger.info('run started', { model: this.options.model.id, detached: request.detached, resume: request.resume, discard_turn: request.discard_turn });
     if (!request.detached) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([this.firstClientArrived, new Promise<void>((resolve) => (timer = setTimeout(resolve, firstClientTimeoutMilliseconds)))]);
@@ -381,6 +386,26 @@ export class QueryServer implements TurnHost {
     if (result) this.broadcast({ type: 'turn_complete', result: result as unknown as Record<string, unknown> });
     this.broadcast({ type: 'process_exiting', reason });
     for (const client of [...this.clients]) client.close();
+  }
+}
+
+/** debug: every persisted event; info: the ones that say what the run did. */
+function logEvent(logger: Logger, seq: number, event: ConversationEvent): void {
+  switch (event.type) {
+    case 'tool_call_request':
+      logger.info('tool call', { seq, id: event.id, tool: event.name });
+      return;
+    case 'tool_call_response':
+      logger.info('tool result', { seq, id: event.id, is_error: event.is_error, characters: event.content.length });
+      return;
+    case 'inquiry_response':
+      logger.info('inquiry answered', { seq, id: event.id, by: event.by });
+      return;
+    case 'turn_end':
+      logger.info('turn ended', { seq, status: event.status });
+      return;
+    default:
+      logger.debug('event', { seq, type: event.type });
   }
 }
 

@@ -264,7 +264,7 @@ async function execute(context: CommandContext, prepared: Prepared, flags: Query
       activationError = error;
     }
     spawned = await starting;
-    logger.info('query server ready', { pid: spawned.pid, socket: spawned.socketPath });
+    logger.debug('query server ready', { pid: spawned.pid, socket: spawned.socketPath });
   } catch (error) {
     undoActivation();
     prepared.lock.release();

@@ -19,16 +19,12 @@ export interface ToolSelection {
   enabled: string[];
 }
 
-export function buildToolRegistry(config: Config, selection: ToolSelection): Map<string, Tool> {
-  const registry = new Map<string, Tool>();
-  if (selection.noTools) return registry;
+/** Every tool the configuration defines, enabled or not: the builtins, then local command tools. */
+function definedTools(config: Config): { tool: Tool; enabled: boolean }[] {
   const configured = (config.conversation?.tools ?? {}) as Record<string, ToolConfig | undefined>;
-  for (const tool of builtinTools) {
-    if (configured[tool.name]?.enable === false && !selection.enabled.includes(tool.name)) continue;
-    registry.set(tool.name, tool);
-  }
+  const defined = builtinTools.map((tool) => ({ tool, enabled: configured[tool.name]?.enable !== false }));
   for (const [name, entry] of Object.entries(configured)) {
-    if (name === 'defaults' || !entry || registry.has(name)) continue;
+    if (name === 'defaults' || !entry || defined.some(({ tool }) => tool.name === name)) continue;
     const isLocal = entry.source === 'local' || entry.command !== undefined;
     if (!isLocal) continue;
     if (!entry.command) {
@@ -36,8 +32,21 @@ export function buildToolRegistry(config: Config, selection: ToolSelection): Map
         hint: `Add command = "<shell command>" under [conversation.tools.${name}].`,
       });
     }
-    if (entry.enable === false && !selection.enabled.includes(name)) continue;
-    registry.set(name, createLocalTool(name, entry));
+    defined.push({ tool: createLocalTool(name, entry), enabled: entry.enable !== false });
+  }
+  return defined;
+}
+
+/** The names of every tool the configuration defines, enabled or not (`config show --effective`). */
+export function knownToolNames(config: Config): string[] {
+  return definedTools(config).map(({ tool }) => tool.name);
+}
+
+export function buildToolRegistry(config: Config, selection: ToolSelection): Map<string, Tool> {
+  const registry = new Map<string, Tool>();
+  if (selection.noTools) return registry;
+  for (const { tool, enabled } of definedTools(config)) {
+    if (enabled || selection.enabled.includes(tool.name)) registry.set(tool.name, tool);
   }
   for (const name of selection.enabled) {
     if (!registry.has(name)) {

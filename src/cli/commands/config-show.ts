@@ -3,6 +3,7 @@
  * layer that set it; or, for one tool, the resolved policy of each inquiry kind and its origin.
  */
 import { describeEffective, resolveDetachedPolicy, resolveResultMode, resolveRunMode } from '../../config/policy.ts';
+import { UsageError } from '../../errors.ts';
 import type { CommandContext } from '../context.ts';
 
 function flatten(value: unknown, prefix: string[], output: [string, unknown][]): void {
@@ -15,8 +16,15 @@ function flatten(value: unknown, prefix: string[], output: [string, unknown][]):
 
 export async function configShowCommand(context: CommandContext, options: { effective?: string }): Promise<number> {
   const loaded = await context.config();
-  if (options.effective) {
+  if (options.effective !== undefined) {
     const tool = options.effective;
+    const { knownToolNames } = await import('../../tools/registry.ts');
+    const known = knownToolNames(loaded.value);
+    if (!known.includes(tool)) {
+      throw new UsageError('tool_unknown', `--effective ${JSON.stringify(tool)}: no such tool`, {
+        hint: `Known tools: ${known.join(', ')}.\nA local command tool is defined with command = "..." under [conversation.tools.<name>].`,
+      });
+    }
     if (context.format === 'json') {
       const kinds = Object.fromEntries(
         (['run', 'deliver', 'tool'] as const).map((kind) => {

@@ -166,7 +166,10 @@ async function prepare(
       });
     }
     if (incomplete && !resume && !discard) {
-      const choice = await askAboutIncompleteTurn(context, conversationId, incomplete.resumePoint);
+      const choice = await askAboutIncompleteTurn(context, conversationId, incomplete.resumePoint, {
+        target: flags.id !== undefined ? ` --id=${conversationId}` : '',
+        message: messageArgument,
+      });
       if (choice === 'resume') resume = true;
       else discard = true;
     }
@@ -200,15 +203,35 @@ async function prepare(
   }
 }
 
+/** A message as the user would type it again: double quotes where that is safe, else single. */
+function shellQuoted(message: string | undefined): string {
+  if (message === undefined || message.length > 60 || message.includes('\n')) return '"..."';
+  if (!/["$`\\!]/.test(message)) return `"${message}"`;
+  return `'${message.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The ways on from an incomplete turn, as exact commands with what each does, aligned. */
+function incompleteTurnMenu(target: string, message: string | undefined): string {
+  const quoted = shellQuoted(message);
+  const rows: [string, string][] = [
+    [`jp query --continue${target}`, 'finish the interrupted turn'],
+    [`jp query --discard-turn${target} ${quoted}`, 'drop it (kept on disk, marked discarded) and send this message'],
+    [`jp query --new ${quoted}`, 'send this message in a new conversation'],
+  ];
+  const width = Math.max(...rows.map(([command]) => command.length));
+  return rows.map(([command, effect]) => `${command.padEnd(width)}   ${effect}`).join('\n');
+}
+
 /** A new message on a conversation with an incomplete turn: resume it, drop it, or stop. */
-async function askAboutIncompleteTurn(context: CommandContext, conversationId: string, resumePoint: string): Promise<'resume' | 'discard'> {
-  const hint = [
-    `jp query --continue --id=${conversationId}                 resume it (a new message is sent after it completes)`,
-    `jp query --discard-turn --id=${conversationId} "..."      drop it and send the message`,
-    'jp query --new "..."                                 start a new conversation',
-  ].join('\n');
+async function askAboutIncompleteTurn(
+  context: CommandContext,
+  conversationId: string,
+  resumePoint: string,
+  asked: { target: string; message: string | undefined },
+): Promise<'resume' | 'discard'> {
+  const hint = incompleteTurnMenu(asked.target, asked.message);
   if (!canPrompt(context.facts)) {
-    throw new UsageError('incomplete_turn', `conversation ${conversationId} has an incomplete turn (${resumePoint})`, { hint });
+    throw new UsageError('incomplete_turn', `conversation ${conversationId} has an incomplete turn (${resumePoint}); nothing was sent. Choose:`, { hint });
   }
   const prompter = new TerminalPrompter();
   try {

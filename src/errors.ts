@@ -128,9 +128,53 @@ export class RunError extends JpError {
   }
 }
 
+/**
+ * A file jp keeps (a conversation log, metadata, a lock) is not a regular file it can read: a
+ * symlink, a directory, a FIFO, a device. It is reported and never written through (exit 1).
+ */
+export class DamagedFileError extends JpError {
+  readonly file: string;
+  /** What is wrong, e.g. "is a symbolic link". */
+  readonly problem: string;
+
+  constructor(file: string, problem: string, options: { hint?: string; cause?: unknown } = {}) {
+    super('error', 'file_damaged', `${file} ${problem}`, {
+      hint: options.hint ?? 'jp left it untouched. Move it away (or restore it), then run again.',
+      cause: options.cause,
+    });
+    this.file = file;
+    this.problem = problem;
+  }
+}
+
+/** The disk or the user's quota is full (ENOSPC, EDQUOT); what was written before is kept (exit 1). */
+export class DiskFullError extends JpError {
+  readonly file: string;
+
+  constructor(file: string, options: { cause?: unknown } = {}) {
+    super('error', 'disk_full', `disk full while writing ${file}`, {
+      hint: 'Free some space on that file system and run again; everything saved before is intact (resume with `jp query --continue`).',
+      cause: options.cause,
+    });
+    this.file = file;
+  }
+}
+
+/** Whether an error is the file system saying it has no room left. */
+export function isDiskFull(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
+/** Rethrows a disk-full error as DiskFullError naming `file`; anything else unchanged. */
+export function asDiskFull(error: unknown, file: string): unknown {
+  return isDiskFull(error) && !JpError.isInstance(error) ? new DiskFullError(file, { cause: error }) : error;
+}
+
 /** Turns any thrown value into a JpError, keeping the original as `cause`. */
 export function toJpError(error: unknown): JpError {
   if (JpError.isInstance(error)) return error;
+  if (isDiskFull(error)) return new DiskFullError((error as NodeJS.ErrnoException).path ?? 'a file', { cause: error });
   const message = error instanceof Error ? error.message : String(error);
   return new RunError('internal_error', `internal error: ${message}`, {
     hint: 'This is a bug in jp; the log file (run with -vvv) has the details.',

@@ -1,7 +1,7 @@
 /**
  * Which conversation a command means: an explicit id, or this session's active conversation.
  */
-import { conversationExists, conversationIdPattern } from '../conversation/store.ts';
+import { assertConversationDirectory, conversationExists, conversationIdPattern } from '../conversation/store.ts';
 import { UsageError } from '../errors.ts';
 import { activeConversation, sessionKey } from '../workspace/session.ts';
 import { userSubdirectory, type Workspace } from '../workspace/workspace.ts';
@@ -23,6 +23,7 @@ export function requireExisting(workspace: Workspace, id: string): string {
       hint: '`jp conversation ls` lists the conversations of this workspace.',
     });
   }
+  assertConversationDirectory(workspace.conversationsDirectory, normalized);
   return normalized;
 }
 

@@ -3,8 +3,9 @@
  * conversation lock opens one. Every append is one write() of one complete line; fsync happens at
  * turn boundaries, before a defer exit and before exit on signals (callers call sync()).
  */
-import { closeSync, fsyncSync, ftruncateSync, openSync, readFileSync, writeSync, writeFileSync, constants } from 'node:fs';
-import { RunError } from '../errors.ts';
+import { closeSync, constants, fsyncSync, ftruncateSync, readFileSync } from 'node:fs';
+import { asDiskFull, RunError } from '../errors.ts';
+import { openRegularFile, writeAll, writeFileAtomic } from '../workspace/files.ts';
 import type { ConversationEvent } from './events.ts';
 import { parseEventLog } from './reader.ts';
 
@@ -24,60 +25,67 @@ export class ConversationLog {
   private fd: number | undefined;
   private readonly redact: Redactor;
   private count: number;
+  /** Bytes of complete events in the file: a failed append is cut back to this. */
+  private size: number;
 
-  private constructor(file: string, fd: number, count: number, redact: Redactor) {
+  private constructor(file: string, fd: number, count: number, size: number, redact: Redactor) {
     this.file = file;
     this.fd = fd;
     this.count = count;
+    this.size = size;
     this.redact = redact;
   }
 
   /**
    * Opens (creating if needed) the log for appending, after repairing a torn tail: the partial line
    * is copied to `<file>.torn-<timestamp>` and cut, so the next append cannot be spliced onto it.
-   * A tail that is a complete event missing only its newline is kept. A file that cannot be read is
-   * never written to.
+   * A tail that is a complete event missing only its newline is kept. The file is opened once,
+   * without following a symlink: anything but a regular file is damage (DamagedFileError) and is
+   * never written to; neither is a file that cannot be read.
    */
   static open(file: string, redact: Redactor = (text) => text): OpenedLog {
-    let content: Buffer;
+    const fd = openRegularFile(file, constants.O_RDWR | constants.O_CREAT | constants.O_APPEND, 0o600)!;
     try {
-      content = readFileSync(file);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT') {
+      let content: Buffer;
+      try {
+        content = readFileSync(fd);
+      } catch (error) {
         throw new RunError('log_unreadable', `cannot read conversation log ${file}: ${(error as Error).message}`, {
           hint: 'The file was left untouched. Fix its permissions or move it away, then run again.',
           cause: error,
         });
       }
-      content = Buffer.alloc(0);
-    }
-    const parsed = parseEventLog(content);
-    let tornTailSavedTo: string | undefined;
-    const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, 0o600);
-    try {
+      const parsed = parseEventLog(content);
+      let tornTailSavedTo: string | undefined;
+      let size = content.length;
       if (parsed.tornTail) {
         if (parsed.tornTail.parsesAsEvent) {
-          writeSync(fd, '\n');
-          const repaired = parseEventLog(Buffer.concat([content, Buffer.from('\n')]));
-          parsed.events = repaired.events;
+          try {
+            writeAll(fd, Buffer.from('\n'));
+          } catch (error) {
+            ftruncateSync(fd, content.length);
+            throw asDiskFull(error, file);
+          }
+          size += 1;
+          parsed.events = parseEventLog(Buffer.concat([content, Buffer.from('\n')])).events;
         } else {
           tornTailSavedTo = `${file}.torn-${Date.now()}`;
-          writeFileSync(tornTailSavedTo, content.subarray(parsed.tornTail.offset), { mode: 0o600 });
+          writeFileAtomic(tornTailSavedTo, content.subarray(parsed.tornTail.offset));
           ftruncateSync(fd, parsed.completeBytes);
+          size = parsed.completeBytes;
         }
         fsyncSync(fd);
       }
+      return {
+        log: new ConversationLog(file, fd, parsed.events.length, size, redact),
+        events: parsed.events,
+        skipped: parsed.skipped,
+        tornTailSavedTo,
+      };
     } catch (error) {
       closeSync(fd);
       throw error;
     }
-    return {
-      log: new ConversationLog(file, fd, parsed.events.length, redact),
-      events: parsed.events,
-      skipped: parsed.skipped,
-      tornTailSavedTo,
-    };
   }
 
   /** Number of valid events in the log, including the ones appended by this writer. */
@@ -90,8 +98,18 @@ export class ConversationLog {
     if (this.fd === undefined) throw new RunError('log_closed', `conversation log ${this.file} is closed`);
     const line = this.redact(JSON.stringify(event)) + '\n';
     const bytes = Buffer.from(line, 'utf8');
-    let written = 0;
-    while (written < bytes.length) written += writeSync(this.fd, bytes, written);
+    try {
+      writeAll(this.fd, bytes);
+    } catch (error) {
+      // A partial line (a full disk) is cut off, so the log ends with the last complete event.
+      try {
+        ftruncateSync(this.fd, this.size);
+      } catch {
+        // the next open moves a torn tail aside
+      }
+      throw asDiskFull(error, this.file);
+    }
+    this.size += bytes.length;
     return this.count++;
   }
 

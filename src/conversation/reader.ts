@@ -3,7 +3,7 @@
  * and counted; a last line with no newline is a torn tail (an interrupted write) and is reported,
  * not returned as an event. Reading never needs the conversation lock.
  */
-import { readFileSync } from 'node:fs';
+import { readRegularFile } from '../workspace/files.ts';
 import { isConversationEvent, type ConversationEvent } from './events.ts';
 
 export interface ParsedLog {
@@ -54,14 +54,10 @@ function parseEventLine(line: Buffer): ConversationEvent | undefined {
   }
 }
 
-/** Reads a log from disk; a missing file is an empty log. Other read errors propagate. */
+/**
+ * Reads a log from disk; a missing file is an empty log. A log that is not a regular file (a
+ * symlink, a directory, a FIFO) throws DamagedFileError without blocking; so do read errors.
+ */
 export function readEventLog(file: string): ParsedLog {
-  let content: Buffer;
-  try {
-    content = readFileSync(file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return parseEventLog(Buffer.alloc(0));
-    throw error;
-  }
-  return parseEventLog(content);
+  return parseEventLog(readRegularFile(file) ?? Buffer.alloc(0));
 }

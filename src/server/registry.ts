@@ -4,9 +4,9 @@
  * an entry whose process is gone is stale and is cleaned up on sight, with its socket and any tool
  * process groups it recorded that still run.
  */
-import { readdirSync, readFileSync, unlinkSync } from 'node:fs';
+import { readdirSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomic } from '../workspace/files.ts';
+import { readRegularFile, writeFileAtomic } from '../workspace/files.ts';
 import { isSameProcessAlive, processStartTime } from '../workspace/process-identity.ts';
 
 export interface ToolProcessGroup {
@@ -55,7 +55,7 @@ function removeQuietly(file: string): void {
 
 export function readEntry(processesDirectory: string, conversationId: string): RegistryEntry | undefined {
   try {
-    const entry = JSON.parse(readFileSync(entryFile(processesDirectory, conversationId), 'utf8')) as RegistryEntry;
+    const entry = JSON.parse(readRegularFile(entryFile(processesDirectory, conversationId))?.toString('utf8') ?? '') as RegistryEntry;
     if (typeof entry.pid === 'number' && typeof entry.start_time === 'string') return entry;
   } catch {
     // missing or damaged: not running as far as the registry knows

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { ConversationLog } from '../conversation/log.ts';
 import { accumulatedDelta } from '../conversation/config-delta.ts';
 import { readEventLog } from '../conversation/reader.ts';
-import { eventsFile, readMetadata, titleFrom, writeMetadata } from '../conversation/store.ts';
+import { eventsFile, titleFrom, updateMetadata } from '../conversation/store.ts';
 import { loadConfig, type LoadedConfig } from '../config/load.ts';
 import type { ModelSpec } from '../llm/resolve.ts';
 import { resolveModelSpec } from '../llm/resolve.ts';
@@ -132,10 +132,14 @@ export class Run {
   private touchMetadata(message: string | null): void {
     const { conversationsDirectory } = this.options.setup.workspace;
     try {
-      const metadata = readMetadata(conversationsDirectory, this.options.request.conversation_id);
-      if (!metadata.title && message) metadata.title = titleFrom(message);
-      metadata.updated_at = new Date().toISOString();
-      writeMetadata(conversationsDirectory, metadata);
+      const kept = updateMetadata(conversationsDirectory, this.options.request.conversation_id, (metadata) => {
+        if (!metadata.title && message) metadata.title = titleFrom(message);
+        metadata.updated_at = new Date().toISOString();
+      });
+      if (kept) {
+        this.options.logger.warn('metadata.json was damaged; rebuilt it from the log', { damage: kept.damage, kept_at: kept.keptAt });
+        this.server.notice('warning', `metadata.json ${kept.damage}; it was rebuilt from the log and the damaged file kept as ${kept.keptAt}`);
+      }
     } catch (error) {
       this.options.logger.warn('could not update metadata.json', { error: (error as Error).message });
     }

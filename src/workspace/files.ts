@@ -1,29 +1,111 @@
 /**
- * File helpers with the guarantees DESIGN §6 asks for: whole-file writes are atomic (temp file,
- * fsync, rename), user-local state is private (directories 0700, files 0600, whatever the umask).
+ * File helpers with the guarantees DESIGN §6 and §10 ask for: whole-file writes are atomic (temp
+ * file, fsync, rename) and leave no temporary behind, even on a full disk; files jp keeps are opened
+ * without following a symlink and without blocking on a FIFO, and anything but a regular file is
+ * reported as damage, never read through or written through; user-local state is private
+ * (directories 0700, files 0600, whatever the umask).
  */
-import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync, chmodSync } from 'node:fs';
-import { RunError } from '../errors.ts';
+import { chmodSync, closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync, type Stats } from 'node:fs';
+import { asDiskFull, DamagedFileError, RunError } from '../errors.ts';
 
-/** Writes `content` to `file` atomically; readers see the old or the new content, never a mix. */
-export function writeFileAtomic(file: string, content: string, mode = 0o600): void {
-  const temporary = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-  const fd = openSync(temporary, 'w', mode);
+/** Added to every open of a file jp keeps: never follow a final symlink, never wait on a FIFO. */
+const safeFlags = constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/** "a directory", "a FIFO"...: what a non-regular file is, for messages. */
+export function describeFileType(stat: Stats): string {
+  if (stat.isDirectory()) return 'a directory';
+  if (stat.isSymbolicLink()) return 'a symbolic link';
+  if (stat.isFIFO()) return 'a FIFO';
+  if (stat.isSocket()) return 'a socket';
+  if (stat.isCharacterDevice()) return 'a character device';
+  if (stat.isBlockDevice()) return 'a block device';
+  return 'not a regular file';
+}
+
+/**
+ * Opens a file jp keeps with `flags` (O_RDONLY, or O_RDWR|O_CREAT|O_APPEND...), refusing a symlink
+ * and anything but a regular file with DamagedFileError. Returns undefined when it does not exist
+ * (and `flags` does not create it).
+ */
+export function openRegularFile(file: string, flags: number, mode = 0o600): number | undefined {
+  let fd: number;
   try {
-    writeSync(fd, content);
-    fsyncSync(fd);
+    fd = openSync(file, flags | safeFlags, mode);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'ELOOP' || code === 'EMLINK') throw new DamagedFileError(file, 'is a symbolic link; jp does not follow symbolic links for its own files', { cause: error });
+    if (code === 'EISDIR') throw new DamagedFileError(file, 'is a directory, not a file', { cause: error });
+    if (code === 'ENXIO') throw new DamagedFileError(file, 'is a FIFO or a device, not a regular file', { cause: error });
+    if (code === 'ENOTDIR') throw new DamagedFileError(file, 'cannot be opened: a part of its path is not a directory', { cause: error });
+    throw asDiskFull(error, file);
+  }
+  let stat: Stats;
+  try {
+    stat = fstatSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+  if (!stat.isFile()) {
+    closeSync(fd);
+    throw new DamagedFileError(file, `is ${describeFileType(stat)}, not a regular file`);
+  }
+  return fd;
+}
+
+/** The content of a file jp keeps, or undefined when it does not exist; see openRegularFile. */
+export function readRegularFile(file: string): Buffer | undefined {
+  const fd = openRegularFile(file, constants.O_RDONLY);
+  if (fd === undefined) return undefined;
+  try {
+    return readFileSync(fd);
+  } catch (error) {
+    throw new DamagedFileError(file, `cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
   } finally {
     closeSync(fd);
   }
+}
+
+/** Writes all of `content` at the file's current position (or its end, with O_APPEND). */
+export function writeAll(fd: number, content: Buffer): void {
+  let written = 0;
+  while (written < content.length) written += writeSync(fd, content, written);
+}
+
+/** A fresh name next to `file` for a temporary copy. */
+export function temporaryNameFor(file: string, label = 'tmp'): string {
+  return `${file}.${label}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/**
+ * Writes `content` to `file` atomically; readers see the old or the new content, never a mix. The
+ * temporary is created exclusively (never through a planted symlink) and removed on any failure; a
+ * full disk is reported as DiskFullError naming `file`.
+ */
+export function writeFileAtomic(file: string, content: string | Buffer, mode = 0o600): void {
+  const temporary = temporaryNameFor(file);
   try {
+    const fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
+    try {
+      writeAll(fd, typeof content === 'string' ? Buffer.from(content, 'utf8') : content);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(temporary, file);
   } catch (error) {
-    try {
-      unlinkSync(temporary);
-    } catch {
-      // the rename error below is the one worth reporting
-    }
-    throw error;
+    removeQuietly(temporary);
+    throw asDiskFull(error, file);
+  }
+}
+
+/** Removes a file if it is there; never throws. */
+export function removeQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    // already gone, or never created
   }
 }
 

@@ -6,11 +6,11 @@
  * is never taken. The holder may hand the lock to another process (the query server) by rewriting
  * it in place with rename(2): the file exists at every instant, so nobody can slip in.
  */
-import { linkSync, mkdirSync, readFileSync, rmdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, linkSync, mkdirSync, openSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { LockedError } from '../errors.ts';
-import { writeFileAtomic } from './files.ts';
+import { asDiskFull, LockedError } from '../errors.ts';
+import { readRegularFile, removeQuietly, temporaryNameFor, writeAll, writeFileAtomic } from './files.ts';
 import { isSameProcessAlive, ownProcessStartTime } from './process-identity.ts';
 
 export interface LockOwner {
@@ -61,7 +61,7 @@ export class ConversationLock {
     if (this.released) return;
     this.released = true;
     try {
-      if (readFileSync(this.file, 'utf8') === this.content) unlinkSync(this.file);
+      if (readRegularFile(this.file)?.toString('utf8') === this.content) unlinkSync(this.file);
     } catch {
       // already gone
     }
@@ -89,12 +89,10 @@ function makeOwner(options: AcquireOptions): LockOwner {
 }
 
 export function readLockOwner(file: string): { owner: LockOwner | undefined; content: string } | undefined {
-  let content: string;
-  try {
-    content = readFileSync(file, 'utf8');
-  } catch {
-    return undefined;
-  }
+  // A lock file that is not a regular file (a symlink, a FIFO...) throws DamagedFileError.
+  const bytes = readRegularFile(file);
+  if (bytes === undefined) return undefined;
+  const content = bytes.toString('utf8');
   try {
     const owner = JSON.parse(content) as LockOwner;
     if (typeof owner.pid === 'number' && typeof owner.start_time === 'string') return { owner, content };
@@ -112,16 +110,21 @@ function isHolderDead(owner: LockOwner | undefined): boolean {
 }
 
 function tryCreate(file: string, content: string): boolean {
-  const temporary = `${file}.new-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-  writeFileSync(temporary, content, { mode: 0o600 });
+  const temporary = temporaryNameFor(file, 'new');
   try {
+    const fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    try {
+      writeAll(fd, Buffer.from(content, 'utf8'));
+    } finally {
+      closeSync(fd);
+    }
     linkSync(temporary, file);
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw error;
+    throw asDiskFull(error, file);
   } finally {
-    unlinkSync(temporary);
+    removeQuietly(temporary);
   }
 }
 

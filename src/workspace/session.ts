@@ -7,9 +7,9 @@
  * (TMUX_PANE, WEZTERM_PANE, TERM_SESSION_ID, ITERM_SESSION_ID); and with no terminal at all the
  * shared session `no-terminal` (cron, CI, setsid): set JP_SESSION to keep such runs apart.
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomic } from './files.ts';
+import { readRegularFile, writeFileAtomic } from './files.ts';
 import { processStartTime, readProcStat } from './process-identity.ts';
 
 export interface SessionKey {
@@ -48,7 +48,7 @@ function sessionFile(sessionsDirectory: string, key: SessionKey): string {
 
 function readSession(sessionsDirectory: string, key: SessionKey): SessionFile | undefined {
   try {
-    const parsed = JSON.parse(readFileSync(sessionFile(sessionsDirectory, key), 'utf8')) as SessionFile;
+    const parsed = JSON.parse(readRegularFile(sessionFile(sessionsDirectory, key))?.toString('utf8') ?? '') as SessionFile;
     if (parsed && Array.isArray(parsed.history)) return parsed;
   } catch {
     // no session yet, or a damaged file that the next activation replaces
@@ -77,7 +77,7 @@ export function activateConversation(sessionsDirectory: string, key: SessionKey,
   return () => {
     let now: string;
     try {
-      now = readFileSync(file, 'utf8');
+      now = readRegularFile(file)?.toString('utf8') ?? '';
     } catch {
       return;
     }

@@ -3,16 +3,22 @@
  * (running: pid and start time checked) and the log (waiting-for-input, interrupted, idle). Stale
  * registry entries and sockets are removed on sight. Never takes a lock; never loads the config.
  */
+import path from 'node:path';
 import type { ConversationEvent } from '../../conversation/events.ts';
 import { readEventLog } from '../../conversation/reader.ts';
-import { eventsFile, lastCompleteEvent, listConversationIds, readMetadata } from '../../conversation/store.ts';
+import { assertConversationDirectory, eventsFile, lastCompleteEvent, listConversationIds, readMetadata } from '../../conversation/store.ts';
 import { conversationStatus, formatStatus, type ConversationStatus } from '../../conversation/turn-state.ts';
+import { DamagedFileError } from '../../errors.ts';
 import { liveEntries } from '../../server/registry.ts';
 import { activeConversation, sessionKey } from '../../workspace/session.ts';
 import { userSubdirectory } from '../../workspace/workspace.ts';
 import type { CommandContext } from '../context.ts';
 
-export type ListedStatus = ConversationStatus | { kind: 'running'; pid: number; detached: boolean };
+export type ListedStatus =
+  | ConversationStatus
+  | { kind: 'running'; pid: number; detached: boolean }
+  /** Its log (or its directory) is not a regular file jp can read: listed, never read through. */
+  | { kind: 'damaged'; problem: string };
 
 export interface ListedConversation {
   id: string;
@@ -27,8 +33,23 @@ export interface ListedConversation {
   active: boolean;
 }
 
-function isFinalEnd(event: ConversationEvent | undefined): boolean {
-  return event === undefined || (event.type === 'turn_end' && (event.status === 'completed' || event.status === 'discarded'));
+function isFinalEnd(event: ConversationEvent): boolean {
+  return event.type === 'turn_end' && (event.status === 'completed' || event.status === 'discarded');
+}
+
+/** A conversation's status from its log; damage in it is its own status, never the listing's failure. */
+function statusFromLog(conversationsDirectory: string, id: string): ListedStatus {
+  try {
+    assertConversationDirectory(conversationsDirectory, id);
+    const file = eventsFile(conversationsDirectory, id);
+    // Most conversations end with a final turn_end: reading the last line is enough.
+    const tail = lastCompleteEvent(file);
+    if (tail.kind === 'empty' || (tail.kind === 'event' && isFinalEnd(tail.event))) return { kind: 'idle' };
+    return conversationStatus(readEventLog(file).events);
+  } catch (error) {
+    const problem = error instanceof DamagedFileError ? `${path.basename(error.file)} ${error.problem}` : (error as Error).message;
+    return { kind: 'damaged', problem };
+  }
 }
 
 export function listConversations(context: CommandContext): ListedConversation[] {
@@ -38,19 +59,13 @@ export function listConversations(context: CommandContext): ListedConversation[]
   return listConversationIds(workspace.conversationsDirectory).map((id) => {
     const metadata = readMetadata(workspace.conversationsDirectory, id);
     const entry = running.get(id);
-    let status: ListedStatus;
-    if (entry) status = { kind: 'running', pid: entry.pid, detached: entry.detached };
-    else {
-      const file = eventsFile(workspace.conversationsDirectory, id);
-      // Most conversations end with a final turn_end: reading the last line is enough.
-      status = isFinalEnd(lastCompleteEvent(file)) ? { kind: 'idle' } : conversationStatus(readEventLog(file).events);
-    }
+    const status: ListedStatus = entry ? { kind: 'running', pid: entry.pid, detached: entry.detached } : statusFromLog(workspace.conversationsDirectory, id);
     return {
       id,
       title: metadata.title,
       created_at: metadata.created_at,
       updated_at: metadata.updated_at,
-      status: status.kind === 'running' ? `running (pid ${status.pid})` : formatStatus(status),
+      status: status.kind === 'running' ? `running (pid ${status.pid})` : status.kind === 'damaged' ? `damaged (${status.problem})` : formatStatus(status),
       state: status.kind,
       pid: status.kind === 'running' ? status.pid : null,
       tool: status.kind === 'waiting-for-input' ? status.tool : null,

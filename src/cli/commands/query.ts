@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { findIncompleteTurn } from '../../conversation/turn-state.ts';
 import { readEventLog } from '../../conversation/reader.ts';
-import { conversationExists, createConversation, eventsFile, removeConversation } from '../../conversation/store.ts';
+import { conversationExists, createConversation, eventsFile, removeConversation, titleFrom } from '../../conversation/store.ts';
 import { forkConversation } from '../../conversation/fork.ts';
 import { createRenderer } from '../../client/create-renderer.ts';
 import { JsonRenderer } from '../../client/json-renderer.ts';
@@ -146,7 +146,10 @@ async function prepare(
   // turn (a usage error comes back as exit 2 before anything runs); this keeps the client light.
   const toolSelection = { noTools: flags.tools === false, enabled: flags.tool ?? [] };
   const conversationId =
-    existing ?? (forkSource ? forkConversation(workspace.conversationsDirectory, forkSource).id : createConversation(workspace.conversationsDirectory).id);
+    existing ??
+    (forkSource
+      ? forkConversation(workspace.conversationsDirectory, forkSource).id
+      : createConversation(workspace.conversationsDirectory, { title: message?.trim() ? titleFrom(message) : null }).id);
   onConversation(conversationId);
 
   const waitSeconds = Number(facts.environment.JP_LOCK_WAIT ?? '0');

@@ -3,13 +3,51 @@
  * Each trial SIGKILLs a scripted multi-tool turn at a random instant spread over the whole turn, then
  * checks that the conversation opens, `ls` is right and `--continue` completes it with every tool
  * call answered exactly once (test/support/crash.ts). Prints progress and a summary.
+ *
+ * `--early`: instead, each trial SIGKILLs a new query's client and its server, each at a random
+ * instant of the query's first 300 ms, and checks that no conversation is left without its log
+ * (test/support/early-kill.ts).
  */
 import { parseArgs } from 'node:util';
 import { crashTrial, measureTurn, startCrashProvider, type CrashMode } from '../test/support/crash.ts';
+import { earlyKillTrial, listingProblems } from '../test/support/early-kill.ts';
 import { createSandbox } from '../test/support/jp.ts';
 
-const { values } = parseArgs({ options: { count: { type: 'string', default: '1000' }, mode: { type: 'string', default: 'both' } } });
+const { values } = parseArgs({
+  options: { count: { type: 'string', default: '1000' }, mode: { type: 'string', default: 'both' }, early: { type: 'boolean', default: false } },
+});
 const count = Number(values.count);
+
+if (values.early) {
+  let failed = 0;
+  let sandbox = createSandbox();
+  const started = Date.now();
+  for (let trial = 0; trial < count; trial++) {
+    if (trial > 0 && trial % 100 === 0) {
+      const listing = await listingProblems(sandbox);
+      for (const problem of listing) console.log(`FAIL ${problem}`);
+      failed += listing.length;
+      sandbox.cleanup();
+      sandbox = createSandbox();
+    }
+    const client = Math.round(Math.random() * 300);
+    const server = Math.round(Math.random() * 300);
+    const problems = await earlyKillTrial(sandbox, client, server);
+    if (problems.length > 0) {
+      failed++;
+      console.log(`FAIL trial ${trial}, client killed at ${client} ms, server at ${server} ms: ${problems.join('; ')}`);
+    }
+    if ((trial + 1) % 50 === 0) console.log(`early: ${trial + 1}/${count} trials, ${failed} failures, ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  }
+  for (const problem of await listingProblems(sandbox)) {
+    failed++;
+    console.log(`FAIL ${problem}`);
+  }
+  sandbox.cleanup();
+  console.log(`${count} early trials, ${failed} failures`);
+  process.exit(failed === 0 ? 0 : 1);
+}
+
 const modes: CrashMode[] = values.mode === 'both' ? ['no-server', 'server'] : [values.mode as CrashMode];
 
 let failures = 0;

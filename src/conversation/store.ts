@@ -4,7 +4,8 @@
  * for listing (title, times); the event log stays the truth.
  *
  * A conversation appears complete: it is made under a temporary name (`.new-<pid>-<random>`, which
- * nothing lists) with its metadata and its log, then renamed to its id. A damaged metadata.json is
+ * nothing lists) with its metadata and its log, then renamed to its id; it disappears at once too
+ * (renamed to `.removed-<pid>-<random>`, then deleted). A damaged metadata.json is
  * never overwritten: it is moved aside (`metadata.json.damaged-<ts>`) and rebuilt from the log.
  */
 import { closeSync, constants, fsyncSync, lstatSync, mkdirSync, readdirSync, readSync, renameSync, rmSync, statSync, fstatSync } from 'node:fs';
@@ -17,8 +18,13 @@ import { readEventLog } from './reader.ts';
 
 export const conversationIdPattern = /^jp-c\d{16}$/;
 
-/** Prefix of a conversation directory being created; renamed to its id once complete. */
+/** Prefixes of conversation directories being created (renamed to their id once complete) or removed. */
 const pendingPrefix = '.new-';
+const removedPrefix = '.removed-';
+
+function scratchName(conversationsDirectory: string, prefix: string): string {
+  return path.join(conversationsDirectory, `${prefix}${process.pid}-${Math.random().toString(36).slice(2, 10)}`);
+}
 
 export interface ConversationMetadata {
   id: string;
@@ -57,7 +63,7 @@ export interface NewConversation {
 export function createConversation(conversationsDirectory: string, initial: NewConversation = {}): ConversationMetadata {
   mkdirSync(conversationsDirectory, { recursive: true, mode: 0o700 });
   removeAbandonedConversations(conversationsDirectory);
-  const pending = path.join(conversationsDirectory, `${pendingPrefix}${process.pid}-${Math.random().toString(36).slice(2, 10)}`);
+  const pending = scratchName(conversationsDirectory, pendingPrefix);
   let writing = pending;
   try {
     mkdirSync(pending, { mode: 0o700 });
@@ -106,7 +112,7 @@ function writeNewFile(file: string, content: string): void {
   }
 }
 
-/** Removes directories of creations whose process died before renaming them. */
+/** Removes directories of creations and removals whose process died half way. */
 function removeAbandonedConversations(conversationsDirectory: string): void {
   let names: string[];
   try {
@@ -115,8 +121,9 @@ function removeAbandonedConversations(conversationsDirectory: string): void {
     return;
   }
   for (const name of names) {
-    if (!name.startsWith(pendingPrefix)) continue;
-    const pid = Number(name.slice(pendingPrefix.length).split('-')[0]);
+    const prefix = [pendingPrefix, removedPrefix].find((candidate) => name.startsWith(candidate));
+    if (!prefix) continue;
+    const pid = Number(name.slice(prefix.length).split('-')[0]);
     if (!Number.isInteger(pid) || pid <= 0 || processExists(pid)) continue;
     rmSync(path.join(conversationsDirectory, name), { recursive: true, force: true });
   }
@@ -267,8 +274,16 @@ export function listConversationIds(conversationsDirectory: string): string[] {
   return entries.filter((name) => conversationIdPattern.test(name)).sort();
 }
 
+/** Removes a conversation at once: it is renamed out of the listing first, then deleted. */
 export function removeConversation(conversationsDirectory: string, id: string): void {
-  rmSync(conversationDirectory(conversationsDirectory, id), { recursive: true, force: true });
+  const removed = scratchName(conversationsDirectory, removedPrefix);
+  try {
+    renameSync(conversationDirectory(conversationsDirectory, id), removed);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  rmSync(removed, { recursive: true, force: true });
 }
 
 /** Title from the first message: its first line, at most 60 characters. */

@@ -10,6 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { createAjv, schemaProblem } from '../support/schemas.ts';
 import { conversationIds, eventually, processAlive, readEvents, runJp, testProvider, useCleanup, type Sandbox } from '../support/jp.ts';
 
 const cleanup = useCleanup();
@@ -25,7 +26,9 @@ async function ls(sandbox: Sandbox): Promise<Listed[]> {
   // The safety limit only turns a hang into a failure; nothing here is timed.
   const result = await runJp(sandbox, ['conversation', 'ls', '--json'], { timeoutMs: 20_000 });
   assert.equal(result.code, 0, result.stderr);
-  return JSON.parse(result.stdout) as Listed[];
+  const listed = JSON.parse(result.stdout) as Listed[];
+  assert.equal(schemaProblem(createAjv(), 'conversation-list.schema.json', listed), undefined);
+  return listed;
 }
 
 async function newConversation(sandbox: Sandbox, message: string): Promise<string> {

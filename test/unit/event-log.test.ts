@@ -105,8 +105,8 @@ describe('event log: an unreadable file is never overwritten', () => {
       caught = error;
     }
     assert.ok(JpError.isInstance(caught), 'a JpError');
-    assert.equal((caught as JpError).code, 'log_unreadable');
-    assert.match((caught as JpError).message, /cannot read conversation log/);
+    assert.equal((caught as JpError).code, 'file_damaged');
+    assert.match((caught as JpError).message, /events\.ndjson is a directory/);
     assert.ok(statSync(file).isDirectory());
     assert.deepEqual(readdirSync(file), ['inside']);
   });

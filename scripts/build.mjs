@@ -30,7 +30,9 @@ const englishLocaleOnly = {
 
 // @noble/hashes (SHA-256 of workspace paths) reads globalThis.crypto, which makes Node load its
 // whole crypto module; jp never needs its randomness. See src/workspace/no-web-crypto.ts.
-const alias = { '@noble/hashes/crypto': './src/workspace/no-web-crypto.ts' };
+// tinyglobby's ES module build brings fdir's, which calls createRequire(import.meta.url): undefined in
+// a CommonJS bundle. Its CommonJS build requires fdir's CommonJS build, which needs neither.
+const alias = { '@noble/hashes/crypto': './src/workspace/no-web-crypto.ts', tinyglobby: './node_modules/tinyglobby/dist/index.cjs' };
 
 rmSync(path.join(root, 'dist'), { recursive: true, force: true });
 

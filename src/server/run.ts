@@ -4,12 +4,14 @@
  * metadata. Used by the spawned server and by the in-process (`--no-server`) path alike.
  */
 import { appendFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { ConversationLog } from '../conversation/log.ts';
 import { accumulatedDelta } from '../conversation/config-delta.ts';
 import { readEventLog } from '../conversation/reader.ts';
 import { eventsFile, titleFrom, updateMetadata } from '../conversation/store.ts';
 import { loadConfig, type LoadedConfig } from '../config/load.ts';
+import { userConfigFile } from '../config/paths.ts';
 import type { ModelSpec } from '../llm/resolve.ts';
 import { resolveModelSpec } from '../llm/resolve.ts';
 import type { Logger } from '../output/logger.ts';
@@ -19,7 +21,7 @@ import { buildToolRegistry } from '../tools/registry.ts';
 import type { ProcessTracker, Tool } from '../tools/tool.ts';
 import type { ConversationLock } from '../workspace/lock.ts';
 import { processStartTime, ownProcessStartTime } from '../workspace/process-identity.ts';
-import { describeWorkspace, userSubdirectory, type Workspace } from '../workspace/workspace.ts';
+import { dataHome, describeWorkspace, userSubdirectory, type Workspace } from '../workspace/workspace.ts';
 import { runWaitingHook } from './hooks.ts';
 import { QueryServer } from './query-server.ts';
 import { removeOwnEntry, writeEntry, type RegistryEntry } from './registry.ts';
@@ -47,7 +49,9 @@ export function loadRunSetup(request: RunRequest, environment: NodeJS.ProcessEnv
     flags: request.config.flags,
   });
   const model = resolveModelSpec(config.value, environment, request.cwd);
-  const tools = buildToolRegistry(config.value, { noTools: request.tools.no_tools, enabled: request.tools.enabled });
+  // File tools never reach jp's own rules and state: the user's config directory and jp's data.
+  const protectedDirectories = [path.dirname(request.config.user_file ?? userConfigFile(environment, environment.HOME || os.homedir())), path.join(dataHome(environment), 'jp')];
+  const tools = buildToolRegistry(config.value, { noTools: request.tools.no_tools, enabled: request.tools.enabled }, { protectedDirectories });
   return { workspace, config, model, tools };
 }
 

@@ -1,11 +1,16 @@
 /**
- * Confinement of file tools to the tool root (DESIGN §10): a path must stay inside it after `..`
- * and symlinks are resolved.
+ * Confinement of tools to the tool root (DESIGN §10): a path must stay inside it after `..` and
+ * symlinks are resolved. File tools are further kept out of jp's own rules and state, whatever the
+ * policy: any `.jp/` directory, and the protected directories they are given (the user's jp
+ * config directory, jp's user-local data).
  */
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 
 export class PathOutsideRootError extends Error {}
+
+/** A path file tools never read or change: jp's configuration, conversations and state. */
+export class ProtectedPathError extends Error {}
 
 function realpathOfExistingPrefix(target: string): string {
   let current = target;
@@ -31,6 +36,40 @@ export function resolveInsideRoot(root: string, requested: string): string {
   if (relative.startsWith('..') || path.isAbsolute(relative)) {
     throw new PathOutsideRootError(
       `path ${JSON.stringify(requested)} is outside the workspace (${realRoot}); file tools only work inside it`,
+    );
+  }
+  return resolved;
+}
+
+/** The directory name jp keeps a workspace's configuration and conversations in. */
+const jpDirectoryName = '.jp';
+
+function isInside(child: string, parent: string): boolean {
+  const relative = path.relative(parent, child);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}
+
+/**
+ * Why a resolved path is off limits to file tools, or undefined. `protectedDirectories` are
+ * resolved the same way (symlinks included), so no alias reaches them.
+ */
+export function protectedReason(root: string, resolved: string, protectedDirectories: readonly string[]): string | undefined {
+  const relative = path.relative(realpathOfExistingPrefix(path.resolve(root)), resolved);
+  if (relative.split(path.sep).some((part) => part.toLowerCase() === jpDirectoryName)) return 'it is inside .jp/, which holds jp\'s own configuration and conversations';
+  for (const directory of protectedDirectories) {
+    if (isInside(resolved, realpathOfExistingPrefix(path.resolve(directory)))) return `it is inside ${directory}, jp's own configuration and state`;
+  }
+  return undefined;
+}
+
+/** resolveInsideRoot, then refuses jp's own directories with a message the model can act on. */
+export function resolveForFileTool(root: string, requested: string, protectedDirectories: readonly string[]): string {
+  const resolved = resolveInsideRoot(root, requested);
+  const reason = protectedReason(root, resolved, protectedDirectories);
+  if (reason) {
+    throw new ProtectedPathError(
+      `refused: ${JSON.stringify(requested)} is off limits to file tools because ${reason}. ` +
+        'File tools never read or change jp\'s rules, whatever the policy; ask the user to make this change themselves.',
     );
   }
   return resolved;

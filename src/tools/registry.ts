@@ -5,12 +5,15 @@
 import type { Config, ToolConfig } from '../config/schema.ts';
 import { UsageError } from '../errors.ts';
 import { askUserTool } from './ask-user.ts';
-import { createFileTool, listFilesTool, modifyFileTool, readFileTool } from './file-tools.ts';
+import { createFileTools, type FileToolScope } from './file-tools.ts';
 import { createLocalTool } from './local-tool.ts';
 import { runCommandTool } from './run-command.ts';
 import type { Tool } from './tool.ts';
 
-export const builtinTools: readonly Tool[] = [readFileTool, listFilesTool, createFileTool, modifyFileTool, runCommandTool, askUserTool];
+/** The builtin tools; file tools stay out of `scope`'s protected directories. */
+export function builtinTools(scope: FileToolScope): Tool[] {
+  return [...createFileTools(scope), runCommandTool, askUserTool];
+}
 
 export interface ToolSelection {
   /** `--no-tools`: offer none. */
@@ -20,9 +23,9 @@ export interface ToolSelection {
 }
 
 /** Every tool the configuration defines, enabled or not: the builtins, then local command tools. */
-function definedTools(config: Config): { tool: Tool; enabled: boolean }[] {
+function definedTools(config: Config, scope: FileToolScope): { tool: Tool; enabled: boolean }[] {
   const configured = (config.conversation?.tools ?? {}) as Record<string, ToolConfig | undefined>;
-  const defined = builtinTools.map((tool) => ({ tool, enabled: configured[tool.name]?.enable !== false }));
+  const defined = builtinTools(scope).map((tool) => ({ tool, enabled: configured[tool.name]?.enable !== false }));
   for (const [name, entry] of Object.entries(configured)) {
     if (name === 'defaults' || !entry || defined.some(({ tool }) => tool.name === name)) continue;
     const isLocal = entry.source === 'local' || entry.command !== undefined;
@@ -39,13 +42,13 @@ function definedTools(config: Config): { tool: Tool; enabled: boolean }[] {
 
 /** The names of every tool the configuration defines, enabled or not (`config show --effective`). */
 export function knownToolNames(config: Config): string[] {
-  return definedTools(config).map(({ tool }) => tool.name);
+  return definedTools(config, { protectedDirectories: [] }).map(({ tool }) => tool.name);
 }
 
-export function buildToolRegistry(config: Config, selection: ToolSelection): Map<string, Tool> {
+export function buildToolRegistry(config: Config, selection: ToolSelection, scope: FileToolScope = { protectedDirectories: [] }): Map<string, Tool> {
   const registry = new Map<string, Tool>();
   if (selection.noTools) return registry;
-  for (const { tool, enabled } of definedTools(config)) {
+  for (const { tool, enabled } of definedTools(config, scope)) {
     if (enabled || selection.enabled.includes(tool.name)) registry.set(tool.name, tool);
   }
   for (const name of selection.enabled) {

@@ -25,8 +25,9 @@ export function initCommand(context: CommandContext): number {
     context.status(`${directory} already exists; this is already a jp workspace.`);
     return 0;
   }
-  mkdirSync(path.join(directory, 'conversations'), { recursive: true });
-  writeFileSync(path.join(directory, 'config.toml'), template, { flag: 'wx' });
+  // Private whatever the umask (DESIGN §10): conversations are the user's; the config may be read.
+  mkdirSync(path.join(directory, 'conversations'), { recursive: true, mode: 0o700 });
+  writeFileSync(path.join(directory, 'config.toml'), template, { flag: 'wx', mode: 0o644 });
   if (context.format === 'json') context.jsonLine(context.stdout, 'initialized', { path: directory });
   else context.status(`Initialized a jp workspace in ${directory}`);
   return 0;

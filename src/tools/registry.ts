@@ -45,7 +45,7 @@ export function knownToolNames(config: Config): string[] {
   return definedTools(config, { protectedDirectories: [] }).map(({ tool }) => tool.name);
 }
 
-export function buildToolRegistry(config: Config, selection: ToolSelection, scope: FileToolScope = { protectedDirectories: [] }): Map<string, Tool> {
+export function buildToolRegistry(config: Config, selection: ToolSelection, scope: FileToolScope): Map<string, Tool> {
   const registry = new Map<string, Tool>();
   if (selection.noTools) return registry;
   for (const { tool, enabled } of definedTools(config, scope)) {

@@ -56,6 +56,8 @@ async function bundle(name, entry) {
     legalComments: 'none',
     define: { JP_VERSION: JSON.stringify(version) },
     plugins: [englishLocaleOnly],
+    // Loaded only when a proxy is configured (src/llm/provider-fetch.ts): resolved from node_modules then.
+    external: ['undici'],
     alias,
     logLevel: 'warning',
   });

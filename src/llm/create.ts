@@ -3,7 +3,7 @@
  */
 import type { Config } from '../config/schema.ts';
 import type { JpError } from '../errors.ts';
-import type { WireObserver } from './http-fetch.ts';
+import type { WireObserver } from './provider-fetch.ts';
 import type { ModelSpec } from './resolve.ts';
 import { RetryingChatModel } from './retry.ts';
 import type { ChatModel } from './types.ts';

@@ -11,23 +11,22 @@ import type {
 import { APICallError } from '@ai-sdk/provider';
 import { JpError, ProviderError, RetryableProviderError } from '../errors.ts';
 import { redact } from '../redact.ts';
-import { httpFetch, installFetchHeaders, observedFetch, type WireObserver } from './http-fetch.ts';
+import { providerFetch, type WireObserver } from './provider-fetch.ts';
 import type { ModelSpec } from './resolve.ts';
 import type { ChatModel, ChatRequest, PromptMessage, StreamPart, Usage } from './types.ts';
 
 export async function createSdkLanguageModel(spec: ModelSpec, environment: NodeJS.ProcessEnv, wire?: WireObserver): Promise<LanguageModelV3> {
   const apiKey = spec.apiKeyVariable ? environment[spec.apiKeyVariable] : undefined;
-  installFetchHeaders();
-  const fetch = (wire ? observedFetch(wire) : httpFetch) as unknown as typeof globalThis.fetch;
+  const fetch = await providerFetch(environment, wire);
   switch (spec.provider) {
     case 'openai': {
       const { createOpenAI } = await import('@ai-sdk/openai');
-      const provider = createOpenAI({ apiKey, fetch, ...(spec.baseUrl ? { baseURL: spec.baseUrl } : {}) });
+      const provider = createOpenAI({ apiKey, ...(fetch ? { fetch } : {}), ...(spec.baseUrl ? { baseURL: spec.baseUrl } : {}) });
       return spec.openaiApi === 'chat' ? provider.chat(spec.model) : provider.responses(spec.model);
     }
     case 'anthropic': {
       const { createAnthropic } = await import('@ai-sdk/anthropic');
-      return createAnthropic({ apiKey, fetch, ...(spec.baseUrl ? { baseURL: spec.baseUrl } : {}) })(spec.model);
+      return createAnthropic({ apiKey, ...(fetch ? { fetch } : {}), ...(spec.baseUrl ? { baseURL: spec.baseUrl } : {}) })(spec.model);
     }
     case 'ollama':
     case 'openai-compatible': {
@@ -36,7 +35,7 @@ export async function createSdkLanguageModel(spec: ModelSpec, environment: NodeJ
         name: spec.compatibleName ?? 'ollama',
         baseURL: spec.baseUrl!,
         includeUsage: true,
-        fetch,
+        ...(fetch ? { fetch } : {}),
         ...(apiKey ? { apiKey } : {}),
       });
       return provider.chatModel(spec.model);

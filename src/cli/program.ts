@@ -7,6 +7,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { JpError, toJpError, UsageError } from '../errors.ts';
 import { resolveFormat } from '../output/channels.ts';
 import type { Logger } from '../output/logger.ts';
+import { buildErrorResult } from '../server/result.ts';
 import { CommandContext } from './context.ts';
 import { readFacts } from './facts.ts';
 import { addGlobalOptions, formatFromArgv, readGlobalOptions } from './global-options.ts';
@@ -153,22 +154,7 @@ function reportEarlyError(argv: string[], error: JpError): number {
     const hint = error.hint ? { hint: error.hint } : {};
     process.stderr.write(JSON.stringify({ ...base, type: 'error', code: error.code, message: error.message, ...hint, exit_code: error.exitCode }) + '\n');
     if (argv.includes('query') || argv.includes('q')) {
-      process.stdout.write(
-        JSON.stringify({
-          ...base,
-          type: 'result',
-          status: error.status,
-          exit_code: error.exitCode,
-          query: '',
-          answer: '',
-          tools: [],
-          permission_denials: [],
-          unanswered: [],
-          pending_inquiry: null,
-          metadata: { model: null, iterations: 0, duration_ms: 0, usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 } },
-          error: { code: error.code, message: error.message, ...hint },
-        }) + '\n',
-      );
+      process.stdout.write(JSON.stringify(buildErrorResult({ conversationId: null, query: '', error, model: null, startedAt: Date.now() })) + '\n');
     }
   } else {
     process.stderr.write(`error: ${error.message}\n${error.hint ? `  ${error.hint}\n` : ''}`);

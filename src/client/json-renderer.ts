@@ -49,7 +49,7 @@ export class JsonRenderer implements Renderer {
         break;
       case 'tool_call_request':
         this.toolNames.set(event.id, event.name);
-        this.line(this.stdout, 'tool_call', { id: event.id, name: event.name, arguments: event.arguments });
+        this.line(this.stdout, 'tool_call', { id: event.id, name: event.name, arguments: event.arguments, ...(event.provider_executed ? { provider_executed: true } : {}) });
         break;
       case 'tool_call_response':
         this.line(this.stdout, 'tool_result', {
@@ -58,6 +58,7 @@ export class JsonRenderer implements Renderer {
           outcome: event.outcome ?? (event.is_error ? 'error' : 'ok'),
           is_error: event.is_error,
           content: event.content,
+          ...(event.provider_executed ? { provider_executed: true } : {}),
         });
         break;
       case 'inquiry_request':

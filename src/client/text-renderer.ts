@@ -5,6 +5,7 @@
  */
 import type { ConversationEvent } from '../conversation/events.ts';
 import type { Inquiry } from '../inquiry/types.ts';
+import type { Source } from '../llm/types.ts';
 import type { SafeWriter } from '../output/channels.ts';
 import type { ResultObject } from '../server/result.ts';
 import { MarkdownStream } from './markdown.ts';
@@ -94,17 +95,22 @@ export class TextRenderer implements Renderer {
     const text = chatResponseParts(event);
     if (text) {
       this.writeAnswer(text.kind, replayed ? text.text : this.streamed.unseenPart(text.kind, text.text));
+      if (event.type === 'chat_response' && 'message' in event && event.sources && event.sources.length > 0) this.writeSources(event.sources);
+      if (replayed && event.type === 'chat_response' && 'message' in event && event.incomplete) this.chrome(this.paint('[incomplete: the answer was cut off here]', dim));
       return;
     }
     switch (event.type) {
       case 'chat_request':
         if (replayed) this.chrome(this.paint(`> ${event.content.split('\n')[0]}`, cyan));
         break;
-      case 'tool_call_request':
-        this.stepBoundary = true;
+      case 'tool_call_request': {
+        // The provider's own tools (hosted web search) run at the provider: no step boundary for jp.
+        if (!event.provider_executed) this.stepBoundary = true;
         this.toolNames.set(event.id, event.name);
-        this.chrome(this.options.pretty ? this.paint(`⚙ ${event.name} ${summarizeArguments(event.arguments)}`, cyan) : `[tool] ${event.name} ${summarizeArguments(event.arguments)}`);
+        const by = event.provider_executed ? ' (run by the provider)' : '';
+        this.chrome(this.options.pretty ? this.paint(`⚙ ${event.name} ${summarizeArguments(event.arguments)}${by}`, cyan) : `[tool] ${event.name} ${summarizeArguments(event.arguments)}${by}`);
         break;
+      }
       case 'tool_call_response': {
         const name = this.toolNames.get(event.id) ?? 'tool';
         const first = summarizeArguments(event.content, 200);
@@ -124,6 +130,13 @@ export class TextRenderer implements Renderer {
       default:
         break;
     }
+  }
+
+  /** Citations end the answer they belong to, on stdout: they are part of it. */
+  private writeSources(sources: Source[]): void {
+    const lines = sources.map((source, index) => `${index + 1}. ${[source.title, source.url ?? source.filename].filter(Boolean).join(' — ')}`);
+    const separator = this.options.stdout.atLineStart ? '\n' : '\n\n';
+    this.writeAnswer('message', `${separator}Sources:\n\n${lines.join('\n')}\n`);
   }
 
   notice(level: 'info' | 'warning', message: string): void {
@@ -164,6 +177,7 @@ export class TextRenderer implements Renderer {
         const error = result.error;
         this.chrome(this.paint(`error: ${error?.message ?? result.status}`, red), true);
         if (error?.hint) for (const line of error.hint.split('\n')) this.chrome(`  ${line}`, true);
+        if (result.status === 'retryable' && cid) this.chrome(this.paint(`jp: the turn is saved. Resume with: jp query --continue --id=${cid}`, yellow), true);
       }
     }
   }

@@ -96,6 +96,15 @@ export const configSchema = z.strictObject({
       model: z.optional(z.string().check(z.minLength(1))),
       system_prompt: z.optional(z.string()),
       max_turns: z.optional(positiveInteger),
+      /** Cap on the tokens of one model response; a response cut there ends with finish reason `length`. */
+      max_output_tokens: z.optional(positiveInteger),
+      /** How much the model reasons: OpenAI's reasoning effort, Anthropic's thinking budget (and effort). */
+      reasoning: z.optional(
+        z.strictObject({
+          effort: z.optional(z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'])),
+          budget_tokens: z.optional(z.int().check(z.gte(1024))),
+        }),
+      ),
       request: z.optional(
         z.strictObject({
           max_retries: z.optional(nonNegativeInteger),

@@ -3,6 +3,7 @@
  * `timestamp`. These names are a public contract: scripts and `schema/` read them.
  */
 import type { AnsweredBy, Inquiry, JsonValue, PromptAction } from '../inquiry/types.ts';
+import type { FinishReason, ProviderMetadata, Source } from '../llm/types.ts';
 
 export type TurnEndStatus = 'completed' | 'interrupted' | 'error' | 'discarded';
 
@@ -12,9 +13,35 @@ export type ToolOutcome = 'ok' | 'error' | 'denied' | 'skipped' | 'deferred' | '
 export type ConversationEvent =
   | { type: 'turn_start'; timestamp: string }
   | { type: 'chat_request'; timestamp: string; content: string }
-  | { type: 'chat_response'; timestamp: string; message: string }
-  | { type: 'chat_response'; timestamp: string; reasoning: string }
-  | { type: 'tool_call_request'; timestamp: string; id: string; name: string; arguments: unknown }
+  | {
+      type: 'chat_response';
+      timestamp: string;
+      message: string;
+      /** The step's citations and sources, on the last chunk of its text. */
+      sources?: Source[];
+      /**
+       * On the last chunk of a step that was cut off (the stream ended, broke or stalled before the
+       * provider's finish, or the run was stopped): the step's text back to the previous step
+       * boundary is a partial answer, never sent back to the model.
+       */
+      incomplete?: true;
+    }
+  | {
+      type: 'chat_response';
+      timestamp: string;
+      reasoning: string;
+      /** Ends a reasoning block: what the provider needs back with it (Anthropic's thinking signature). */
+      provider_metadata?: ProviderMetadata;
+    }
+  | {
+      type: 'tool_call_request';
+      timestamp: string;
+      id: string;
+      name: string;
+      arguments: unknown;
+      /** A tool the provider ran itself (hosted web search): never run by jp, its result follows. */
+      provider_executed?: true;
+    }
   /** Written right before a tool starts executing: a call with a start and no response may have run. */
   | { type: 'tool_call_start'; timestamp: string; id: string }
   | {
@@ -24,6 +51,8 @@ export type ConversationEvent =
       content: string;
       is_error: boolean;
       outcome: ToolOutcome;
+      /** The result of a provider-executed call, as the provider sent it (JSON text). */
+      provider_executed?: true;
     }
   | { type: 'inquiry_request'; timestamp: string; id: string; tool_call_id: string; inquiry: Inquiry }
   | {
@@ -46,6 +75,8 @@ export type ConversationEvent =
       signal?: 'SIGINT' | 'SIGTERM' | 'shutdown';
       /** For `error` and `interrupted`: the exit code the run reported (see `jp conversation wait`). */
       exit_code?: number;
+      /** Why the model's last response of the turn ended, when it did end (the provider's finish). */
+      finish_reason?: FinishReason;
     }
   | { type: 'config_delta'; timestamp: string; delta: Record<string, unknown> };
 

@@ -40,7 +40,7 @@ export interface IncompleteTurn {
   resumePoint: ResumePoint;
   /** Inquiry requests that have no response yet, in log order. */
   pendingInquiries: EventOf<'inquiry_request'>[];
-  /** Tool calls that have no response yet, in log order. */
+  /** jp's tool calls that have no response yet, in log order (the provider's own never are). */
   pendingToolCalls: EventOf<'tool_call_request'>[];
   /** The last stop marker (interrupted or error), when the process stopped cleanly. */
   lastStop: EventOf<'turn_end'> | undefined;
@@ -59,7 +59,7 @@ export function describeTurn(turn: TurnSlice): IncompleteTurn {
     (event): event is EventOf<'inquiry_request'> => event.type === 'inquiry_request' && !answeredInquiries.has(event.id),
   );
   const pendingToolCalls = turn.events.filter(
-    (event): event is EventOf<'tool_call_request'> => event.type === 'tool_call_request' && !answeredCalls.has(event.id),
+    (event): event is EventOf<'tool_call_request'> => event.type === 'tool_call_request' && !event.provider_executed && !answeredCalls.has(event.id),
   );
   const resumePoint: ResumePoint =
     pendingInquiries.length > 0 ? 'pending inquiry' : pendingToolCalls.length > 0 ? 'pending tool execution' : 'awaiting LLM response';

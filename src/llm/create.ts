@@ -13,6 +13,8 @@ export interface CreateModelOptions {
   onRetry?: (attempt: number, delayMilliseconds: number, error: JpError) => void;
   /** Sees the provider's HTTP traffic (request bodies, raw response stream), for -vvvvv. */
   wire?: WireObserver;
+  /** A setting the provider cannot honour, said once (chrome on stderr). */
+  onWarning?: (message: string) => void;
 }
 
 export async function createChatModel(spec: ModelSpec, config: Config, options: CreateModelOptions): Promise<ChatModel> {
@@ -22,7 +24,16 @@ export async function createChatModel(spec: ModelSpec, config: Config, options: 
     model = new TestChatModel(spec.id, loadTestScript(spec.testScript!));
   } else {
     const { createSdkLanguageModel, SdkChatModel } = await import('./sdk-model.ts');
-    model = new SdkChatModel(spec.id, await createSdkLanguageModel(spec, options.environment, options.wire));
+    const assistant = config.assistant ?? {};
+    model = new SdkChatModel(
+      spec,
+      await createSdkLanguageModel(spec, options.environment, options.wire),
+      {
+        ...(assistant.max_output_tokens !== undefined ? { maxOutputTokens: assistant.max_output_tokens } : {}),
+        ...(assistant.reasoning !== undefined ? { reasoning: assistant.reasoning } : {}),
+      },
+      options.onWarning,
+    );
   }
   const request = config.assistant?.request ?? {};
   return new RetryingChatModel(model, {

@@ -1,7 +1,8 @@
 /**
- * Retries with exponential backoff on retryable failures (429, 5xx, network, idle timeout), but
- * only while the response has produced nothing: once output has been streamed, a retry would
- * repeat it, so the failure ends the turn instead (resumable with --continue).
+ * Retries with exponential backoff on failures the provider's SDK calls retryable (rate limits,
+ * overload, network, a broken or stalled stream), but only while the response has produced
+ * nothing: once output has been shown, a retry would repeat it, so the failure ends the turn
+ * instead, resumable with --continue.
  */
 import { JpError, RetryableProviderError } from '../errors.ts';
 import type { ChatModel, ChatRequest, StreamPart } from './types.ts';
@@ -103,11 +104,19 @@ export class RetryingChatModel implements ChatModel {
   }
 }
 
-/** Honours a provider's Retry-After header (seconds), when the error carries one. */
+/**
+ * Honours the provider's `retry-after-ms` (OpenAI) or `Retry-After` header (seconds or an HTTP date),
+ * when the error carries one, capped at the longest backoff.
+ */
 function retryAfter(error: unknown, maxDelayMilliseconds: number): number | undefined {
-  const cause = (error as { cause?: { responseHeaders?: Record<string, string> } }).cause;
-  const header = cause?.responseHeaders?.['retry-after'];
-  if (!header) return undefined;
-  const seconds = Number(header);
-  return Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds * 1000, maxDelayMilliseconds) : undefined;
+  const headers = (error as { cause?: { responseHeaders?: Record<string, string> } }).cause?.responseHeaders;
+  if (!headers) return undefined;
+  const milliseconds = Number(headers['retry-after-ms']);
+  let delay: number | undefined = headers['retry-after-ms'] !== undefined && Number.isFinite(milliseconds) ? milliseconds : undefined;
+  const header = headers['retry-after'];
+  if (delay === undefined && header !== undefined) {
+    const seconds = Number(header);
+    delay = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(header) - Date.now();
+  }
+  return delay !== undefined && Number.isFinite(delay) ? Math.min(Math.max(0, delay), maxDelayMilliseconds) : undefined;
 }

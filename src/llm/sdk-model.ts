@@ -5,15 +5,18 @@
 import type {
   LanguageModelV3,
   LanguageModelV3CallOptions,
+  LanguageModelV3FinishReason,
   LanguageModelV3Message,
   LanguageModelV3StreamPart,
+  LanguageModelV3Usage,
+  SharedV3ProviderOptions,
 } from '@ai-sdk/provider';
-import { APICallError } from '@ai-sdk/provider';
-import { JpError, ProviderError, RetryableProviderError } from '../errors.ts';
+import { InvalidResponseDataError } from '@ai-sdk/provider';
 import { redact } from '../redact.ts';
+import { brokenStream, classifyProviderError, providerName } from './provider-errors.ts';
 import { providerFetch, type WireObserver } from './provider-fetch.ts';
 import type { ModelSpec } from './resolve.ts';
-import type { ChatModel, ChatRequest, PromptMessage, StreamPart, Usage } from './types.ts';
+import type { ChatModel, ChatRequest, FinishReason, PromptMessage, ProviderMetadata, StreamPart, Usage } from './types.ts';
 
 export async function createSdkLanguageModel(spec: ModelSpec, environment: NodeJS.ProcessEnv, wire?: WireObserver): Promise<LanguageModelV3> {
   const apiKey = spec.apiKeyVariable ? environment[spec.apiKeyVariable] : undefined;
@@ -45,6 +48,36 @@ export async function createSdkLanguageModel(spec: ModelSpec, environment: NodeJ
   }
 }
 
+/** `assistant.max_output_tokens` and `assistant.reasoning`, as configured. */
+export interface ModelSettings {
+  maxOutputTokens?: number;
+  reasoning?: { effort?: string; budget_tokens?: number };
+}
+
+/** The reasoning settings in each provider's own terms (OpenAI reasoning effort, Anthropic thinking budget). */
+export function reasoningOptions(spec: ModelSpec, reasoning: ModelSettings['reasoning']): { options: SharedV3ProviderOptions; ignored: string[] } {
+  const ignored: string[] = [];
+  if (!reasoning) return { options: {}, ignored };
+  const { effort, budget_tokens: budget } = reasoning;
+  switch (spec.provider) {
+    case 'anthropic': {
+      const anthropic: Record<string, unknown> = {};
+      if (budget !== undefined) anthropic.thinking = { type: 'enabled', budgetTokens: budget };
+      if (effort !== undefined) anthropic.effort = effort;
+      return { options: { anthropic: anthropic as never }, ignored };
+    }
+    case 'openai':
+      if (budget !== undefined) ignored.push('assistant.reasoning.budget_tokens (OpenAI takes an effort, not a budget)');
+      return { options: effort !== undefined ? { openai: { reasoningEffort: effort } } : {}, ignored };
+    case 'ollama':
+    case 'openai-compatible':
+      if (budget !== undefined) ignored.push(`assistant.reasoning.budget_tokens (${providerName(spec)} takes reasoning_effort, not a budget)`);
+      return { options: effort !== undefined ? { openaiCompatible: { reasoningEffort: effort } } : {}, ignored };
+    default:
+      return { options: {}, ignored };
+  }
+}
+
 export function toSdkPrompt(messages: PromptMessage[]): LanguageModelV3Message[] {
   return messages.map((message): LanguageModelV3Message => {
     switch (message.role) {
@@ -56,6 +89,10 @@ export function toSdkPrompt(messages: PromptMessage[]): LanguageModelV3Message[]
         return {
           role: 'assistant',
           content: [
+            // Only Anthropic wants its reasoning back: signed thinking blocks, unchanged.
+            ...(message.reasoning ?? [])
+              .filter((block) => block.metadata.anthropic !== undefined)
+              .map((block) => ({ type: 'reasoning' as const, text: block.text, providerOptions: { anthropic: block.metadata.anthropic as never } })),
             ...(message.text ? [{ type: 'text' as const, text: message.text }] : []),
             ...message.toolCalls.map((call) => ({
               type: 'tool-call' as const,
@@ -79,72 +116,88 @@ export function toSdkPrompt(messages: PromptMessage[]): LanguageModelV3Message[]
   });
 }
 
-function toUsage(usage: { inputTokens: { total: number | undefined }; outputTokens: { total: number | undefined } }): Usage {
-  const input = usage.inputTokens.total ?? 0;
-  const output = usage.outputTokens.total ?? 0;
-  return { input_tokens: input, output_tokens: output, total_tokens: input + output };
+/**
+ * The usage of one request, or null when the provider sent none. Output includes reasoning tokens:
+ * where a provider reports them apart from its completion tokens (xAI), its own total says so.
+ */
+export function toUsage(usage: LanguageModelV3Usage): Usage | null {
+  const input = usage.inputTokens.total;
+  const output = usage.outputTokens.total;
+  if (input === undefined && output === undefined) return null;
+  const reasoning = usage.outputTokens.reasoning ?? null;
+  const raw = usage.raw as Record<string, unknown> | undefined;
+  const providerTotal = typeof raw?.total_tokens === 'number' ? raw.total_tokens : undefined;
+  let outputTokens = output ?? null;
+  if (outputTokens !== null && input !== undefined && reasoning && providerTotal === input + outputTokens + reasoning) outputTokens += reasoning;
+  return {
+    input_tokens: input ?? null,
+    output_tokens: outputTokens,
+    reasoning_tokens: reasoning,
+    total_tokens: providerTotal ?? (input !== undefined && outputTokens !== null ? input + outputTokens : null),
+  };
 }
 
-/** Maps SDK and network errors to jp errors: 429, 5xx and network failures are retryable. */
-export function classifyProviderError(error: unknown, modelId: string): JpError {
-  if (JpError.isInstance(error)) return error;
-  if (APICallError.isInstance(error)) {
-    const status = error.statusCode;
-    const body = redact((error.responseBody ?? '').slice(0, 300)).trim();
-    const detail = body ? `: ${body}` : '';
-    if (status === 429) {
-      return new RetryableProviderError('rate_limited', `${modelId}: rate limited (HTTP 429)${detail}`, {
-        hint: 'Wait and resume with `jp query --continue`, or raise assistant.request.max_retries.',
-        cause: error,
-      });
-    }
-    if (status !== undefined && status >= 500) {
-      return new RetryableProviderError('provider_unavailable', `${modelId}: provider error (HTTP ${status})${detail}`, {
-        hint: 'The provider is failing or overloaded; resume later with `jp query --continue`.',
-        cause: error,
-      });
-    }
-    if (status === 401 || status === 403) {
-      return new ProviderError('provider_auth_failed', `${modelId}: the provider refused the credentials (HTTP ${status})${detail}`, {
-        hint: 'Check the API key in the environment variable for this provider.',
-        cause: error,
-      });
-    }
-    // A 2xx status means the response had started: the stream broke on the way (a network failure).
-    if (status === undefined || (status >= 200 && status < 300)) {
-      return new RetryableProviderError('network_error', `${modelId}: cannot reach the provider: ${redact(error.message)}`, {
-        hint: 'Check the network and providers.<name>.base_url, then resume with `jp query --continue`.',
-        cause: error,
-      });
-    }
-    return new ProviderError('provider_rejected_request', `${modelId}: the provider rejected the request (HTTP ${status})${detail}`, {
-      cause: error,
-    });
+/**
+ * The SDKs start every stream with this finish reason and replace it when the provider's own finish
+ * arrives; a finish part that still carries it means the stream ended without one.
+ */
+function isProvidersFinish(reason: LanguageModelV3FinishReason): boolean {
+  return !(reason.unified === 'other' && reason.raw === undefined);
+}
+
+/** The provider's own explanation of a finish, where it gives one (Anthropic's refusal details). */
+function finishDetail(part: Extract<LanguageModelV3StreamPart, { type: 'finish' }>): string | undefined {
+  const details = (part.providerMetadata?.anthropic as { stopDetails?: { explanation?: unknown; category?: unknown } } | undefined)?.stopDetails;
+  if (typeof details?.explanation === 'string') return details.explanation;
+  if (typeof details?.category === 'string') return `category: ${details.category}`;
+  return undefined;
+}
+
+function mergeMetadata(into: ProviderMetadata, more: Record<string, unknown> | undefined): void {
+  if (!more) return;
+  for (const [provider, values] of Object.entries(more)) {
+    if (typeof values === 'object' && values !== null) into[provider] = { ...into[provider], ...(values as Record<string, unknown>) };
   }
-  const message = error instanceof Error ? error.message : String(error);
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'ETIMEDOUT' || /fetch failed|socket|terminated/i.test(message)) {
-    return new RetryableProviderError('network_error', `${modelId}: connection to the provider failed: ${redact(message)}`, {
-      hint: 'Resume with `jp query --continue` once the provider is reachable.',
-      cause: error,
-    });
-  }
-  return new ProviderError('provider_error', `${modelId}: ${redact(message)}`, { cause: error });
 }
 
 export class SdkChatModel implements ChatModel {
   readonly id: string;
+  private readonly spec: ModelSpec;
   private readonly model: LanguageModelV3;
+  private readonly providerOptions: SharedV3ProviderOptions;
+  private readonly maxOutputTokens: number | undefined;
+  private readonly onWarning: (message: string) => void;
+  private readonly warned = new Set<string>();
+  /** The SDK's own warnings are about settings it could not honour: said only when the user chose some. */
+  private readonly sayWarnings: boolean;
+  /** Settings this provider has no equivalent for, said with the first request (when someone listens). */
+  private readonly ignored: string[];
 
-  constructor(id: string, model: LanguageModelV3) {
-    this.id = id;
+  constructor(spec: ModelSpec, model: LanguageModelV3, settings: ModelSettings = {}, onWarning: (message: string) => void = () => {}) {
+    this.id = spec.id;
+    this.spec = spec;
     this.model = model;
+    this.onWarning = onWarning;
+    this.maxOutputTokens = settings.maxOutputTokens;
+    this.sayWarnings = settings.maxOutputTokens !== undefined || settings.reasoning !== undefined;
+    const reasoning = reasoningOptions(spec, settings.reasoning);
+    this.providerOptions = reasoning.options;
+    this.ignored = reasoning.ignored;
+  }
+
+  private warn(message: string): void {
+    if (this.warned.has(message)) return;
+    this.warned.add(message);
+    this.onWarning(message);
   }
 
   async *stream(request: ChatRequest): AsyncIterable<StreamPart> {
+    for (const key of this.ignored) this.warn(`${key} is ignored for ${this.id}`);
     const options: LanguageModelV3CallOptions = {
       prompt: toSdkPrompt(request.messages),
       abortSignal: request.signal,
+      ...(this.maxOutputTokens !== undefined ? { maxOutputTokens: this.maxOutputTokens } : {}),
+      ...(Object.keys(this.providerOptions).length > 0 ? { providerOptions: this.providerOptions } : {}),
       ...(request.tools.length > 0
         ? {
             tools: request.tools.map((tool) => ({
@@ -164,39 +217,104 @@ export class SdkChatModel implements ChatModel {
       const result = await this.model.doStream(options);
       reader = result.stream.getReader();
     } catch (error) {
-      throw classifyProviderError(error, this.id);
+      throw classifyProviderError(error, this.spec, 'request');
     }
+    // A step's calls of jp's tools are handed out only once its finish has arrived.
+    const toolCalls: Extract<StreamPart, { type: 'tool_call' }>[] = [];
+    const reasoningMetadata = new Map<string, ProviderMetadata>();
     try {
       for (;;) {
         let next: ReadableStreamReadResult<LanguageModelV3StreamPart>;
         try {
           next = await reader.read();
         } catch (error) {
-          throw classifyProviderError(error, this.id);
+          throw classifyProviderError(error, this.spec, 'stream');
         }
-        if (next.done) return;
+        if (next.done) throw brokenStream(this.spec, undefined, 'the stream ended without its finish event');
         const part = next.value;
         switch (part.type) {
           case 'text-delta':
             if (part.delta) yield { type: 'text', text: part.delta };
             break;
+          case 'reasoning-start':
+            if (part.providerMetadata) mergeMetadata(getOrCreate(reasoningMetadata, part.id), part.providerMetadata);
+            break;
           case 'reasoning-delta':
+            if (part.providerMetadata) mergeMetadata(getOrCreate(reasoningMetadata, part.id), part.providerMetadata);
             if (part.delta) yield { type: 'reasoning', text: part.delta };
             break;
+          case 'reasoning-end': {
+            const metadata = reasoningMetadata.get(part.id) ?? {};
+            mergeMetadata(metadata, part.providerMetadata);
+            reasoningMetadata.delete(part.id);
+            // Only Anthropic needs its reasoning back (signed thinking); other providers' is not kept.
+            if (metadata.anthropic) yield { type: 'reasoning_end', metadata: { anthropic: metadata.anthropic } };
+            break;
+          }
           case 'tool-call':
-            yield { type: 'tool_call', id: part.toolCallId, name: part.toolName, input: part.input };
+            if (part.providerExecuted) yield { type: 'provider_tool_call', id: part.toolCallId, name: part.toolName, input: parseInput(part.input) };
+            else toolCalls.push({ type: 'tool_call', id: part.toolCallId, name: part.toolName, input: part.input });
             break;
-          case 'finish':
-            yield { type: 'finish', usage: toUsage(part.usage), finishReason: part.finishReason.unified };
+          case 'tool-result':
+            if (!part.preliminary) yield { type: 'provider_tool_result', id: part.toolCallId, name: part.toolName, result: part.result, isError: part.isError === true };
             break;
+          case 'source':
+            yield {
+              type: 'source',
+              source:
+                part.sourceType === 'url'
+                  ? { url: part.url, ...(part.title ? { title: part.title } : {}) }
+                  : { title: part.title, media_type: part.mediaType, ...(part.filename ? { filename: part.filename } : {}) },
+            };
+            break;
+          case 'stream-start':
+            if (this.sayWarnings) for (const warning of part.warnings) this.warn(`${this.id}: ${warningText(warning)}`);
+            break;
+          case 'finish': {
+            if (!isProvidersFinish(part.finishReason)) throw brokenStream(this.spec, undefined, 'the stream ended without its finish event');
+            yield* toolCalls;
+            const detail = finishDetail(part);
+            yield {
+              type: 'finish',
+              usage: toUsage(part.usage),
+              reason: part.finishReason.unified as FinishReason,
+              providerReason: part.finishReason.raw ?? null,
+              ...(detail ? { detail: redact(detail) } : {}),
+            };
+            return;
+          }
           case 'error':
-            throw classifyProviderError(part.error, this.id);
+            // openai-compatible reports a stream that ended without a finish reason as an error.
+            if (InvalidResponseDataError.isInstance(part.error) && /without a finish reason/i.test(part.error.message)) {
+              throw brokenStream(this.spec, part.error, 'the stream ended without its finish event');
+            }
+            throw classifyProviderError(part.error, this.spec, 'stream');
           default:
             break;
         }
       }
     } finally {
+      reader.cancel().catch(() => {});
       reader.releaseLock();
     }
   }
+}
+
+function getOrCreate(map: Map<string, ProviderMetadata>, id: string): ProviderMetadata {
+  let value = map.get(id);
+  if (!value) map.set(id, (value = {}));
+  return value;
+}
+
+function parseInput(input: string): unknown {
+  try {
+    return JSON.parse(input);
+  } catch {
+    return input;
+  }
+}
+
+function warningText(warning: { type: string; feature?: string; details?: string; message?: string }): string {
+  if (warning.type === 'other') return warning.message ?? 'warning';
+  return `${warning.feature ?? 'a setting'} is not supported${warning.details ? `: ${warning.details}` : ''}`;
 }

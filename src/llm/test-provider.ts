@@ -85,34 +85,27 @@ export class TestChatModel implements ChatModel {
     if (request.responseFormat) {
       const text = JSON.stringify({ answer: this.script.inquiry_answer ?? null });
       yield { type: 'text', text };
-      yield { type: 'finish', usage: { input_tokens: 0, output_tokens: 1, total_tokens: 1 }, finishReason: 'stop' };
+      yield { type: 'finish', usage: null, reason: 'stop', providerReason: null };
       return;
     }
     const lastUser = request.messages.map((message) => message.role).lastIndexOf('user');
     const rounds = request.messages.slice(lastUser + 1).filter((message) => message.role === 'tool').length;
     const step = this.script.steps[Math.min(rounds, this.script.steps.length - 1)]!;
-    let output = 0;
     let toolCalls = 0;
     for (const part of step.parts) {
       if ('delay_ms' in part) await sleep(part.delay_ms, request.signal);
       else if ('text' in part) {
-        output++;
         yield { type: 'text', text: part.text };
       } else if ('reasoning' in part) {
-        output++;
         yield { type: 'reasoning', text: part.reasoning };
       } else {
         toolCalls++;
-        output++;
         const id = part.tool_call.id ?? `test_call_${rounds}_${toolCalls}`;
         yield { type: 'tool_call', id, name: part.tool_call.name, input: JSON.stringify(part.tool_call.arguments ?? {}) };
       }
       if (request.signal.aborted) throw request.signal.reason;
     }
-    yield {
-      type: 'finish',
-      usage: { input_tokens: 0, output_tokens: output, total_tokens: output },
-      finishReason: toolCalls > 0 ? 'tool-calls' : 'stop',
-    };
+    // A script is not a model: it spends no tokens, so it reports no usage.
+    yield { type: 'finish', usage: null, reason: toolCalls > 0 ? 'tool-calls' : 'stop', providerReason: null };
   }
 }

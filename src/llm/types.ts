@@ -3,10 +3,19 @@
  * AI SDK provider packages; the test provider implements it directly.
  */
 
+/** What a provider needs back with a reasoning block (Anthropic's thinking signature), by provider. */
+export type ProviderMetadata = Record<string, Record<string, unknown>>;
+
 export type PromptMessage =
   | { role: 'system'; content: string }
   | { role: 'user'; content: string }
-  | { role: 'assistant'; text: string; toolCalls: { id: string; name: string; arguments: unknown }[] }
+  | {
+      role: 'assistant';
+      /** Reasoning blocks the provider must be sent back (signed thinking), before the text. */
+      reasoning?: { text: string; metadata: ProviderMetadata }[];
+      text: string;
+      toolCalls: { id: string; name: string; arguments: unknown }[];
+    }
   | { role: 'tool'; results: { id: string; name: string; content: string; isError: boolean }[] };
 
 export interface ToolSpec {
@@ -24,17 +33,46 @@ export interface ChatRequest {
   responseFormat?: { type: 'json'; schema: Record<string, unknown>; name: string };
 }
 
+/**
+ * Token counts of one request or the sum of several. A count the provider did not report is null,
+ * never 0. `output_tokens` includes reasoning tokens, also where the provider reports them apart.
+ */
 export interface Usage {
-  input_tokens: number;
-  output_tokens: number;
-  total_tokens: number;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  /** The part of output_tokens spent on reasoning, when the provider says. */
+  reasoning_tokens: number | null;
+  total_tokens: number | null;
+}
+
+/** Why the model stopped: the AI SDK's unified reasons. */
+export type FinishReason = 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'error' | 'other';
+
+/** A citation or source the answer rests on (web search results, cited documents). */
+export interface Source {
+  url?: string;
+  title?: string;
+  /** For documents: the IANA media type and file name. */
+  media_type?: string;
+  filename?: string;
 }
 
 export type StreamPart =
   | { type: 'text'; text: string }
   | { type: 'reasoning'; text: string }
+  /** The reasoning block streamed so far is complete, with what the provider needs back. */
+  | { type: 'reasoning_end'; metadata: ProviderMetadata }
+  /** A call of one of jp's tools. Only handed out with a complete step, right before its finish. */
   | { type: 'tool_call'; id: string; name: string; input: string }
-  | { type: 'finish'; usage: Usage; finishReason: string };
+  /** A tool the provider runs itself (hosted web search): never run by jp, only recorded. */
+  | { type: 'provider_tool_call'; id: string; name: string; input: unknown }
+  | { type: 'provider_tool_result'; id: string; name: string; result: unknown; isError: boolean }
+  | { type: 'source'; source: Source }
+  /**
+   * The provider's finish: the step is complete. A stream that ends without one throws instead.
+   * `detail` is the provider's own explanation where it gives one (a refusal's reason).
+   */
+  | { type: 'finish'; usage: Usage | null; reason: FinishReason; providerReason: string | null; detail?: string };
 
 export interface ChatModel {
   /** `<provider>/<model>` as configured. */
@@ -43,10 +81,15 @@ export interface ChatModel {
   stream(request: ChatRequest): AsyncIterable<StreamPart>;
 }
 
-export const emptyUsage = (): Usage => ({ input_tokens: 0, output_tokens: 0, total_tokens: 0 });
-
-export function addUsage(total: Usage, more: Usage): void {
-  total.input_tokens += more.input_tokens;
-  total.output_tokens += more.output_tokens;
-  total.total_tokens += more.total_tokens;
+/** Adds one request's usage to a running sum; a count stays null until some request reports it. */
+export function addUsage(total: Usage | null, more: Usage | null): Usage | null {
+  if (!more) return total;
+  if (!total) return { ...more };
+  const add = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : a + b);
+  return {
+    input_tokens: add(total.input_tokens, more.input_tokens),
+    output_tokens: add(total.output_tokens, more.output_tokens),
+    reasoning_tokens: add(total.reasoning_tokens, more.reasoning_tokens),
+    total_tokens: add(total.total_tokens, more.total_tokens),
+  };
 }

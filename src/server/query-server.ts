@@ -74,6 +74,7 @@ export class QueryServer implements TurnHost {
       environment: process.env,
       onRetry: (attempt, delay, error) => this.notice('warning', `${error.message}; retrying in ${(delay / 1000).toFixed(1)} s (attempt ${attempt} of ${retries})`),
       ...(options.logger.enabled('wire') ? { wire: (message: string, fields: Record<string, unknown>) => options.logger.wire(message, fields) } : {}),
+      onWarning: (message) => this.notice('warning', message),
     });
     this.model.catch(() => {
       // reported when the run awaits it
@@ -343,6 +344,7 @@ export class QueryServer implements TurnHost {
         message,
         resume,
         ...(reply !== undefined ? { reply } : {}),
+        ...(config.value.assistant?.max_output_tokens !== undefined ? { maxOutputTokens: config.value.assistant.max_output_tokens } : {}),
       }).run();
     /** Runs a turn, and keeps it going each time the user interrupts it to reply. */
     const turnWithReplies = async (resume: boolean, message: string | undefined): Promise<TurnOutcome> => {

@@ -5,7 +5,7 @@
 import type { ConversationEvent } from '../conversation/events.ts';
 import { describeTurn, splitTurns } from '../conversation/turn-state.ts';
 import { exitCodeOf, type JpError, type RunStatus } from '../errors.ts';
-import type { Usage } from '../llm/types.ts';
+import type { FinishReason, Source, Usage } from '../llm/types.ts';
 import { summarizeTurn, type PendingInquiry, type PermissionDenial, type ToolSummary, type Unanswered } from '../turn/summary.ts';
 import type { TurnOutcome } from '../turn/engine.ts';
 
@@ -18,11 +18,23 @@ export interface ResultObject {
   exit_code: number;
   query: string;
   answer: string;
+  /** Citations and sources of the answer (web search results, cited documents). */
+  sources: Source[];
   tools: ToolSummary[];
   permission_denials: PermissionDenial[];
   unanswered: Unanswered[];
   pending_inquiry: PendingInquiry | null;
-  metadata: { model: string | null; iterations: number; duration_ms: number; usage: Usage };
+  metadata: {
+    model: string | null;
+    iterations: number;
+    duration_ms: number;
+    /** null when no request reported usage (the provider sent none, or none was made). */
+    usage: Usage | null;
+    /** Why the model's last response ended (`length`: cut at the output limit); null when it did not end. */
+    finish_reason: FinishReason | null;
+  };
+  /** What the run says although it went on, e.g. an answer cut at the output limit. */
+  warnings: { code: string; message: string }[];
   /** `hint` says how to fix it, when jp knows. */
   error: { code: string; message: string; hint?: string } | null;
 }
@@ -63,6 +75,7 @@ export function buildTurnResult(options: {
     exit_code: exitCode,
     query: options.query,
     answer: summary.answer,
+    sources: summary.sources,
     tools: summary.tools,
     permission_denials: summary.permission_denials,
     unanswered: summary.unanswered,
@@ -72,7 +85,9 @@ export function buildTurnResult(options: {
       iterations: options.outcome.iterations,
       duration_ms: Date.now() - options.startedAt,
       usage: options.outcome.usage,
+      finish_reason: options.outcome.finishReason ?? null,
     },
+    warnings: options.outcome.warnings ?? [],
     error: error ? errorObject(error) : options.outcome.status === 'interrupted' ? { code: 'interrupted', message: 'the run was interrupted; resume it with `jp query --continue`' } : null,
   };
 }
@@ -94,6 +109,7 @@ export function buildErrorResult(options: {
     exit_code: options.error.exitCode,
     query: options.query,
     answer: '',
+    sources: [],
     tools: [],
     permission_denials: [],
     unanswered: [],
@@ -102,8 +118,10 @@ export function buildErrorResult(options: {
       model: options.model,
       iterations: 0,
       duration_ms: Date.now() - options.startedAt,
-      usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+      usage: null,
+      finish_reason: null,
     },
+    warnings: [],
     error: errorObject(options.error),
   };
 }

@@ -9,9 +9,19 @@ import { now } from '../conversation/events.ts';
 import { findIncompleteTurn } from '../conversation/turn-state.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import type { BuiltinDetachedDefault } from '../config/policy.ts';
-import { JpError, RunError, toJpError, UsageError } from '../errors.ts';
+import { JpError, ProviderError, RunError, toJpError, UsageError } from '../errors.ts';
 import type { JsonValue, Question } from '../inquiry/types.ts';
-import { addUsage, emptyUsage, type ChatModel, type PromptMessage, type ToolSpec, type Usage } from '../llm/types.ts';
+import {
+  addUsage,
+  type ChatModel,
+  type FinishReason,
+  type PromptMessage,
+  type ProviderMetadata,
+  type Source,
+  type StreamPart,
+  type ToolSpec,
+  type Usage,
+} from '../llm/types.ts';
 import type { Tool } from '../tools/tool.ts';
 import { buildPrompt } from './history.ts';
 import { StopRequest, type TurnHost } from './host.ts';
@@ -39,6 +49,8 @@ export interface TurnOptions {
   resume: boolean;
   /** With `resume`: the user interrupted to say this; unfinished tool calls are closed first. */
   reply?: string;
+  /** `assistant.max_output_tokens`, named in the warning when an answer is cut at the limit. */
+  maxOutputTokens?: number;
 }
 
 export type TurnStatus = 'completed' | 'deferred' | 'interrupted' | 'error';
@@ -49,10 +61,17 @@ export interface TurnOutcome {
   stop?: StopRequest;
   /** LLM requests made by this run. */
   iterations: number;
-  usage: Usage;
+  /** Summed over the run's LLM requests that reported usage; null when none did. */
+  usage: Usage | null;
   /** Index in the log of the turn's turn_start. */
   turnStart: number;
+  /** Why the model's last response ended, when it ended with the provider's finish. */
+  finishReason?: FinishReason | null;
+  /** Things the result should say although the turn went on (an answer cut at the output limit). */
+  warnings?: { code: string; message: string }[];
 }
+
+type FinishPart = Extract<StreamPart, { type: 'finish' }>;
 
 /** Streamed text is persisted at a paragraph break, or once this many characters are pending. */
 const flushThreshold = 1000;
@@ -60,11 +79,16 @@ const flushThreshold = 1000;
 export class TurnRun {
   private readonly options: TurnOptions;
   private readonly events: ConversationEvent[];
-  private readonly usage = emptyUsage();
+  private usage: Usage | null = null;
   private iterations = 0;
   private turnStart = -1;
   private pendingMessage = '';
   private pendingReasoning = '';
+  /** The step being streamed has shown something (text, reasoning, a provider's tool). */
+  private stepShown = false;
+  private stepSources: Source[] = [];
+  private finishReason: FinishReason | null = null;
+  private readonly warnings: { code: string; message: string }[] = [];
   private readonly toolSpecs: ToolSpec[];
   private readonly toolContext: ToolCallContext;
 
@@ -132,15 +156,17 @@ export class TurnRun {
             hint: 'Continue with `jp query --continue`, or raise the cap with --max-turns.',
           });
         }
-        const calls = await this.requestStep();
+        const { calls, finish } = await this.requestStep();
+        if (finish.reason === 'content-filter') throw this.refusal(finish);
         if (calls.length === 0) {
-          this.append({ type: 'turn_end', timestamp: now(), status: 'completed' });
+          if (finish.reason === 'length') this.warnCutAtLimit();
+          this.append({ type: 'turn_end', timestamp: now(), status: 'completed', finish_reason: finish.reason });
           return this.finish('completed');
         }
         if ((await this.processToolCalls(calls)) === 'deferred') return this.finish('deferred');
       }
     } catch (error) {
-      this.flushPending();
+      this.flushPending(this.stepShown);
       const stop = this.options.signal.aborted ? (this.options.signal.reason as StopRequest) : undefined;
       if (stop instanceof StopRequest) {
         this.append({
@@ -159,6 +185,7 @@ export class TurnRun {
         status: 'error',
         error: { code: jpError.code, message: jpError.message },
         exit_code: jpError.exitCode,
+        ...(jpError.code === 'refused' ? { finish_reason: 'content-filter' as const } : {}),
       });
       return { ...this.finish('error'), error: jpError };
     }
@@ -166,7 +193,29 @@ export class TurnRun {
 
   private finish(status: TurnStatus): TurnOutcome {
     this.options.host.sync();
-    return { status, iterations: this.iterations, usage: this.usage, turnStart: this.turnStart };
+    return {
+      status,
+      iterations: this.iterations,
+      usage: this.usage,
+      turnStart: this.turnStart,
+      finishReason: this.finishReason,
+      warnings: this.warnings,
+    };
+  }
+
+  /** A refusal or content filter ends the turn (exit 1) with the provider's reason; the text so far stays. */
+  private refusal(finish: FinishPart): JpError {
+    const reason = finish.providerReason ?? finish.reason;
+    return new ProviderError('refused', `${this.options.model.id}: the model refused to answer (${reason})${finish.detail ? `: ${finish.detail}` : ''}`, {
+      hint: 'Rephrase the request, or ask another model with -m.',
+    });
+  }
+
+  private warnCutAtLimit(): void {
+    const limit = this.options.maxOutputTokens;
+    const message = `the answer was cut at the model's output limit${limit ? ` (${limit} tokens)` : ''}; raise \`assistant.max_output_tokens\``;
+    this.warnings.push({ code: 'output_limit', message });
+    this.options.host.notice('warning', message);
   }
 
   /** The user interrupted to reply: what was waiting is settled as not done, in words the model can use. */
@@ -213,26 +262,59 @@ export class TurnRun {
     return deferred ? 'deferred' : 'done';
   }
 
-  /** One LLM round trip. Returns the tool calls it asked for (already persisted). */
-  private async requestStep(): Promise<EventOf<'tool_call_request'>[]> {
+  /**
+   * One LLM round trip. Returns the tool calls it asked for (already persisted) and the provider's
+   * finish; a stream that ends without a finish throws (the model layer guarantees it), leaving the
+   * step incomplete.
+   */
+  private async requestStep(): Promise<{ calls: EventOf<'tool_call_request'>[]; finish: FinishPart }> {
     if (this.options.signal.aborted) throw this.options.signal.reason;
     this.iterations++;
     const messages = buildPrompt(this.events, this.options.systemPrompt);
     const calls: EventOf<'tool_call_request'>[] = [];
+    let finish: FinishPart | undefined;
+    this.stepShown = false;
+    this.stepSources = [];
+    this.finishReason = null;
     for await (const part of this.options.model.stream({ messages, tools: this.toolSpecs, signal: this.options.signal })) {
       switch (part.type) {
         case 'text':
+          this.stepShown = true;
           this.pendingMessage += part.text;
           this.options.host.delta({ kind: 'message', text: part.text });
           this.flushAtParagraph();
           break;
         case 'reasoning':
+          this.stepShown = true;
           this.pendingReasoning += part.text;
           this.options.host.delta({ kind: 'reasoning', text: part.text });
           this.flushAtParagraph();
           break;
+        case 'reasoning_end':
+          this.persistReasoning(this.pendingReasoning, part.metadata);
+          this.pendingReasoning = '';
+          break;
+        case 'source':
+          if (!this.stepSources.some((known) => sameSource(known, part.source))) this.stepSources.push(part.source);
+          break;
+        case 'provider_tool_call':
+          this.stepShown = true;
+          this.flushPending(false);
+          this.append({ type: 'tool_call_request', timestamp: now(), id: part.id, name: part.name, arguments: part.input, provider_executed: true });
+          break;
+        case 'provider_tool_result':
+          this.append({
+            type: 'tool_call_response',
+            timestamp: now(),
+            id: part.id,
+            content: typeof part.result === 'string' ? part.result : JSON.stringify(part.result),
+            is_error: part.isError,
+            outcome: part.isError ? 'error' : 'ok',
+            provider_executed: true,
+          });
+          break;
         case 'tool_call': {
-          this.flushPending();
+          this.flushPending(false);
           const event: EventOf<'tool_call_request'> = {
             type: 'tool_call_request',
             timestamp: now(),
@@ -245,12 +327,16 @@ export class TurnRun {
           break;
         }
         case 'finish':
-          addUsage(this.usage, part.usage);
+          finish = part;
+          this.usage = addUsage(this.usage, part.usage);
           break;
       }
     }
-    this.flushPending();
-    return calls;
+    if (!finish) throw new RunError('internal_error', 'internal error: the model stream ended without a finish');
+    this.flushPending(false, this.stepSources);
+    this.stepShown = false;
+    this.finishReason = finish.reason;
+    return { calls, finish };
   }
 
   private flushAtParagraph(): void {
@@ -258,22 +344,35 @@ export class TurnRun {
       const pending = kind === 'message' ? this.pendingMessage : this.pendingReasoning;
       const cut = pending.length >= flushThreshold ? pending.length : pending.lastIndexOf('\n\n') + 2;
       if (cut < 2) continue;
-      this.persistText(kind, pending.slice(0, cut));
+      if (kind === 'message') this.append({ type: 'chat_response', timestamp: now(), message: pending.slice(0, cut) });
+      else this.persistReasoning(pending.slice(0, cut));
       if (kind === 'message') this.pendingMessage = pending.slice(cut);
       else this.pendingReasoning = pending.slice(cut);
     }
   }
 
-  private flushPending(): void {
-    if (this.pendingReasoning) this.persistText('reasoning', this.pendingReasoning);
-    if (this.pendingMessage) this.persistText('message', this.pendingMessage);
+  /**
+   * Persists what is pending. `incomplete` marks the step as cut off (an event is written even with
+   * no pending text); `sources` go on the step's last text chunk.
+   */
+  private flushPending(incomplete: boolean, sources: Source[] = []): void {
+    if (this.pendingReasoning) this.persistReasoning(this.pendingReasoning);
+    if (this.pendingMessage || incomplete || sources.length > 0) {
+      this.append({
+        type: 'chat_response',
+        timestamp: now(),
+        message: this.pendingMessage,
+        ...(sources.length > 0 ? { sources } : {}),
+        ...(incomplete ? { incomplete: true as const } : {}),
+      });
+    }
     this.pendingReasoning = '';
     this.pendingMessage = '';
   }
 
-  private persistText(kind: 'message' | 'reasoning', text: string): void {
-    if (kind === 'message') this.append({ type: 'chat_response', timestamp: now(), message: text });
-    else this.append({ type: 'chat_response', timestamp: now(), reasoning: text });
+  private persistReasoning(text: string, metadata?: ProviderMetadata): void {
+    if (text === '' && !metadata) return;
+    this.append({ type: 'chat_response', timestamp: now(), reasoning: text, ...(metadata ? { provider_metadata: metadata } : {}) });
   }
 
   /** LlmInquiry: a structured call that answers a tool's question from the conversation so far. */
@@ -315,7 +414,7 @@ export class TurnRun {
       },
     })) {
       if (part.type === 'text') text += part.text;
-      else if (part.type === 'finish') addUsage(this.usage, part.usage);
+      else if (part.type === 'finish') this.usage = addUsage(this.usage, part.usage);
     }
     try {
       const parsed = JSON.parse(text.trim().replace(/^```(?:json)?\s*|\s*```$/g, '')) as { answer?: JsonValue };
@@ -324,6 +423,10 @@ export class TurnRun {
       return undefined;
     }
   }
+}
+
+function sameSource(a: Source, b: Source): boolean {
+  return a.url !== undefined ? a.url === b.url : a.title === b.title && a.filename === b.filename;
 }
 
 function parseArguments(input: string): unknown {

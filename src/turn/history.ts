@@ -1,7 +1,9 @@
 /**
  * The provider-visible conversation, rebuilt from the log for every request. Discarded turns are
  * left out, and so is an abandoned step: assistant text that was cut off (no tool calls) and then
- * re-requested, so the model never sees a half answer followed by its own restart.
+ * re-requested, so the model never sees a half answer followed by its own restart. Calls the
+ * provider ran itself (hosted web search) are not sent back: the answer that used them is. Signed
+ * reasoning blocks go back with their provider metadata, in front of the step's text.
  */
 import type { ConversationEvent } from '../conversation/events.ts';
 import { splitTurns } from '../conversation/turn-state.ts';
@@ -19,8 +21,17 @@ export function buildPrompt(events: readonly ConversationEvent[], systemPrompt: 
     if (turn.final === 'discarded') continue;
     const toolNames = new Map<string, string>();
     let assistant: AssistantMessage | undefined;
+    let reasoning = '';
     const closeStep = (): void => {
       assistant = undefined;
+      reasoning = '';
+    };
+    const openStep = (): AssistantMessage => {
+      if (!assistant) {
+        assistant = { role: 'assistant', text: '', toolCalls: [] };
+        messages.push(assistant);
+      }
+      return assistant;
     };
     for (const event of turn.events) {
       switch (event.type) {
@@ -29,22 +40,31 @@ export function buildPrompt(events: readonly ConversationEvent[], systemPrompt: 
           messages.push({ role: 'user', content: event.content });
           break;
         case 'chat_response':
-          if (!('message' in event)) break;
-          if (!assistant) {
-            assistant = { role: 'assistant', text: '', toolCalls: [] };
-            messages.push(assistant);
+          if ('reasoning' in event) {
+            reasoning += event.reasoning;
+            if (event.provider_metadata) {
+              const step = openStep();
+              (step.reasoning ??= []).push({ text: reasoning, metadata: event.provider_metadata });
+              reasoning = '';
+            }
+            break;
           }
-          assistant.text += event.message;
+          openStep().text += event.message;
+          if (event.incomplete && assistant!.toolCalls.length === 0) {
+            // A cut-off answer is never sent back, whatever follows it.
+            messages.splice(messages.indexOf(assistant!), 1);
+            closeStep();
+          }
           break;
-        case 'tool_call_request':
-          if (!assistant) {
-            assistant = { role: 'assistant', text: '', toolCalls: [] };
-            messages.push(assistant);
-          }
+        case 'tool_call_request': {
+          if (event.provider_executed) break;
+          const step = openStep();
           toolNames.set(event.id, event.name);
-          assistant.toolCalls.push({ id: event.id, name: event.name, arguments: argumentsObject(event.arguments) });
+          step.toolCalls.push({ id: event.id, name: event.name, arguments: argumentsObject(event.arguments) });
           break;
+        }
         case 'tool_call_response': {
+          if (event.provider_executed) break;
           closeStep();
           const last = messages[messages.length - 1];
           const result = { id: event.id, name: toolNames.get(event.id) ?? 'unknown', content: event.content, isError: event.is_error };

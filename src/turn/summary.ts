@@ -4,6 +4,7 @@
  */
 import type { ConversationEvent, EventOf, ToolOutcome } from '../conversation/events.ts';
 import type { Inquiry } from '../inquiry/types.ts';
+import type { Source } from '../llm/types.ts';
 
 export interface ToolSummary {
   id: string;
@@ -39,6 +40,7 @@ export interface PendingInquiry {
 
 export interface TurnSummary {
   answer: string;
+  sources: Source[];
   tools: ToolSummary[];
   permission_denials: PermissionDenial[];
   unanswered: Unanswered[];
@@ -51,22 +53,26 @@ export function summarizeTurn(events: readonly ConversationEvent[]): TurnSummary
   const responded = new Set<string>();
   const permission_denials: PermissionDenial[] = [];
   const unanswered: Unanswered[] = [];
-  const steps: { text: string; toolCalls: number }[] = [];
-  let step: { text: string; toolCalls: number } | undefined;
+  const steps: { text: string; toolCalls: number; sources: Source[] }[] = [];
+  let step: { text: string; toolCalls: number; sources: Source[] } | undefined;
   for (const event of events) {
     switch (event.type) {
       case 'chat_response':
         if ('message' in event) {
-          if (!step) steps.push((step = { text: '', toolCalls: 0 }));
+          if (!step) steps.push((step = { text: '', toolCalls: 0, sources: [] }));
           step.text += event.message;
+          if (event.sources) step.sources.push(...event.sources);
         }
         break;
       case 'tool_call_request':
-        if (!step) steps.push((step = { text: '', toolCalls: 0 }));
+        // The provider's own tools (hosted web search) are not jp's tool calls.
+        if (event.provider_executed) break;
+        if (!step) steps.push((step = { text: '', toolCalls: 0, sources: [] }));
         step.toolCalls++;
         tools.set(event.id, { id: event.id, name: event.name, arguments: event.arguments, result: null, status: 'deferred' });
         break;
       case 'tool_call_response': {
+        if (event.provider_executed) break;
         step = undefined;
         const tool = tools.get(event.id);
         if (tool) {
@@ -112,13 +118,16 @@ export function summarizeTurn(events: readonly ConversationEvent[]): TurnSummary
     }
   }
   // A step cut off with no tool calls and followed by another step was abandoned (see history.ts).
-  const answer = steps
-    .filter((entry, index) => entry.toolCalls > 0 || index === steps.length - 1)
-    .map((entry) => entry.text)
-    .join('');
+  const kept = steps.filter((entry, index) => entry.toolCalls > 0 || index === steps.length - 1);
+  const answer = kept.map((entry) => entry.text).join('');
+  const sources: Source[] = [];
+  for (const source of kept.flatMap((entry) => entry.sources)) {
+    if (!sources.some((known) => (known.url !== undefined ? known.url === source.url : known.title === source.title))) sources.push(source);
+  }
   const pending = [...requests.values()].find((request) => !responded.has(request.id));
   return {
     answer,
+    sources,
     tools: [...tools.values()],
     permission_denials,
     unanswered,

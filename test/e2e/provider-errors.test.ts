@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { startFakeProvider, textStep, toolStep } from '../support/fake-provider.ts';
@@ -73,6 +74,52 @@ describe('provider failures', () => {
     assert.doesNotMatch(result.stdout, /error/i);
     const events = readEvents(sandbox, conversationIds(sandbox)[0]!);
     assert.ok(events.some((event) => event.type === 'chat_response' && event.message === 'First part of the answer'));
+    assert.match(result.stderr, /the connection to OpenAI broke while streaming/);
+    assert.doesNotMatch(result.stderr, /Failed to process successful response/);
+  });
+
+  it('a 404 shows the provider\'s message, not its JSON, and what to check: the model name and how to list models', async () => {
+    const body = '{"error":{"message":"The model `gpt-nope` does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}';
+    const provider = await startFakeProvider({ wire: 'openai-responses', steps: [{ status: 404, body }] });
+    const sandbox = cleanup.sandbox();
+    cleanup.add(() => provider.close());
+    const model = fakeModelArguments('openai-responses', provider.baseUrl);
+    const result = await runJp(sandbox, ['query', ...model.args, 'hello'], { env: model.env });
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stderr, /error: openai\/gpt-test: OpenAI does not know the model "gpt-test" or the endpoint \(HTTP 404\): The model `gpt-nope` does not exist or you do not have access to it\./);
+    assert.doesNotMatch(result.stderr, /\{"error"/);
+    assert.match(result.stderr, /Check the model name in -m \/ assistant\.model; list the models with:\n\s+curl http:\/\/127\.0\.0\.1:\d+\/v1\/models -H "Authorization: Bearer \$OPENAI_API_KEY"/);
+    assert.match(result.stderr, /Check providers\.openai\.base_url \(now http:\/\/127\.0\.0\.1:\d+\/v1\)/);
+  });
+
+  it('a 401 names the variable that held the key (api_key_env)', async () => {
+    const provider = await startFakeProvider({ wire: 'anthropic', steps: [{ status: 401 }] });
+    const sandbox = cleanup.sandbox();
+    cleanup.add(() => provider.close());
+    const result = await runJp(sandbox, ['query', '-m', 'anthropic/claude-x', '-c', `providers.anthropic={ base_url = "${provider.baseUrl}", api_key_env = "TEAM_CLAUDE_KEY" }`, 'hello'], {
+      env: { TEAM_CLAUDE_KEY: 'team-key-000000000000' },
+    });
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stderr, /Anthropic refused the API key in TEAM_CLAUDE_KEY \(HTTP 401\): Request failed \(scripted status 401\)/);
+    assert.match(result.stderr, /Check TEAM_CLAUDE_KEY/);
+  });
+
+  it('an unreachable server: the hint names the provider\'s own base_url key', async () => {
+    const closed = net.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const sandbox = cleanup.sandbox();
+    const openai = fakeModelArguments('openai-chat', `http://127.0.0.1:${port}/v1`);
+    const refused = await runJp(sandbox, ['query', ...openai.args, '-c', 'assistant.request.max_retries=0', 'hello'], { env: openai.env });
+    assert.equal(refused.code, 6, refused.stderr);
+    assert.match(refused.stderr, /cannot reach OpenAI at http:\/\/127\.0\.0\.1:\d+\/v1: .*ECONNREFUSED/);
+    assert.match(refused.stderr, /providers\.openai\.base_url/);
+    assert.doesNotMatch(refused.stderr, /providers\.<name>/);
+    const local = await runJp(sandbox, ['query', '--new', '-m', 'local/m', '-c', `providers.openai-compatible.local.base_url="http://127.0.0.1:${port}/v1"`, '-c', 'assistant.request.max_retries=0', 'hello']);
+    assert.equal(local.code, 6, local.stderr);
+    assert.match(local.stderr, /cannot reach local at/);
+    assert.match(local.stderr, /providers\.openai-compatible\.local\.base_url/);
   });
 
   it('a missing API key: exit 2 naming the variable and the alternatives, before anything is created', async () => {
@@ -94,7 +141,7 @@ describe('provider failures', () => {
     const model = fakeModelArguments('openai-chat', provider.baseUrl);
     const result = await runJp(sandbox, ['query', '-vvvvv', ...model.args, `my key is ${secret}`], { env: model.env });
     assert.equal(result.code, 1, result.stderr);
-    assert.match(result.stderr, /refused the credentials \(HTTP 401\)/);
+    assert.match(result.stderr, /OpenAI refused the API key in OPENAI_API_KEY \(HTTP 401\): bad key \[REDACTED\]/);
     const logFile = path.join(sandbox.dataHome, 'jp', 'logs', 'jp.log');
     assert.ok(readFileSync(logFile, 'utf8').length > 0, 'tracing was written to the log file');
     const grep = spawnSync('grep', ['-rl', secret, sandbox.root], { encoding: 'utf8' });

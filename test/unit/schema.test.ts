@@ -65,10 +65,14 @@ const validEvents: Record<string, Json[]> = {
   chat_response: [
     { type: 'chat_response', timestamp: ts, message: 'Here they are.' },
     { type: 'chat_response', timestamp: ts, reasoning: 'The user wants a listing.' },
+    { type: 'chat_response', timestamp: ts, reasoning: '', provider_metadata: { anthropic: { signature: 'EqQBCkYIBxgCKkBf' } } },
+    { type: 'chat_response', timestamp: ts, message: 'Partial ans', incomplete: true },
+    { type: 'chat_response', timestamp: ts, message: '', sources: [{ url: 'https://example.com/a', title: 'A' }] },
   ],
   tool_call_request: [
     { type: 'tool_call_request', timestamp: ts, id: 'call_1', name: 'run_command', arguments: { command: 'ls' } },
     { type: 'tool_call_request', timestamp: ts, id: 'call_2', name: 'run_command', arguments: 'not json {' },
+    { type: 'tool_call_request', timestamp: ts, id: 'ws_1', name: 'web_search', arguments: { query: 'news' }, provider_executed: true },
   ],
   tool_call_start: [{ type: 'tool_call_start', timestamp: ts, id: 'call_1' }],
   tool_call_response: [
@@ -97,6 +101,8 @@ const validEvents: Record<string, Json[]> = {
   ],
   turn_end: [
     { type: 'turn_end', timestamp: ts, status: 'completed' },
+    { type: 'turn_end', timestamp: ts, status: 'completed', finish_reason: 'length' },
+    { type: 'turn_end', timestamp: ts, status: 'error', error: { code: 'refused', message: 'refused' }, exit_code: 1, finish_reason: 'content-filter' },
     { type: 'turn_end', timestamp: ts, status: 'discarded', signal: 'SIGINT', exit_code: 130 },
     { type: 'turn_end', timestamp: ts, status: 'interrupted', signal: 'SIGTERM', exit_code: 143 },
     { type: 'turn_end', timestamp: ts, status: 'error', error: { code: 'provider_error', message: 'HTTP 500' }, exit_code: 1 },
@@ -127,6 +133,8 @@ const invalidEvents: [string, unknown][] = [
   ['inquiry_response by nobody', { type: 'inquiry_response', timestamp: ts, id: 'i', answer: 'run', by: 'nobody' }],
   ['inquiry_response with unknown action', { type: 'inquiry_response', timestamp: ts, id: 'i', answer: 'run', by: 'policy', action: 'Approve' }],
   ['turn_end with unknown status', { type: 'turn_end', timestamp: ts, status: 'done' }],
+  ['chat_response marked incomplete with false', { type: 'chat_response', timestamp: ts, message: 'a', incomplete: false }],
+  ['turn_end with an unknown finish reason', { type: 'turn_end', timestamp: ts, status: 'completed', finish_reason: 'done' }],
   ['turn_end with unknown signal', { type: 'turn_end', timestamp: ts, status: 'interrupted', signal: 'SIGKILL' }],
   ['turn_end error without message', { type: 'turn_end', timestamp: ts, status: 'error', error: { code: 'x' } }],
   ['config_delta without delta', { type: 'config_delta', timestamp: ts }],
@@ -143,6 +151,7 @@ function result(status: RunStatus, exitCode: number, overrides: Json = {}): Json
     exit_code: exitCode,
     query: 'list the files',
     answer: status === 'success' ? 'Here they are.' : '',
+    sources: status === 'success' ? [{ url: 'https://example.com/a', title: 'A' }] : [],
     tools: [{ id: 'call_1', name: 'run_command', arguments: { command: 'ls' }, result: 'a\nb\n', status: 'ok' }],
     permission_denials:
       status === 'denied'
@@ -152,7 +161,14 @@ function result(status: RunStatus, exitCode: number, overrides: Json = {}): Json
       status === 'denied' ? [{ tool_name: 'write_file', tool_call_id: 'call_3', question_id: 'overwrite', question: 'Overwrite?', reason: 'no user' }] : [],
     pending_inquiry:
       status === 'deferred' ? { id: 'inq_1', tool_call_id: 'call_4', tool: 'run_command', kind: 'run_tool', inquiry: runInquiry } : null,
-    metadata: { model: 'openai/gpt-4.1-mini', iterations: 2, duration_ms: 1534, usage: { input_tokens: 120, output_tokens: 30, total_tokens: 150 } },
+    metadata: {
+      model: 'openai/gpt-4.1-mini',
+      iterations: 2,
+      duration_ms: 1534,
+      usage: { input_tokens: 120, output_tokens: 30, reasoning_tokens: null, total_tokens: 150 },
+      finish_reason: failed ? null : 'stop',
+    },
+    warnings: [],
     error: failed ? { code: `${status}_code`, message: `the run ended with ${status}`, ...(status === 'usage' ? { hint: 'Run jp --help.' } : {}) } : null,
     ...overrides,
   };
@@ -189,7 +205,11 @@ const stdoutLines: Record<string, Json[]> = {
     line('inquiry_response', { id: 'inq_1', answer: 'skip', by: 'policy', action: 'Fail', reason: 'detached = "deny"' }),
   ],
   detached: [line('detached', { pid: 4242 })],
-  result: [result('success', 0), result('usage', 2, { conversation_id: null, metadata: { model: null, iterations: 0, duration_ms: 0, usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 } } })],
+  result: [
+    result('success', 0),
+    result('success', 0, { warnings: [{ code: 'output_limit', message: "the answer was cut at the model's output limit" }] }),
+    result('usage', 2, { conversation_id: null, metadata: { model: null, iterations: 0, duration_ms: 0, usage: null, finish_reason: null } }),
+  ],
   initialized: [line('initialized', { path: '/home/me/project/.jp' }, null)],
   forked: [line('forked', { forked_from: 'jp-c1740832496789000' })],
   config: [
@@ -456,7 +476,7 @@ describe('result.schema.json', () => {
       { type: 'tool_call_request', timestamp: ts, id: 'call_1', name: 'run_command', arguments: { command: 'ls' } },
       { type: 'inquiry_request', timestamp: ts, id: 'inq_1', tool_call_id: 'call_1', inquiry: { kind: 'run_tool', tool: 'run_command', arguments: { command: 'ls' } } },
     ];
-    const usage = { input_tokens: 3, output_tokens: 4, total_tokens: 7 };
+    const usage = { input_tokens: 3, output_tokens: 4, reasoning_tokens: null, total_tokens: 7 };
     const outcomes: TurnOutcome[] = [
       { status: 'deferred', iterations: 1, usage, turnStart: 0 },
       { status: 'interrupted', iterations: 1, usage, turnStart: 0, stop: new StopRequest('SIGTERM') },

@@ -1,0 +1,216 @@
+/**
+ * Provider failures as jp errors. Whether a failure is worth a retry is the provider SDK's call
+ * (`isRetryable` on its errors, the error type of a streamed error event), never the HTTP status
+ * alone; a quota or billing error is final at once. Messages carry the provider's own words, not
+ * its raw JSON, and say what to check, naming the config key and the variable that matter.
+ */
+import { APICallError } from '@ai-sdk/provider';
+import { JpError, ProviderError, RetryableProviderError } from '../errors.ts';
+import { redact } from '../redact.ts';
+import type { ModelSpec } from './resolve.ts';
+
+/** Where a failure happened: before the response started, or while its body streamed. */
+export type FailurePhase = 'request' | 'stream';
+
+const displayNames: Record<string, string> = { openai: 'OpenAI', anthropic: 'Anthropic', ollama: 'Ollama', test: 'the test provider' };
+
+export function providerName(spec: ModelSpec): string {
+  return spec.compatibleName ?? displayNames[spec.provider] ?? spec.provider;
+}
+
+/** The config key that holds this provider's base URL. */
+export function baseUrlKey(spec: ModelSpec): string {
+  return spec.provider === 'openai-compatible' ? `providers.openai-compatible.${spec.compatibleName}.base_url` : `providers.${spec.provider}.base_url`;
+}
+
+function defaultBaseUrl(spec: ModelSpec): string {
+  if (spec.baseUrl) return spec.baseUrl.replace(/\/$/, '');
+  return spec.provider === 'anthropic' ? 'https://api.anthropic.com/v1' : 'https://api.openai.com/v1';
+}
+
+/** The command that lists the models the key can use, where the provider has one. */
+function modelListCommand(spec: ModelSpec): string | undefined {
+  const base = defaultBaseUrl(spec);
+  const key = spec.apiKeyVariable;
+  switch (spec.provider) {
+    case 'openai':
+      return `curl ${base}/models -H "Authorization: Bearer $${key}"`;
+    case 'anthropic':
+      return `curl ${base}/models -H "x-api-key: $${key}" -H "anthropic-version: 2023-06-01"`;
+    case 'ollama':
+      return 'ollama list';
+    case 'openai-compatible':
+      return key ? `curl ${base}/models -H "Authorization: Bearer $${key}"` : `curl ${base}/models`;
+    default:
+      return undefined;
+  }
+}
+
+/** An error the provider described: in an HTTP error body, or as an error event inside the stream. */
+interface ProviderDescription {
+  message: string | undefined;
+  type: string | undefined;
+  code: string | undefined;
+}
+
+function asRecord(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : undefined;
+}
+
+/** Finds `{message, type, code}` in the shapes providers use: `{error: {...}}`, `{type: "error", error: {...}}`, `{message}`. */
+function describe(value: unknown): ProviderDescription | undefined {
+  const record = asRecord(value);
+  if (!record) return undefined;
+  const inner = asRecord(record.error);
+  if (inner) return { message: text(inner.message), type: text(inner.type), code: text(inner.code) };
+  if (typeof record.error === 'string') return { message: record.error, type: text(record.type), code: text(record.code) };
+  if (typeof record.message === 'string') return { message: record.message, type: text(record.type), code: text(record.code) };
+  return undefined;
+}
+
+function describeBody(body: string | undefined): ProviderDescription | undefined {
+  if (!body) return undefined;
+  try {
+    return describe(JSON.parse(body));
+  } catch {
+    const trimmed = body.trim();
+    return trimmed ? { message: trimmed.length > 300 ? `${trimmed.slice(0, 299)}…` : trimmed, type: undefined, code: undefined } : undefined;
+  }
+}
+
+const quotaWords = /insufficient_quota|billing|quota|credit balance|payment/i;
+
+function isQuota(description: ProviderDescription | undefined, status: number | undefined): boolean {
+  if (status === 402) return true;
+  if (!description) return false;
+  return quotaWords.test(description.code ?? '') || quotaWords.test(description.type ?? '') || /exceeded your current quota|credit balance is too low|billing/i.test(description.message ?? '');
+}
+
+function causeText(error: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    const code = (current as NodeJS.ErrnoException).code;
+    const message = current.message;
+    if (message && !parts.includes(message) && message !== 'fetch failed' && message !== 'Failed to process successful response') {
+      parts.push(code && !message.includes(code) ? `${message} (${code})` : message);
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return parts.join(': ') || String(error);
+}
+
+function retryHint(): string {
+  return 'Resume with `jp query --continue` once it is reachable again.';
+}
+
+/** Maps an SDK, network or streamed provider error to a jp error. */
+export function classifyProviderError(error: unknown, spec: ModelSpec, phase: FailurePhase): JpError {
+  if (JpError.isInstance(error)) return error;
+  const name = providerName(spec);
+  const prefix = `${spec.id}:`;
+
+  if (APICallError.isInstance(error)) {
+    const status = error.statusCode;
+    const description = describe(error.data) ?? describeBody(error.responseBody);
+    const said = description?.message ? `: ${redact(description.message)}` : '';
+    // A 2xx status means the response had started: reading its body failed, the connection broke.
+    if (phase === 'stream' && (status === undefined || (status >= 200 && status < 300))) return brokenStream(spec, error);
+    if (status === undefined) {
+      return new RetryableProviderError('network_error', `${prefix} cannot reach ${name} at ${defaultBaseUrl(spec)}: ${redact(causeText(error.cause ?? error))}`, {
+        hint: `Check the network, a proxy (HTTPS_PROXY, NO_PROXY) and ${baseUrlKey(spec)}. ${retryHint()}`,
+        cause: error,
+      });
+    }
+    if (isQuota(description, status)) return quotaError(spec, description, status, error);
+    if (status === 401 || status === 403) {
+      const key = spec.apiKeyVariable;
+      return new ProviderError('provider_auth_failed', `${prefix} ${name} refused ${key ? `the API key in ${key}` : 'the request without an API key'} (HTTP ${status})${said}`, {
+        hint: key
+          ? `Check ${key} (export ${key}=...), or point ${spec.provider === 'openai-compatible' ? `providers.openai-compatible.${spec.compatibleName}` : `providers.${spec.provider}`}.api_key_env at the variable that holds the key.`
+          : `This server wants a key: set providers.openai-compatible.${spec.compatibleName}.api_key_env to the variable that holds it.`,
+        cause: error,
+      });
+    }
+    if (status === 404) {
+      const list = modelListCommand(spec);
+      return new ProviderError('provider_not_found', `${prefix} ${name} does not know the model "${spec.model}" or the endpoint (HTTP 404)${said}`, {
+        hint: [
+          `Check the model name in -m / assistant.model${list ? `; list the models with:\n  ${list}` : '.'}`,
+          `Check ${baseUrlKey(spec)} (now ${defaultBaseUrl(spec)}).`,
+        ].join('\n'),
+        cause: error,
+      });
+    }
+    if (error.isRetryable) {
+      const code = status === 429 ? 'rate_limited' : status >= 500 ? 'provider_unavailable' : 'provider_retryable';
+      const what = status === 429 ? 'rate limited' : status >= 500 ? 'provider error' : 'temporary failure';
+      return new RetryableProviderError(code, `${prefix} ${name}: ${what} (HTTP ${status})${said}`, {
+        hint: status === 429 ? 'Wait and resume with `jp query --continue`, or raise assistant.request.max_retries.' : `${name} is failing or overloaded; resume later with \`jp query --continue\`.`,
+        cause: error,
+      });
+    }
+    return new ProviderError('provider_rejected_request', `${prefix} ${name} rejected the request (HTTP ${status})${said}`, { cause: error });
+  }
+
+  // An error event inside a 200 stream: the SDK hands its object over (OpenAI: with its own
+  // `isRetryable`; Anthropic: `{type, message}`).
+  const record = asRecord(error);
+  if (record && !(error instanceof Error)) {
+    const description = describe(record) ?? describe(record.data);
+    const said = description?.message ? redact(description.message) : redact(JSON.stringify(record).slice(0, 300));
+    if (isQuota(description, undefined)) return quotaError(spec, description, undefined, error);
+    const retryable =
+      typeof record.isRetryable === 'boolean'
+        ? record.isRetryable
+        : /overloaded|rate_limit|api_error|server_error|timeout/i.test(description?.type ?? '');
+    if (retryable) {
+      return new RetryableProviderError('provider_unavailable', `${prefix} ${name} reported an error while streaming: ${said}`, {
+        hint: `${name} is failing or overloaded; resume later with \`jp query --continue\`.`,
+        cause: error,
+      });
+    }
+    return new ProviderError('provider_error', `${prefix} ${name} reported an error: ${said}`, { cause: error });
+  }
+
+  if (isNetworkFailure(error)) {
+    if (phase === 'stream') return brokenStream(spec, error);
+    return new RetryableProviderError('network_error', `${prefix} cannot reach ${name} at ${defaultBaseUrl(spec)}: ${redact(causeText(error))}`, {
+      hint: `Check the network, a proxy (HTTPS_PROXY, NO_PROXY) and ${baseUrlKey(spec)}. ${retryHint()}`,
+      cause: error,
+    });
+  }
+  return new ProviderError('provider_error', `${prefix} ${redact(causeText(error))}`, { cause: error });
+}
+
+function isNetworkFailure(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    const code = (current as NodeJS.ErrnoException).code ?? '';
+    if (/^(ECONN|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|UND_ERR)/.test(code)) return true;
+    if (current instanceof TypeError && /fetch failed|terminated/i.test(current.message)) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+function quotaError(spec: ModelSpec, description: ProviderDescription | undefined, status: number | undefined, cause: unknown): JpError {
+  const said = description?.message ? `: ${redact(description.message)}` : '';
+  return new ProviderError('quota_exceeded', `${spec.id}: ${providerName(spec)} refused the request for quota or billing${status ? ` (HTTP ${status})` : ''}${said}`, {
+    hint: `Check the plan and billing of the account${spec.apiKeyVariable ? ` whose key is in ${spec.apiKeyVariable}` : ''}; retrying will not help until then.`,
+    cause,
+  });
+}
+
+/** The response had started and its stream broke: the connection closed, errored or stalled. */
+export function brokenStream(spec: ModelSpec, cause: unknown, what?: string): RetryableProviderError {
+  const detail = what ?? redact(causeText(cause));
+  return new RetryableProviderError('stream_broken', `${spec.id}: the connection to ${providerName(spec)} broke while streaming${detail ? ` (${detail})` : ''}`, {
+    hint: 'The answer is incomplete; `jp query --continue` asks again.',
+    cause,
+  });
+}

@@ -1,0 +1,205 @@
+/**
+ * Replays recorded provider streams (test/fixtures/provider-streams, see its README) from a real
+ * HTTP server on 127.0.0.1, byte for byte: the whole body at once, one SSE event per write, or one
+ * byte per write; and cut after N events, the connection then ended cleanly or destroyed.
+ *
+ * Recordings come in three shapes: `*.chunks.txt` (one SSE `data:` payload per line; framed here as
+ * the provider frames them: `event:` lines for Anthropic and the OpenAI Responses API, a final
+ * `data: [DONE]` for Chat Completions; a file holding several Responses streams back to back is split
+ * at each `response.created`), `*.sse` (a raw SSE body) and `*.yml` (httpmock cassettes: one
+ * exchange per document, the response body as a literal block).
+ */
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import path from 'node:path';
+import { repositoryRoot } from './jp.ts';
+
+export const fixturesDirectory = path.join(repositoryRoot, 'test', 'fixtures', 'provider-streams');
+
+/** One recorded HTTP response. */
+export interface Recording {
+  status: number;
+  headers: Record<string, string>;
+  /** The body split into SSE events (each ending with its blank line), in order. */
+  events: string[];
+}
+
+function sseEvents(body: string): string[] {
+  const events: string[] = [];
+  let rest = body;
+  for (;;) {
+    const match = /\r?\n\r?\n/.exec(rest);
+    if (!match) break;
+    events.push(rest.slice(0, match.index + match[0].length));
+    rest = rest.slice(match.index + match[0].length);
+  }
+  if (rest !== '') events.push(rest);
+  return events;
+}
+
+const eventStream = { 'content-type': 'text/event-stream' };
+
+function fromChunks(relative: string, text: string): Recording[] {
+  const lines = text.split('\n').filter((line) => line.trim() !== '');
+  const named = relative.includes('anthropic/') && !relative.includes('openai-compatible') ? 'anthropic' : relative.includes('/responses/') ? 'responses' : 'chat';
+  if (named === 'chat') {
+    return [{ status: 200, headers: eventStream, events: [...lines.map((line) => `data: ${line}\n\n`), 'data: [DONE]\n\n'] }];
+  }
+  const recordings: Recording[] = [];
+  for (const line of lines) {
+    const type = (JSON.parse(line) as { type: string }).type;
+    if (recordings.length === 0 || (named === 'responses' && type === 'response.created')) recordings.push({ status: 200, headers: eventStream, events: [] });
+    recordings[recordings.length - 1]!.events.push(`event: ${type}\ndata: ${line}\n\n`);
+  }
+  return recordings;
+}
+
+function fromCassette(text: string): Recording[] {
+  return text
+    .split(/^---$/m)
+    .filter((document) => /^then:/m.test(document))
+    .map((document) => {
+      const lines = document.split('\n');
+      const status = Number(/^ {2}status: (\d+)/m.exec(document)?.[1] ?? 200);
+      const headers: Record<string, string> = {};
+      for (const match of document.matchAll(/- name: (.+)\n\s+value: (.+)/g)) headers[match[1]!.trim()] = match[2]!.trim();
+      const start = lines.findIndex((line) => /^ {2}body: \|/.test(line));
+      const body: string[] = [];
+      for (const line of lines.slice(start + 1)) {
+        if (line !== '' && !line.startsWith('    ')) break;
+        body.push(line.slice(4));
+      }
+      return { status, headers, events: sseEvents(body.join('\n')) };
+    });
+}
+
+/** The recorded responses of a fixture, relative to test/fixtures/provider-streams. */
+export function loadRecording(relative: string): Recording[] {
+  const text = readFileSync(path.join(fixturesDirectory, relative), 'utf8');
+  if (relative.endsWith('.chunks.txt')) return fromChunks(relative, text);
+  if (relative.endsWith('.sse')) return [{ status: 200, headers: eventStream, events: sseEvents(text) }];
+  if (relative.endsWith('.yml')) return fromCassette(text);
+  throw new Error(`unknown recording format: ${relative}`);
+}
+
+/** What one request gets: a recording, played whole or cut. */
+export interface Reply {
+  recording: Recording;
+  /**
+   * Stop after this many events; `close` says what the connection does then: ends cleanly, is
+   * destroyed (no final chunk), or stays open sending nothing (a stall).
+   */
+  cutAfterEvents?: number;
+  close?: 'end' | 'destroy' | 'stall';
+}
+
+export interface ReplayOptions {
+  /** Request i gets replies[i] (past the end: the last one again), or a function of the index. */
+  replies: Reply[] | ((index: number) => Reply);
+  /** `whole`: the body in one write; `event`: one write per SSE event; `byte`: one byte per write. */
+  writes?: 'whole' | 'event' | 'byte';
+}
+
+export interface ReplayRequest {
+  path: string;
+  headers: IncomingMessage['headers'];
+  body: any;
+}
+
+export interface ReplayProvider {
+  /** http://127.0.0.1:PORT/v1 */
+  baseUrl: string;
+  port: number;
+  requests: ReplayRequest[];
+  close(): Promise<void>;
+}
+
+export async function startReplayProvider(options: ReplayOptions): Promise<ReplayProvider> {
+  const requests: ReplayRequest[] = [];
+  const sockets = new Set<Socket>();
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      let body: unknown = text;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        // kept as text
+      }
+      const index = requests.length;
+      requests.push({ path: request.url ?? '', headers: request.headers, body });
+      const replies = options.replies;
+      const reply = typeof replies === 'function' ? replies(index) : replies[Math.min(index, replies.length - 1)]!;
+      play(reply, response, options.writes ?? 'event').catch(() => response.destroy());
+    });
+    response.on('error', () => {});
+  });
+  server.on('connection', (socket) => {
+    socket.setNoDelay(true);
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  let closing: Promise<void> | undefined;
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    port,
+    requests,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+      });
+      return closing;
+    },
+  };
+}
+
+function write(response: ServerResponse, data: string | Buffer): Promise<void> {
+  return new Promise((resolve) => {
+    if (response.destroyed) return resolve();
+    response.write(data, () => resolve());
+  });
+}
+
+async function play(reply: Reply, response: ServerResponse, writes: 'whole' | 'event' | 'byte'): Promise<void> {
+  const { recording } = reply;
+  const events = reply.cutAfterEvents === undefined ? recording.events : recording.events.slice(0, reply.cutAfterEvents);
+  response.writeHead(recording.status, recording.headers);
+  if (writes === 'whole') {
+    await write(response, events.join(''));
+  } else {
+    for (const event of events) {
+      if (writes === 'event') {
+        await write(response, event);
+      } else {
+        const bytes = Buffer.from(event, 'utf8');
+        for (let index = 0; index < bytes.length; index++) await write(response, bytes.subarray(index, index + 1));
+      }
+    }
+  }
+  if (reply.cutAfterEvents !== undefined && reply.close === 'destroy') response.destroy();
+  else if (reply.cutAfterEvents === undefined || reply.close !== 'stall') response.end();
+}
+
+/** How jp is pointed at a replay server: the built-in providers, or an OpenAI-compatible entry `compatible:<name>`. */
+export type ReplayKind = 'openai-chat' | 'openai-responses' | 'anthropic' | `compatible:${string}`;
+
+export function replayModelArguments(kind: ReplayKind, baseUrl: string, model = 'recorded-model'): { args: string[]; env: NodeJS.ProcessEnv } {
+  if (kind.startsWith('compatible:')) {
+    const name = kind.slice('compatible:'.length);
+    return {
+      args: ['-m', `${name}/${model}`, '-c', `providers.openai-compatible.${name}={ base_url = "${baseUrl}", api_key_env = "REPLAY_KEY" }`],
+      env: { REPLAY_KEY: 'replay-key-0000000000' },
+    };
+  }
+  if (kind === 'anthropic') return { args: ['-m', `anthropic/${model}`, '-c', `providers.anthropic.base_url="${baseUrl}"`], env: { ANTHROPIC_API_KEY: 'sk-ant-replay-000000000000000000' } };
+  return {
+    args: ['-m', `openai/${model}`, '-c', `providers.openai.base_url="${baseUrl}"`, '-c', `providers.openai.api="${kind === 'openai-chat' ? 'chat' : 'responses'}"`],
+    env: { OPENAI_API_KEY: 'sk-replay-000000000000000000' },
+  };
+}

@@ -60,7 +60,7 @@ export function buildProgram(setExitCode: (code: number) => void, jsonErrors = f
     .argument('[message...]', 'the message')
     .option('--new', 'start a new conversation')
     .option('--id <cid>', 'use this conversation')
-    .option('--fork [cid]', 'branch from a conversation (default: the active one) into a new one')
+    .option('--fork [cid]', 'branch the active conversation into a new one; --fork=<cid> branches that one')
     .option('--continue', 'resume the incomplete turn of the conversation')
     .option('--discard-turn', 'drop the incomplete turn, then run MESSAGE')
     .option('--detach', 'run in the background: print the conversation id and exit')
@@ -85,38 +85,36 @@ export function buildProgram(setExitCode: (code: number) => void, jsonErrors = f
   leaf(conversation, 'ls')
     .description('list conversations with their status (running, waiting-for-input, interrupted, idle)')
     .action(wrap(async (context) => (await import('./commands/conversation-ls.ts')).conversationLsCommand(context)));
-  leaf(conversation, 'print')
+  // Every conversation subcommand takes its conversation as <cid> or as --id=<cid> (DESIGN §2).
+  const onConversation = (name: string, cid: 'optional' | 'required'): Command =>
+    leaf(conversation, name)
+      .argument('[cid]', cid === 'optional' ? 'conversation id (default: the active one)' : 'conversation id (or --id=<cid>)')
+      .option('--id <cid>', 'the conversation, as an option');
+  onConversation('print', 'optional')
     .description('render a conversation from disk')
-    .argument('[cid]', 'conversation id (default: the active one)')
     .option('--last', 'only the last turn')
-    .action(wrap(async (context, command) => (await import('./commands/conversation-print.ts')).conversationPrintCommand(context, command.args[0], command.opts())));
-  leaf(conversation, 'attach')
+    .action(wrap(async (context, command) => (await import('./commands/conversation-print.ts')).conversationPrintCommand(context, conversationOf(command, 'optional'), command.opts())));
+  onConversation('attach', 'optional')
     .description('connect to a running query: watch it live and answer its questions')
-    .argument('[cid]', 'conversation id (default: the active one)')
     .addOption(new Option('--tail <n>', 'show the last N content events first (0: live only; default: the current turn)'))
     .option('--read-only', 'watch only; never answer prompts')
-    .action(wrap(async (context, command) => (await import('./commands/conversation-attach.ts')).conversationAttachCommand(context, command.args[0], command.opts())));
-  leaf(conversation, 'kill')
+    .action(wrap(async (context, command) => (await import('./commands/conversation-attach.ts')).conversationAttachCommand(context, conversationOf(command, 'optional'), command.opts())));
+  onConversation('kill', 'required')
     .description('stop a running query (persisted, resumable); --force kills it')
-    .argument('<cid>', 'conversation id')
     .option('--force', 'SIGKILL the process and its tools')
-    .action(wrap(async (context, command) => (await import('./commands/conversation-kill.ts')).conversationKillCommand(context, command.args[0]!, command.opts())));
-  leaf(conversation, 'wait')
+    .action(wrap(async (context, command) => (await import('./commands/conversation-kill.ts')).conversationKillCommand(context, conversationOf(command, 'required'), command.opts())));
+  onConversation('wait', 'required')
     .description("block until the conversation's run stops; exit with its exit code")
-    .argument('<cid>', 'conversation id')
-    .action(wrap(async (context, command) => (await import('./commands/conversation-wait.ts')).conversationWaitCommand(context, command.args[0]!)));
-  leaf(conversation, 'rm')
+    .action(wrap(async (context, command) => (await import('./commands/conversation-wait.ts')).conversationWaitCommand(context, conversationOf(command, 'required'))));
+  onConversation('rm', 'required')
     .description('remove a conversation')
-    .argument('<cid>', 'conversation id')
-    .action(wrap(async (context, command) => (await import('./commands/conversation-manage.ts')).conversationRmCommand(context, command.args[0]!)));
-  leaf(conversation, 'use')
+    .action(wrap(async (context, command) => (await import('./commands/conversation-manage.ts')).conversationRmCommand(context, conversationOf(command, 'required'))));
+  onConversation('use', 'required')
     .description("make a conversation this session's active one")
-    .argument('<cid>', 'conversation id')
-    .action(wrap(async (context, command) => (await import('./commands/conversation-manage.ts')).conversationUseCommand(context, command.args[0]!)));
-  leaf(conversation, 'fork')
+    .action(wrap(async (context, command) => (await import('./commands/conversation-manage.ts')).conversationUseCommand(context, conversationOf(command, 'required'))));
+  onConversation('fork', 'required')
     .description('copy the complete turns of a conversation into a new one')
-    .argument('<cid>', 'conversation id')
-    .action(wrap(async (context, command) => (await import('./commands/conversation-manage.ts')).conversationForkCommand(context, command.args[0]!)));
+    .action(wrap(async (context, command) => (await import('./commands/conversation-manage.ts')).conversationForkCommand(context, conversationOf(command, 'required'))));
 
   const config = program.command('config').description('inspect the configuration').exitOverride();
   addGlobalOptions(config);
@@ -127,13 +125,41 @@ export function buildProgram(setExitCode: (code: number) => void, jsonErrors = f
   return program;
 }
 
+/** The conversation a subcommand names, as <cid> or --id=<cid> (not both, unless they agree). */
+function conversationOf(command: Command, cid: 'optional'): string | undefined;
+function conversationOf(command: Command, cid: 'required'): string;
+function conversationOf(command: Command, cid: 'optional' | 'required'): string | undefined {
+  const positional = command.args[0];
+  const option = command.opts<{ id?: string }>().id;
+  if (positional !== undefined && option !== undefined && positional !== option) {
+    throw new UsageError('flags_conflict', `two conversations given: ${positional} and --id=${option}`, { hint: 'Give the conversation once, as <cid> or as --id=<cid>.' });
+  }
+  const id = option ?? positional;
+  if (id === undefined && cid === 'required') {
+    throw new UsageError('conversation_missing', `jp conversation ${command.name()} needs a conversation id`, {
+      hint: `jp conversation ${command.name()} <cid>, or --id=<cid>; \`jp conversation ls\` lists them.`,
+    });
+  }
+  return id;
+}
+
+/**
+ * `--fork` takes its conversation only attached, `--fork=<cid>` (DESIGN §2): a bare `--fork` forks
+ * the active conversation, and the word after it is the message, never an id. Commander would take
+ * that word as the option's value, so a bare `--fork` is given an empty value before parsing.
+ */
+function withAttachedForkValue(argv: string[]): string[] {
+  const endOfOptions = argv.indexOf('--');
+  return argv.map((argument, index) => (argument === '--fork' && (endOfOptions === -1 || index < endOfOptions) ? '--fork=' : argument));
+}
+
 /** Runs the CLI; resolves with the exit code. */
 export async function main(argv: string[]): Promise<number> {
   let exitCode = 0;
   const jsonErrors = resolveFormat(formatFromArgv(argv), process.stdout.isTTY === true) === 'json';
   const program = buildProgram((code) => (exitCode = code), jsonErrors);
   try {
-    await program.parseAsync(argv, { from: 'user' });
+    await program.parseAsync(withAttachedForkValue(argv), { from: 'user' });
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 0;

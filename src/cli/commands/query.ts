@@ -131,7 +131,8 @@ async function prepare(
   let forkSource: string | undefined;
   if (flags.id !== undefined) existing = requireExisting(workspace, flags.id);
   else if (flags.fork !== undefined) {
-    forkSource = typeof flags.fork === 'string' ? requireExisting(workspace, flags.fork) : activeConversation(sessions, session);
+    // A bare --fork arrives as '' (see program.ts): the active conversation.
+    forkSource = typeof flags.fork === 'string' && flags.fork !== '' ? requireExisting(workspace, flags.fork) : activeConversation(sessions, session);
     if (!forkSource || !conversationExists(workspace.conversationsDirectory, forkSource)) {
       throw new UsageError('no_active_conversation', '--fork needs a conversation: this session has no active one', { hint: 'Give one: --fork=<cid>.' });
     }

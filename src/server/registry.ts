@@ -4,7 +4,7 @@
  * an entry whose process is gone is stale and is cleaned up on sight, with its socket and any tool
  * process groups it recorded that still run.
  */
-import { readdirSync, unlinkSync } from 'node:fs';
+import { readdirSync, statSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { readRegularFile, writeFileAtomic } from '../workspace/files.ts';
 import { isSameProcessAlive, processStartTime } from '../workspace/process-identity.ts';
@@ -111,4 +111,33 @@ export function liveEntries(processesDirectory: string): Map<string, RegistryEnt
     if (entry) live.set(conversationId, entry);
   }
   return live;
+}
+
+/** A per-run log is kept this long after its run (it says why a run ended badly); empty ones go at once. */
+export const runLogRetentionMilliseconds = 7 * 24 * 60 * 60 * 1000;
+
+/**
+ * Removes the per-run logs (`<cid>.log`) whose run is over and that say nothing, are older than
+ * the retention, or belong to a conversation that no longer exists. A log whose conversation is
+ * locked is left alone: its run may be starting.
+ */
+export function sweepRunLogs(processesDirectory: string, conversation: { isLocked(id: string): boolean; exists(id: string): boolean }, now = Date.now()): void {
+  let names: string[];
+  try {
+    names = readdirSync(processesDirectory);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.endsWith('.log')) continue;
+    const conversationId = name.slice(0, -'.log'.length);
+    if (conversation.isLocked(conversationId)) continue;
+    const file = path.join(processesDirectory, name);
+    try {
+      const stat = statSync(file);
+      if (stat.size === 0 || now - stat.mtimeMs > runLogRetentionMilliseconds || !conversation.exists(conversationId)) unlinkSync(file);
+    } catch {
+      // removed meanwhile
+    }
+  }
 }

@@ -3,7 +3,7 @@
  * open log, the QueryServer, the registry entry (with the tool process groups it runs), the
  * metadata. Used by the spawned server and by the in-process (`--no-server`) path alike.
  */
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, statSync, unlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConversationLog } from '../conversation/log.ts';
@@ -153,9 +153,11 @@ export class Run {
   finish(result: ResultObject | undefined): void {
     if (this.closed) return;
     const { request, setup, logger } = this.options;
+    let hookRan = false;
     if (result?.status === 'deferred' && this.server.builtinDetached() === 'defer') {
       const hook = setup.config.value.conversation?.hooks?.on_waiting;
       if (hook) {
+        hookRan = true;
         logger.info('running on_waiting hook');
         runWaitingHook(hook, {
           conversationId: request.conversation_id,
@@ -173,18 +175,30 @@ export class Run {
       logger.error('closing the log failed', { error: (error as Error).message });
     }
     removeOwnEntry(this.processesDirectory, this.entry);
+    if (this.options.logFile) finishRunLog(this.options.logFile, request.conversation_id, result, hookRan);
     this.options.lock.release();
     this.server.closeAll(result ? `the run ended: ${result.status}` : 'the server is stopping', result);
-    if (result && this.options.logFile) {
-      try {
-        appendFileSync(this.options.logFile, `[${new Date().toISOString()}] run ended: ${result.status} (exit ${result.exit_code})\n`);
-      } catch {
-        // the run log is a convenience
-      }
-    }
   }
 
   get eventsPath(): string {
     return path.join(this.options.setup.workspace.conversationsDirectory, this.options.request.conversation_id, 'events.ndjson');
+  }
+}
+
+/**
+ * The per-run log after the run, while the lock is still held (the next run of the conversation
+ * starts a new log): a run that did not end well says why there (a detached run has nobody else to
+ * tell); a log with nothing in it is removed, unless an on_waiting hook may still write to it.
+ */
+function finishRunLog(file: string, conversationId: string, result: ResultObject | undefined, hookRan: boolean): void {
+  try {
+    if (result?.error) {
+      const hint = result.error.hint ? `\n  ${result.error.hint.split('\n').join('\n  ')}` : '';
+      appendFileSync(file, `[${new Date().toISOString()}] ${conversationId}: run ended: ${result.status} (exit ${result.exit_code}): ${result.error.message}${hint}\n`);
+    } else if (!hookRan && statSync(file).size === 0) {
+      unlinkSync(file);
+    }
+  } catch {
+    // the run log is a convenience
   }
 }

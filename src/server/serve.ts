@@ -5,7 +5,7 @@
  * entry, reports ready on fd 3, runs the turn, and exits after persisting, removing its entry and
  * socket. SIGTERM / SIGINT stop the run as interrupted (persisted, resumable).
  */
-import { chmodSync, openSync, unlinkSync, writeSync } from 'node:fs';
+import { chmodSync, constants, openSync, unlinkSync, writeSync } from 'node:fs';
 import net from 'node:net';
 import { createRequire } from 'node:module';
 import { JpError, toJpError } from '../errors.ts';
@@ -96,7 +96,7 @@ function collectAfterChurn(closedConnections: number): void {
 function redirectOutput(file: string, keepStderr: boolean): void {
   let fd: number;
   try {
-    fd = openSync(file, 'w', 0o600);
+    fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_APPEND | constants.O_NOFOLLOW, 0o600);
   } catch {
     return;
   }
@@ -152,7 +152,7 @@ export async function serveMain(version: string): Promise<void> {
       // We hold the conversation lock, so a socket at our path belongs to a dead predecessor.
       removeStaleSocket(socketPath);
       listener = await listen(socketPath);
-      run = new Run({ request, setup, lock, logger, version, socketPath, logFile: null });
+      run = new Run({ request, setup, lock, logger, version, socketPath, logFile: request.run_log });
     } catch (error) {
       lock.release();
       throw error;

@@ -6,7 +6,7 @@
  * is never taken. The holder may hand the lock to another process (the query server) by rewriting
  * it in place with rename(2): the file exists at every instant, so nobody can slip in.
  */
-import { closeSync, constants, linkSync, mkdirSync, openSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
+import { closeSync, constants, linkSync, mkdirSync, openSync, readdirSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { asDiskFull, LockedError } from '../errors.ts';
@@ -238,3 +238,29 @@ export function removeDeadLock(locksDirectory: string, conversationId: string): 
   return true;
 }
 
+/** A `<lock>.new-*` or `.tmp-*` file older than this was left by a process that died writing a lock. */
+const strayTemporaryMilliseconds = 60_000;
+
+/**
+ * Removes every lock whose holder is proven dead (left by a SIGKILL or a crash), and temporary
+ * files of lock creations that died half way. Live holders' locks are never touched.
+ */
+export function removeDeadLocks(locksDirectory: string, now = Date.now()): void {
+  let names: string[];
+  try {
+    names = readdirSync(locksDirectory);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (name.endsWith('.lock')) removeDeadLock(locksDirectory, name.slice(0, -'.lock'.length));
+    else if (/\.lock\.(new|tmp)-/.test(name)) {
+      const file = path.join(locksDirectory, name);
+      try {
+        if (now - statSync(file).mtimeMs > strayTemporaryMilliseconds) unlinkSync(file);
+      } catch {
+        // its creator removed it
+      }
+    }
+  }
+}

@@ -1,15 +1,17 @@
 /**
  * `jp conversation ls [--json]`: every conversation with its status, derived from the registry
  * (running: pid and start time checked) and the log (waiting-for-input, interrupted, idle). Stale
- * registry entries and sockets are removed on sight. Never takes a lock; never loads the config.
+ * registry entries and sockets are removed on sight, and so are dead runs' locks and per-run logs
+ * with nothing (more) to say. Never takes a lock; never loads the config.
  */
 import path from 'node:path';
 import type { ConversationEvent } from '../../conversation/events.ts';
 import { readEventLog } from '../../conversation/reader.ts';
-import { assertConversationDirectory, eventsFile, lastCompleteEvent, listConversationIds, readMetadata } from '../../conversation/store.ts';
+import { assertConversationDirectory, conversationExists, eventsFile, lastCompleteEvent, listConversationIds, readMetadata } from '../../conversation/store.ts';
 import { conversationStatus, formatStatus, type ConversationStatus } from '../../conversation/turn-state.ts';
 import { DamagedFileError } from '../../errors.ts';
-import { liveEntries } from '../../server/registry.ts';
+import { liveEntries, sweepRunLogs } from '../../server/registry.ts';
+import { lockHolder, removeDeadLocks } from '../../workspace/lock.ts';
 import { activeConversation, sessionKey } from '../../workspace/session.ts';
 import { userSubdirectory } from '../../workspace/workspace.ts';
 import type { CommandContext } from '../context.ts';
@@ -54,7 +56,12 @@ function statusFromLog(conversationsDirectory: string, id: string): ListedStatus
 
 export function listConversations(context: CommandContext): ListedConversation[] {
   const workspace = context.workspace();
-  const running = liveEntries(userSubdirectory(workspace, 'processes'));
+  const processes = userSubdirectory(workspace, 'processes');
+  const locks = userSubdirectory(workspace, 'locks');
+  const running = liveEntries(processes);
+  // What dead runs left behind goes too: their locks, and run logs that have nothing (more) to say.
+  removeDeadLocks(locks);
+  sweepRunLogs(processes, { isLocked: (id) => lockHolder(locks, id) !== undefined, exists: (id) => conversationExists(workspace.conversationsDirectory, id) });
   const active = activeConversation(userSubdirectory(workspace, 'sessions'), sessionKey(context.facts.environment));
   return listConversationIds(workspace.conversationsDirectory).map((id) => {
     const metadata = readMetadata(workspace.conversationsDirectory, id);

@@ -1,6 +1,8 @@
 /**
  * `jp conversation rm | use | fork`.
  */
+import { rmSync } from 'node:fs';
+import path from 'node:path';
 import { forkConversation } from '../../conversation/fork.ts';
 import { removeConversation } from '../../conversation/store.ts';
 import { acquireLock } from '../../workspace/lock.ts';
@@ -9,13 +11,14 @@ import { userSubdirectory } from '../../workspace/workspace.ts';
 import type { CommandContext } from '../context.ts';
 import { requireExisting } from '../targets.ts';
 
-/** Removes a conversation; refuses (exit 5) while a process holds it. */
+/** Removes a conversation and its run log; refuses (exit 5) while a process holds it. */
 export function conversationRmCommand(context: CommandContext, id: string): number {
   const workspace = context.workspace();
   const conversationId = requireExisting(workspace, id);
   const lock = acquireLock(userSubdirectory(workspace, 'locks'), conversationId, { waitSeconds: 0, role: 'client' });
   try {
     removeConversation(workspace.conversationsDirectory, conversationId);
+    rmSync(path.join(userSubdirectory(workspace, 'processes'), `${conversationId}.log`), { force: true });
   } finally {
     lock.release();
   }

@@ -8,6 +8,7 @@ import type { ConversationEvent } from '../conversation/events.ts';
 import type { SafeWriter } from '../output/channels.ts';
 import type { ResultObject } from '../server/result.ts';
 import { chatResponseParts, StreamedText, type Renderer } from './renderer.ts';
+import { counted } from '../plural.ts';
 
 export class JsonRenderer implements Renderer {
   private readonly stdout: SafeWriter;
@@ -99,7 +100,7 @@ export class JsonRenderer implements Renderer {
     } else if (result.status === 'interrupted') {
       this.line(this.stderr, 'status', { message: `interrupted; the turn is saved; resume with: jp query --continue --id=${cid}` });
     } else if (result.status === 'denied') {
-      this.line(this.stderr, 'warning', { message: `the turn completed, but ${result.permission_denials.length + result.unanswered.length} inquiries could not be answered because no user was available` });
+      this.line(this.stderr, 'warning', { message: `the turn completed, but ${counted(result.permission_denials.length + result.unanswered.length, 'inquiry', 'inquiries')} could not be answered because no user was available` });
     }
     this.stdout.write(JSON.stringify(result) + '\n');
   }

@@ -27,6 +27,7 @@ import { QueryServer } from './query-server.ts';
 import { removeOwnEntry, writeEntry, type RegistryEntry } from './registry.ts';
 import type { ResultObject } from './result.ts';
 import type { RunRequest } from './run-request.ts';
+import { counted } from '../plural.ts';
 
 export interface RunSetup {
   workspace: Workspace;
@@ -115,7 +116,7 @@ export class Run {
       processes,
       version: options.version,
     });
-    if (opened.skipped > 0) this.server.notice('warning', `skipped ${opened.skipped} damaged line(s) in the conversation log; the rest is intact`);
+    if (opened.skipped > 0) this.server.notice('warning', `skipped ${counted(opened.skipped, 'damaged line')} in the conversation log; the rest is intact`);
     this.touchMetadata(request.message);
   }
 

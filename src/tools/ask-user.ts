@@ -21,6 +21,7 @@ export const askUserTool: Tool = defineTool({
     exclusive: z.optional(z.boolean().check(z.describe('Only a human may answer'))),
   }),
   sideEffects: false,
+  tellsWhoAnswered: true,
   async execute(argumentsValue, context) {
     if (!(askUserQuestionId in context.answers)) {
       const question: Question = {

@@ -12,6 +12,7 @@ import { isDiskFull } from '../errors.ts';
 import { describeFileType, writeAll } from '../workspace/files.ts';
 import { displayPath, PathOutsideRootError, protectedReason, ProtectedPathError, resolveForFileTool } from './paths.ts';
 import { defineTool, type Tool, type ToolResult } from './tool.ts';
+import { counted } from '../plural.ts';
 
 export interface FileToolScope {
   /** Directories file tools never read or change besides any `.jp/`: the user's jp config directory, jp's data. */
@@ -146,7 +147,7 @@ function createListFilesTool(scope: FileToolScope): Tool {
         });
         const found = matches.filter((relative) => !protectedReason(context.toolRoot, path.join(base, relative), scope.protectedDirectories)).sort();
         const shown = found.slice(0, maxListedEntries);
-        const header = `${found.length} file(s) under ${displayPath(context.toolRoot, base)}${found.length > shown.length ? ` (showing the first ${maxListedEntries})` : ''}`;
+        const header = `${counted(found.length, 'file')} under ${displayPath(context.toolRoot, base)}${found.length > shown.length ? ` (showing the first ${maxListedEntries})` : ''}`;
         return { kind: 'success', content: [header, ...shown].join('\n') };
       }),
   });

@@ -40,6 +40,8 @@ export interface Tool {
   parameters: Record<string, unknown>;
   /** Whether running it may change anything: decides re-run versus "outcome unknown" on resume. */
   sideEffects: boolean;
+  /** The tool's own result says who answered its questions (from `answeredBy`); otherwise jp adds it. */
+  tellsWhoAnswered?: boolean;
   validate(argumentsValue: unknown): Validation;
   execute(argumentsValue: unknown, context: ToolContext): Promise<ToolResult>;
 }
@@ -51,7 +53,7 @@ export function describeIssues(issues: readonly { path: PropertyKey[]; code: str
     .map((issue) => {
       const where = issue.path.length > 0 ? issue.path.map(String).join('.') : 'arguments';
       if (issue.code === 'invalid_type') return `${where}: expected ${issue.expected}`;
-      if (issue.code === 'unrecognized_keys') return `${where}: unknown field(s) ${(issue.keys ?? []).join(', ')}`;
+      if (issue.code === 'unrecognized_keys') return `${where}: ${(issue.keys ?? []).length === 1 ? 'unknown field' : 'unknown fields'} ${(issue.keys ?? []).join(', ')}`;
       return `${where}: ${issue.message}`;
     })
     .join('; ');
@@ -69,6 +71,7 @@ export function defineTool<Schema extends z.ZodMiniType>(definition: {
   description: string;
   schema: Schema;
   sideEffects: boolean;
+  tellsWhoAnswered?: boolean;
   execute(argumentsValue: z.infer<Schema>, context: ToolContext): Promise<ToolResult>;
 }): Tool {
   // Generated on first use: building JSON Schemas at start-up would slow down every command.
@@ -87,6 +90,7 @@ export function defineTool<Schema extends z.ZodMiniType>(definition: {
       return jsonSchema();
     },
     sideEffects: definition.sideEffects,
+    ...(definition.tellsWhoAnswered ? { tellsWhoAnswered: true } : {}),
     validate(argumentsValue) {
       const result = definition.schema.safeParse(argumentsValue);
       if (result.success) return { ok: true, value: result.data };

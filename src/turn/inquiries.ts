@@ -70,22 +70,23 @@ export function applyQuestionConfig(
   return { question: result, configExclusive: entry?.exclusive, target: entry?.target ?? 'user', defaultProblem };
 }
 
-/** Names the setting that decided, and the key that would change the decision. */
-function policySentence(tool: string, kind: 'run' | 'deliver' | 'tool', resolved: Resolved<DetachedPolicy>): string {
+/**
+ * Names the setting that decided, and the key that would change the decision: after a refusal, how
+ * to let it proceed without a user; after a decision made without one, how to require a human.
+ */
+function policySentence(tool: string, kind: 'run' | 'deliver' | 'tool', resolved: Resolved<DetachedPolicy>, decision: 'proceeded' | 'refused'): string {
   const setting = resolved.key === 'built-in' ? `the detached policy is "${resolved.value}" (${resolved.layer})` : `${resolved.key} = "${resolved.value}" (set in ${resolved.layer})`;
-  if (resolved.value === 'auto' || resolved.value === 'defaults') {
-    return `${setting}; to require a human instead, set conversation.tools.${tool}.detached.${kind} = "deny" or "defer"`;
+  if (decision === 'proceeded') return `${setting}; to require a human instead, set conversation.tools.${tool}.detached.${kind} = "deny" or "defer"`;
+  if (kind === 'tool') {
+    return `${setting}; to change it, set conversation.tools.${tool}.detached.tool = "auto" (let the assistant answer) or "defaults" (use the question's default)`;
   }
-  const fix =
-    kind === 'tool'
-      ? `conversation.tools.${tool}.detached.tool = "auto" (let the assistant answer) or "defaults" (use the question's default)`
-      : `conversation.tools.${tool}.detached.${kind} = "auto"`;
-  return `${setting}; to change it, set ${fix}`;
+  const noDefault = resolved.value === 'defaults' ? ` ("defaults" has no default answer for ${kind === 'run' ? 'running a tool' : 'sharing a result'})` : '';
+  return `${setting}${noDefault}; to let it ${kind === 'run' ? 'run' : 'through'} without a user, set conversation.tools.${tool}.detached.${kind} = "auto"`;
 }
 
 function failureReason(inquiry: Inquiry, resolved: Resolved<DetachedPolicy>, detail: { exclusive: boolean; defaultProblem?: string }): string {
   const kind = policyKindOf(inquiry.kind);
-  const policy = policySentence(inquiry.tool, kind, resolved);
+  const policy = policySentence(inquiry.tool, kind, resolved, 'refused');
   switch (inquiry.kind) {
     case 'run_tool':
       return `not run: no user is available to approve it, and ${policy}`;
@@ -189,14 +190,14 @@ export class InquiryResolver {
           return this.record(id, reply.answer, 'user', undefined, undefined);
         }
         case 'AutoApprove':
-          return this.record(id, 'run', 'policy', action, `approved without a user: ${policySentence(inquiry.tool, 'run', policy)}`);
+          return this.record(id, 'run', 'policy', action, `run without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'run', policy, 'proceeded')}`);
         case 'AutoDeliver':
-          return this.record(id, 'deliver', 'policy', action, `delivered without a user: ${policySentence(inquiry.tool, 'deliver', policy)}`);
+          return this.record(id, 'deliver', 'policy', action, `result shared without a user's review: no user is available, and ${policySentence(inquiry.tool, 'deliver', policy, 'proceeded')}`);
         case 'LlmInquiry':
-          return this.askAssistant(id, inquiry, action, `answered by the assistant: no user is available, and ${policySentence(inquiry.tool, 'tool', policy)}`);
+          return this.askAssistant(id, inquiry, action, `answered by the assistant: no user is available, and ${policySentence(inquiry.tool, 'tool', policy, 'proceeded')}`);
         case 'UseDefault': {
           const question = routed.kind === 'tool_question' ? routed.question : undefined;
-          return this.record(id, (question?.default ?? null) as JsonValue, 'policy', action, `answered with the question's default: no user is available, and ${policySentence(inquiry.tool, 'tool', policy)}`);
+          return this.record(id, (question?.default ?? null) as JsonValue, 'policy', action, `answered with the question's default: no user is available, and ${policySentence(inquiry.tool, 'tool', policy, 'proceeded')}`);
         }
         case 'Fail': {
           const exclusive = inquiry.kind === 'tool_question' ? (configExclusive ?? inquiry.question.exclusive) : true;

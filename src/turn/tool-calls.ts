@@ -104,6 +104,8 @@ export async function processToolCall(
   if (!validation.ok) return respond(context, call.id, validation.message, true, 'error');
   let argumentsValue = validation.value;
   const recorded = new RecordedCall(call.id, turnEvents);
+  // Every decision made without a human, told to the model with the result (DESIGN §4).
+  const decidedWithoutHuman: string[] = [];
   const { outputLimit, timeoutMilliseconds } = settings(context.config, tool.name);
 
   // 1. Permission to run.
@@ -125,6 +127,7 @@ export async function processToolCall(
         if (resolution.by === 'policy') return respond(context, call.id, `Tool call denied: ${resolution.reason}.`, true, 'denied');
         return respond(context, call.id, 'The user declined to run this tool.', true, 'denied');
       }
+      if (answer === 'run' && resolution.by === 'policy' && resolution.reason) decidedWithoutHuman.push(resolution.reason);
       if (typeof answer === 'object' && answer !== null && 'edit' in answer) {
         const edited = tool.validate((answer as { edit: unknown }).edit);
         if (!edited.ok) return respond(context, call.id, `The user edited the arguments, but they are invalid: ${edited.message}`, true, 'error');
@@ -178,6 +181,9 @@ export async function processToolCall(
     }
     answers[question.id] = resolution.answer;
     answeredBy[question.id] = resolution.by;
+    if (resolution.by !== 'user' && !tool.tellsWhoAnswered && resolution.reason) {
+      decidedWithoutHuman.push(`the question ${JSON.stringify(question.text)} was ${resolution.reason} (answer: ${JSON.stringify(resolution.answer)})`);
+    }
   }
 
   let content = truncateOutput(result.kind === 'success' ? result.content : result.message, outputLimit);
@@ -198,8 +204,16 @@ export async function processToolCall(
       return respond(context, call.id, why, isError, 'denied');
     }
     if (typeof answer === 'object' && answer !== null && 'edit' in answer) content = String((answer as { edit: unknown }).edit);
+    if (answer === 'deliver' && resolution.by === 'policy' && resolution.reason) decidedWithoutHuman.push(resolution.reason);
   }
-  return respond(context, call.id, content, isError, isError ? 'error' : 'ok');
+  return respond(context, call.id, withDecisions(content, decidedWithoutHuman), isError, isError ? 'error' : 'ok');
+}
+
+/** The tool's output, then one line from jp per decision made without a human. */
+function withDecisions(content: string, decisions: readonly string[]): string {
+  if (decisions.length === 0) return content;
+  const lines = decisions.map((decision) => `[jp: decided without a human] ${decision.charAt(0).toUpperCase()}${decision.slice(1)}.`);
+  return `${content}${content.endsWith('\n') || content === '' ? '' : '\n'}\n${lines.join('\n')}`;
 }
 
 async function execute(

@@ -8,6 +8,7 @@ import { splitTurns } from '../../conversation/turn-state.ts';
 import { createRenderer } from '../../client/create-renderer.ts';
 import type { CommandContext } from '../context.ts';
 import { targetConversation } from '../targets.ts';
+import { counted } from '../../plural.ts';
 
 export async function conversationPrintCommand(context: CommandContext, id: string | undefined, options: { last?: boolean }): Promise<number> {
   const workspace = context.workspace();
@@ -29,7 +30,7 @@ export async function conversationPrintCommand(context: CommandContext, id: stri
     spinner: false,
   });
   for (const event of events) renderer.event(event, true);
-  if (parsed.skipped > 0) renderer.notice('warning', `skipped ${parsed.skipped} damaged line(s) (lines ${parsed.skippedLines.join(', ')})`);
+  if (parsed.skipped > 0) renderer.notice('warning', `skipped ${counted(parsed.skipped, 'damaged line')} (${parsed.skippedLines.length === 1 ? 'line' : 'lines'} ${parsed.skippedLines.join(', ')})`);
   if (context.format !== 'json' && context.stdout.wroteAnything && !context.stdout.atLineStart) context.stdout.write('\n');
   await renderer.flush();
   return 0;

@@ -21,11 +21,11 @@ function toolResults(sandbox: Sandbox, id: string): string[] {
     .map((event) => event.content as string);
 }
 
-/** Runs one query whose model calls `calls` (in one batch), with every tool allowed without a human. */
+/** Runs one query whose model calls `calls` (in one batch), every tool running unattended (no inquiry). */
 async function callTools(sandbox: Sandbox, calls: { name: string; arguments: unknown }[], env: NodeJS.ProcessEnv = {}): Promise<string[]> {
   const before = new Set(conversationIds(sandbox));
   const script = testProvider(sandbox, { steps: [{ parts: calls.map((call) => ({ tool_call: call })) }, { parts: [{ text: 'done' }] }] }, `script-${before.size}.json`);
-  const result = await runJp(sandbox, ['query', '--new', ...script, '-c', 'conversation.tools.defaults.detached="auto"', 'use the tools'], { env });
+  const result = await runJp(sandbox, ['query', '--new', ...script, '-c', 'conversation.tools.defaults.run="unattended"', 'use the tools'], { env });
   assert.equal(result.code, 0, result.stderr);
   const id = conversationIds(sandbox).find((candidate) => !before.has(candidate))!;
   return toolResults(sandbox, id);
@@ -45,7 +45,7 @@ describe('fs_list_files globs', () => {
       { name: 'fs_list_files', arguments: {} },
     ]);
     assert.deepEqual(listed(braces!), ['a.ts', 'b.tsx', 'src/a.ts', 'src/b.ts', 'src/c.ts', 'src/deep/x.tsx'].sort());
-    assert.match(braces!, /^6 file\(s\) under \./);
+    assert.match(braces!, /^6 files under \./);
     assert.deepEqual(listed(classes!), ['src/a.ts', 'src/b.ts']);
     assert.ok(!listed(all!).some((file) => file.startsWith('.jp/') || file.startsWith('node_modules/') || file.startsWith('.git/')), all);
     assert.ok(listed(all!).includes('c.js'));
@@ -130,7 +130,7 @@ describe('fs_modify_file writes atomically', () => {
     const script = testProvider(sandbox, {
       steps: [{ parts: [{ tool_call: { name: 'fs_modify_file', arguments: { path: 'big.txt', old_string: 'MARKER-OLD', new_string: 'MARKER-NEW' } } }] }, { parts: [{ text: 'done' }] }],
     });
-    const args = ['query', '--new', '--no-server', ...script, '-c', 'conversation.tools.defaults.detached="auto"', 'edit it'];
+    const args = ['query', '--new', '--no-server', ...script, '-c', 'conversation.tools.defaults.run="unattended"', 'edit it'];
     const eventsOf = (id: string): string => {
       try {
         return readFileSync(path.join(sandbox.workspace, '.jp', 'conversations', id, 'events.ndjson'), 'utf8');

@@ -61,6 +61,7 @@ export class QueryServer implements TurnHost {
   private readonly firstClientArrived: Promise<void>;
   private finished = false;
   readonly processes: ProcessTracker;
+  private readonly tracing: boolean;
 
   /** The model, created (provider SDK imported) as soon as the server starts, while it waits for its client. */
   private readonly model: Promise<ChatModel>;
@@ -68,6 +69,7 @@ export class QueryServer implements TurnHost {
   constructor(options: QueryServerOptions) {
     this.options = options;
     this.processes = options.processes;
+    this.tracing = options.logger.enabled('trace');
     this.firstClientArrived = new Promise((resolve) => (this.firstClient = resolve));
     const retries = options.config.value.assistant?.request?.max_retries ?? 4;
     this.model = createChatModel(options.model, options.config.value, {
@@ -226,7 +228,8 @@ export class QueryServer implements TurnHost {
   }
 
   private broadcast(message: ServerMessage): void {
-    if (this.clients.size > 0) this.options.logger.trace('sent', { type: message.type, clients: this.clients.size });
+    // Checked first: this runs for every streamed piece, and a disabled level should cost nothing.
+    if (this.clients.size > 0 && this.tracing) this.options.logger.trace('sent', { type: message.type, clients: this.clients.size });
     for (const client of this.clients) client.send(message);
   }
 

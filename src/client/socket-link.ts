@@ -3,7 +3,7 @@
  */
 import net from 'node:net';
 import { JpError, RunError } from '../errors.ts';
-import { encodeLine, LineDecoder } from '../protocol/framing.ts';
+import { encodeLine, LineDecoder, SERVER_LINE_BYTES } from '../protocol/framing.ts';
 import type { ServerLink } from '../protocol/link.ts';
 import { parseServerMessage, type ClientMessage, type ServerMessage } from '../protocol/messages.ts';
 
@@ -30,7 +30,7 @@ export function connectToServer(socketPath: string, timeoutMilliseconds = 5000):
 }
 
 function socketLink(socket: net.Socket): ServerLink {
-  const decoder = new LineDecoder();
+  const decoder = new LineDecoder(SERVER_LINE_BYTES);
   let messageHandler: (message: ServerMessage) => void = () => {};
   const closeHandlers: (() => void)[] = [];
   let closed = false;

@@ -1,9 +1,16 @@
 /**
- * NDJSON framing: one JSON value per line, each line at most MAX_LINE_BYTES bytes (newline excluded).
- * This module imports nothing from the project.
+ * NDJSON framing: one JSON value per line. This module imports nothing from the project.
+ *
+ * The line cap protects a server from what its clients send: a client's line is at most
+ * MAX_LINE_BYTES (newline excluded). What a server sends is exempt (SERVER_LINE_BYTES): an event
+ * carries whatever the conversation holds, e.g. tens of MB of piped input, and a client trusts the
+ * server it started or attached to.
  */
 
 export const MAX_LINE_BYTES = 1024 * 1024;
+
+/** No cap on the lines a client reads from its server. */
+export const SERVER_LINE_BYTES = Number.POSITIVE_INFINITY;
 
 export function encodeLine(message: unknown): string {
   return JSON.stringify(message) + '\n';

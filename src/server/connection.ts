@@ -4,7 +4,7 @@
  * client sends that is malformed, unknown or oversized closes that connection only.
  */
 import type { Socket } from 'node:net';
-import { encodeLine, LineDecoder } from '../protocol/framing.ts';
+import { encodeLine, LineDecoder, MAX_LINE_BYTES } from '../protocol/framing.ts';
 import type { ServerLink } from '../protocol/link.ts';
 import { parseClientMessage } from '../protocol/client-messages.ts';
 import type { ClientMessage, ServerMessage } from '../protocol/messages.ts';
@@ -20,7 +20,11 @@ export interface ClientConnection {
   readonly closed: boolean;
 }
 
-/** Unread bytes a client may fall behind before it is cut off. */
+/**
+ * Unread bytes a client may fall behind before it is cut off. A message bigger than a line a client
+ * may send (an event holding a large piped input) is not counted while it drains: it is one message
+ * the client must read whole, not a sign of a slow client.
+ */
 export const maxBacklogBytes = 8 * 1024 * 1024;
 
 let nextConnectionId = 1;
@@ -33,9 +37,12 @@ export class SocketConnection implements ClientConnection {
   private closeHandlers: ((reason: string | undefined) => void)[] = [];
   private closeReason: string | undefined;
   private ended = false;
+  /** Bytes of large messages queued since the socket last drained, left out of the backlog. */
+  private largeQueuedBytes = 0;
 
   constructor(socket: Socket) {
     this.socket = socket;
+    socket.on('drain', () => (this.largeQueuedBytes = 0));
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
     socket.on('error', () => this.finish(undefined));
     socket.on('close', () => this.finish(undefined));
@@ -70,7 +77,7 @@ export class SocketConnection implements ClientConnection {
   send(message: ServerMessage): void {
     if (this.ended && message.type !== 'error') return;
     if (this.socket.destroyed || !this.socket.writable) return;
-    if (this.socket.writableLength > maxBacklogBytes) {
+    if (this.socket.writableLength - this.largeQueuedBytes > maxBacklogBytes) {
       this.closeReason = 'client too slow: backlog over 8 MiB';
       this.socket.destroy();
       this.finish(this.closeReason);
@@ -81,7 +88,9 @@ export class SocketConnection implements ClientConnection {
       this.socket.cork();
       process.nextTick(() => this.socket.uncork());
     }
-    this.socket.write(encodeLine(message));
+    const line = Buffer.from(encodeLine(message), 'utf8');
+    if (line.length > MAX_LINE_BYTES) this.largeQueuedBytes += line.length;
+    this.socket.write(line);
   }
 
   close(): void {

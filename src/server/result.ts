@@ -8,6 +8,18 @@ import { exitCodeOf, type JpError, type RunStatus } from '../errors.ts';
 import type { FinishReason, Source, Usage } from '../llm/types.ts';
 import { summarizeTurn, type PendingInquiry, type PermissionDenial, type ToolSummary, type Unanswered } from '../turn/summary.ts';
 import type { TurnOutcome } from '../turn/engine.ts';
+import { truncateOutput } from '../tools/truncate.ts';
+
+/**
+ * The result echoes the query, cut to this many characters (head and tail): piped input of tens of
+ * MB is the provider's to read, not the result's to repeat (DESIGN §8).
+ */
+export const maxResultQueryCharacters = 10_000;
+
+/** The query as the result reports it. */
+export function resultQuery(text: string): string {
+  return truncateOutput(text, maxResultQueryCharacters, 'query');
+}
 
 export interface ResultObject {
   v: 1;
@@ -73,7 +85,7 @@ export function buildTurnResult(options: {
     conversation_id: options.conversationId,
     status,
     exit_code: exitCode,
-    query: options.query,
+    query: resultQuery(options.query),
     answer: summary.answer,
     sources: summary.sources,
     tools: summary.tools,
@@ -107,7 +119,7 @@ export function buildErrorResult(options: {
     conversation_id: options.conversationId,
     status: options.error.status,
     exit_code: options.error.exitCode,
-    query: options.query,
+    query: resultQuery(options.query),
     answer: '',
     sources: [],
     tools: [],

@@ -29,7 +29,7 @@ export interface RunRequest {
   log: LogSettings;
   /** The per-run log the server writes its own output to (under the user-local processes/ directory). */
   run_log: string;
-  /** The text reported as `query` in the result. */
+  /** The text reported as `query` in the result, already cut to size (resultQuery): never the whole input twice. */
   query: string;
   /** Milliseconds since the epoch when the user's command started, for duration_ms. */
   started_at: number;

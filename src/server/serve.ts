@@ -22,17 +22,24 @@ import { prepareSocketDirectory, socketPathFor } from './socket-path.ts';
 /** More simultaneous connections than this are refused at once (a client flood must not hurt the run). */
 const maxConnections = 64;
 
-/** Resolves with the request, or with undefined when the client went away without sending one. */
+/**
+ * Resolves with the request, or with undefined when the client went away without sending one. The
+ * request may be tens of MB (piped input): chunks are kept as bytes (a character may straddle two)
+ * and only each new chunk is searched for the newline.
+ */
 function readRequest(channel: net.Socket): Promise<RunRequest | undefined> {
   return new Promise((resolve, reject) => {
-    let buffered = '';
+    const chunks: Buffer[] = [];
     const onData = (chunk: Buffer): void => {
-      buffered += chunk.toString('utf8');
-      const newline = buffered.indexOf('\n');
-      if (newline === -1) return;
+      const newline = chunk.indexOf(10);
+      if (newline === -1) {
+        chunks.push(chunk);
+        return;
+      }
+      chunks.push(chunk.subarray(0, newline));
       channel.off('data', onData);
       try {
-        resolve(JSON.parse(buffered.slice(0, newline)) as RunRequest);
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as RunRequest);
       } catch (error) {
         reject(error);
       }

@@ -16,7 +16,7 @@ import { TerminalPrompter } from '../../client/prompts.ts';
 import { connectToServer } from '../../client/socket-link.ts';
 import { JpError, toJpError, UsageError } from '../../errors.ts';
 import { registerSecretsFrom } from '../../redact.ts';
-import { buildErrorResult } from '../../server/result.ts';
+import { buildErrorResult, resultQuery } from '../../server/result.ts';
 import type { RunRequest } from '../../server/run-request.ts';
 import { spawnServer } from '../../server/spawn.ts';
 import { acquireLock, type ConversationLock } from '../../workspace/lock.ts';
@@ -195,7 +195,7 @@ async function prepare(
       lock_token: lock.token,
       log: context.logSettings(),
       run_log: path.join(userSubdirectory(workspace, 'processes'), `${conversationId}.log`),
-      query: message ?? '',
+      query: resultQuery(message ?? ''),
       started_at: startedAt,
     };
     return { conversationId, lock, request, created: existing === undefined, activate: () => activateConversation(sessions, session, conversationId) };

@@ -16,6 +16,7 @@ const sections: Record<string, () => Promise<{ default: Section }>> = {
   memory: () => import('./sections/memory.ts'),
   locks: () => import('./sections/locks.ts'),
   fuzz: () => import('./sections/fuzz.ts'),
+  'big-input': () => import('./sections/big-input.ts'),
 };
 
 const chosen = process.argv.slice(2);

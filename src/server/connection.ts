@@ -88,8 +88,12 @@ export class SocketConnection implements ClientConnection {
       this.socket.cork();
       process.nextTick(() => this.socket.uncork());
     }
-    const line = Buffer.from(encodeLine(message), 'utf8');
-    if (line.length > MAX_LINE_BYTES) this.largeQueuedBytes += line.length;
+    const line = encodeLine(message);
+    // A UTF-16 unit is at most 3 UTF-8 bytes: only a long string can be a large message.
+    if (line.length > MAX_LINE_BYTES / 3) {
+      const bytes = Buffer.byteLength(line);
+      if (bytes > MAX_LINE_BYTES) this.largeQueuedBytes += bytes;
+    }
     this.socket.write(line);
   }
 

@@ -34,6 +34,7 @@ export class SocketConnection implements ClientConnection {
   private readonly socket: Socket;
   private readonly decoder = new LineDecoder();
   private messageHandler: (message: ClientMessage) => void = () => {};
+  private firstMessageHandler: (() => void) | undefined;
   private closeHandlers: ((reason: string | undefined) => void)[] = [];
   private closeReason: string | undefined;
   private ended = false;
@@ -61,6 +62,9 @@ export class SocketConnection implements ClientConnection {
       if (result.kind === 'malformed') return this.reject('malformed_message', `malformed JSON: ${result.reason}`);
       const parsed = parseClientMessage(result.value);
       if (!parsed.ok) return this.reject(parsed.code, parsed.message);
+      const first = this.firstMessageHandler;
+      this.firstMessageHandler = undefined;
+      first?.();
       this.messageHandler(parsed.message);
     }
   }
@@ -106,6 +110,11 @@ export class SocketConnection implements ClientConnection {
     this.messageHandler = handler;
   }
 
+  /** Called once, before the first valid message is handled. */
+  onFirstMessage(handler: () => void): void {
+    this.firstMessageHandler = handler;
+  }
+
   onClose(handler: (reason: string | undefined) => void): void {
     if (this.ended) handler(this.closeReason);
     else this.closeHandlers.push(handler);
@@ -116,6 +125,62 @@ export class SocketConnection implements ClientConnection {
     this.ended = true;
     for (const handler of this.closeHandlers) handler(reason ?? this.closeReason);
     this.closeHandlers = [];
+  }
+}
+
+/**
+ * Who may connect to a query server. A connection that has not sent a message yet is pending: it
+ * must say hello within `pendingMilliseconds`, and when `maxPending` are waiting, a new connection
+ * pushes out the oldest (a real client says hello at once; idle or hostile connections can never
+ * lock one out). Beyond `maxClients` connections that did speak, a new one is refused with an
+ * `error` message that says so. Every close tells the client why.
+ */
+export class ConnectionGate {
+  private readonly pending = new Set<ClientConnection>();
+  private readonly speaking = new Set<ClientConnection>();
+  private readonly limits: { maxPending: number; maxClients: number; pendingMilliseconds: number };
+
+  constructor(limits: { maxPending: number; maxClients: number; pendingMilliseconds: number }) {
+    this.limits = limits;
+  }
+
+  /** Takes a new connection in (true), or refuses it with a message and closes it (false). */
+  admit(connection: ClientConnection & { onFirstMessage(handler: () => void): void }): boolean {
+    if (this.speaking.size >= this.limits.maxClients) {
+      connection.send({
+        type: 'error',
+        code: 'too_many_clients',
+        message: `refused: this query server already has ${this.speaking.size} clients connected; try again once one has left`,
+      });
+      connection.close();
+      return false;
+    }
+    if (this.pending.size >= this.limits.maxPending) {
+      const oldest = this.pending.values().next().value;
+      if (oldest) this.drop(oldest, 'connection_idle', 'closed: this connection sent nothing while others waited to connect');
+    }
+    this.pending.add(connection);
+    const timer = setTimeout(
+      () => this.drop(connection, 'hello_timeout', `closed: no hello within ${this.limits.pendingMilliseconds / 1000} s of connecting`),
+      this.limits.pendingMilliseconds,
+    );
+    connection.onFirstMessage(() => {
+      clearTimeout(timer);
+      if (!this.pending.delete(connection)) return;
+      this.speaking.add(connection);
+    });
+    connection.onClose(() => {
+      clearTimeout(timer);
+      this.pending.delete(connection);
+      this.speaking.delete(connection);
+    });
+    return true;
+  }
+
+  private drop(connection: ClientConnection, code: string, message: string): void {
+    this.pending.delete(connection);
+    connection.send({ type: 'error', code, message });
+    connection.close();
   }
 }
 

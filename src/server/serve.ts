@@ -14,13 +14,17 @@ import { registerSecretsFrom } from '../redact.ts';
 import { StopRequest } from '../turn/host.ts';
 import { takeOverLock } from '../workspace/lock.ts';
 import { userSubdirectory } from '../workspace/workspace.ts';
-import { SocketConnection } from './connection.ts';
+import { ConnectionGate, SocketConnection } from './connection.ts';
 import { loadRunSetup, Run } from './run.ts';
 import type { ReadyMessage, RunRequest } from './run-request.ts';
 import { prepareSocketDirectory, socketPathFor } from './socket-path.ts';
 
-/** More simultaneous connections than this are refused at once (a client flood must not hurt the run). */
-const maxConnections = 64;
+/**
+ * Connections a flood cannot use to lock out a real client (see ConnectionGate): clients that
+ * spoke, connections still silent (the oldest is pushed out by a new one), and how long a silent
+ * one may stay.
+ */
+const connectionLimits = { maxClients: 64, maxPending: 32, pendingMilliseconds: 5_000 };
 
 /**
  * Resolves with the request, or with undefined when the client went away without sending one. The
@@ -61,7 +65,6 @@ function report(channel: net.Socket, message: ReadyMessage): Promise<void> {
 function listen(socketPath: string): Promise<net.Server> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
-    server.maxConnections = maxConnections;
     const previousMask = process.umask(0o177);
     server.once('error', (error) => {
       process.umask(previousMask);
@@ -166,10 +169,11 @@ export async function serveMain(version: string): Promise<void> {
     }
     const activeRun = run;
     let closedConnections = 0;
+    const gate = new ConnectionGate(connectionLimits);
     listener.on('connection', (socket) => {
       const connection = new SocketConnection(socket);
       connection.onClose(() => collectAfterChurn(++closedConnections));
-      activeRun.server.accept(connection);
+      if (gate.admit(connection)) activeRun.server.accept(connection);
     });
     activeRun.register();
     const stopWith = (signal: 'SIGINT' | 'SIGTERM') => () => activeRun.server.stop(new StopRequest(signal));

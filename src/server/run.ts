@@ -3,7 +3,7 @@
  * open log, the QueryServer, the registry entry (with the tool process groups it runs), the
  * metadata. Used by the spawned server and by the in-process (`--no-server`) path alike.
  */
-import { appendFileSync, statSync, unlinkSync } from 'node:fs';
+import { closeSync, constants, openSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConversationLog } from '../conversation/log.ts';
@@ -195,7 +195,12 @@ function finishRunLog(file: string, conversationId: string, result: ResultObject
   try {
     if (result?.error) {
       const hint = result.error.hint ? `\n  ${result.error.hint.split('\n').join('\n  ')}` : '';
-      appendFileSync(file, `[${new Date().toISOString()}] ${conversationId}: run ended: ${result.status} (exit ${result.exit_code}): ${result.error.message}${hint}\n`);
+      const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_NOFOLLOW, 0o600);
+      try {
+        writeSync(fd, `[${new Date().toISOString()}] ${conversationId}: run ended: ${result.status} (exit ${result.exit_code}): ${result.error.message}${hint}\n`);
+      } finally {
+        closeSync(fd);
+      }
     } else if (!hookRan && statSync(file).size === 0) {
       unlinkSync(file);
     }

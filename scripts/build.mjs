@@ -1,7 +1,7 @@
-// Builds, with esbuild, the shipped command dist/jp.cjs (a tiny CommonJS launcher) and the two
-// bundles it runs: the program (dist/client-bundle.cjs) and the query server (dist/server-bundle.cjs).
+// Builds, with esbuild, the shipped command dist/jp.mjs from src/cli/main.ts: an ES module whose
+// dynamic imports become chunks beside it (dist/*.mjs), so that each command loads only the code it
+// runs (`jp conversation ls` never parses the provider SDKs or the markdown renderer).
 import { build } from 'esbuild';
-import { createHash } from 'node:crypto';
 import { chmodSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,64 +28,27 @@ const englishLocaleOnly = {
   },
 };
 
-// @noble/hashes (SHA-256 of workspace paths) reads globalThis.crypto, which makes Node load its
-// whole crypto module; jp never needs its randomness. See src/workspace/no-web-crypto.ts.
-// tinyglobby's ES module build brings fdir's, which calls createRequire(import.meta.url): undefined in
-// a CommonJS bundle. Its CommonJS build requires fdir's CommonJS build, which needs neither.
-const alias = { '@noble/hashes/crypto': './src/workspace/no-web-crypto.ts', tinyglobby: './node_modules/tinyglobby/dist/index.cjs' };
-
 rmSync(path.join(root, 'dist'), { recursive: true, force: true });
 
-/**
- * One CommonJS bundle: every dynamic import inlined (lazily evaluated, but one script), so that V8
- * can cache its compiled code as a whole (src/cli/code-cache.ts). Returns the bundle's content hash.
- */
-async function bundle(name, entry) {
-  await build({
-    absWorkingDir: root,
-    entryPoints: { [name]: entry },
-    outdir: 'dist',
-    outExtension: { '.js': '.cjs' },
-    bundle: true,
-    format: 'cjs',
-    platform: 'node',
-    target: 'node20',
-    supported: { 'dynamic-import': false },
-    minify: true,
-    keepNames: true,
-    legalComments: 'none',
-    define: { JP_VERSION: JSON.stringify(version) },
-    plugins: [englishLocaleOnly],
-    // Loaded only when a proxy is configured (src/llm/provider-fetch.ts): resolved from node_modules then.
-    external: ['undici'],
-    alias,
-    logLevel: 'warning',
-  });
-  return createHash('sha256').update(readFileSync(path.join(root, 'dist', `${name}.cjs`))).digest('hex').slice(0, 16);
-}
-
-const clientBundleHash = await bundle('client-bundle', 'src/cli/entry.ts');
-const serverBundleHash = await bundle('server-bundle', 'src/server/entry.ts');
-
-// The command: answers --version by itself, prespawns a query's server, and runs the bundles above
-// through the code cache; see src/cli/launcher.ts.
 await build({
   absWorkingDir: root,
-  entryPoints: { jp: 'src/cli/launcher.ts' },
+  entryPoints: { jp: 'src/cli/main.ts' },
   outdir: 'dist',
-  outExtension: { '.js': '.cjs' },
+  outExtension: { '.js': '.mjs' },
   bundle: true,
-  format: 'cjs',
+  splitting: true,
+  format: 'esm',
   platform: 'node',
   target: 'node20',
   minify: true,
-  define: {
-    JP_VERSION: JSON.stringify(version),
-    JP_CLIENT_BUNDLE_HASH: JSON.stringify(clientBundleHash),
-    JP_SERVER_BUNDLE_HASH: JSON.stringify(serverBundleHash),
-  },
-  banner: { js: '#!/usr/bin/env node' },
-  alias,
+  keepNames: true,
+  legalComments: 'none',
+  define: { JP_VERSION: JSON.stringify(version) },
+  plugins: [englishLocaleOnly],
+  // Loaded only when a proxy is configured (src/llm/provider-fetch.ts): resolved from node_modules then.
+  external: ['undici'],
+  // Bundled CommonJS packages call require(); an ES module has none of its own.
+  banner: { js: "import { createRequire as __jpCreateRequire } from 'node:module'; const require = __jpCreateRequire(import.meta.url);" },
   logLevel: 'warning',
 });
-chmodSync(path.join(root, 'dist', 'jp.cjs'), 0o755);
+chmodSync(path.join(root, 'dist', 'jp.mjs'), 0o755);

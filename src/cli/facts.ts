@@ -5,6 +5,8 @@
 import { controllingTerminalAvailable } from '../output/channels.ts';
 
 export interface Facts {
+  /** The real path of the running program's entry file, which query servers are started from. */
+  programFile: string;
   environment: NodeJS.ProcessEnv;
   cwd: string;
   stdinIsTerminal: boolean;
@@ -20,7 +22,7 @@ function truthy(value: string | undefined): boolean {
   return value !== undefined && ['1', 'true', 'yes'].includes(value.trim().toLowerCase());
 }
 
-export function readFacts(nonInteractiveFlag: boolean): Facts {
+export function readFacts(programFile: string, nonInteractiveFlag: boolean): Facts {
   const environment = process.env;
   let reason: string | undefined;
   if (nonInteractiveFlag) reason = '--non-interactive';
@@ -28,6 +30,7 @@ export function readFacts(nonInteractiveFlag: boolean): Facts {
   else if (truthy(environment.JP_NONINTERACTIVE)) reason = 'JP_NONINTERACTIVE';
   else if (truthy(environment.CI)) reason = 'CI=true';
   return {
+    programFile,
     environment,
     cwd: process.cwd(),
     stdinIsTerminal: process.stdin.isTTY === true,

@@ -57,14 +57,3 @@ export function readGlobalOptions(command: Command): GlobalOptions {
     quiet: raw.quiet ?? false,
   };
 }
-
-/** Best-effort format for errors that happen before commander has parsed anything. */
-export function formatFromArgv(argv: readonly string[]): RequestedFormat {
-  for (let index = 0; index < argv.length; index++) {
-    const argument = argv[index]!;
-    if (argument === '--json') return 'json';
-    if (argument === '--format=json' || argument === '-Fjson') return 'json';
-    if ((argument === '--format' || argument === '-F') && argv[index + 1] === 'json') return 'json';
-  }
-  return 'auto';
-}

@@ -1,45 +1,29 @@
+#!/usr/bin/env node
 /**
- * The program as an ES module, for running from source (`node --import tsx src/cli/main.ts ...`).
- * The shipped command is the launcher (launcher.ts → dist/jp.cjs), which runs the same program from
- * its bundle (entry.ts). It stays tiny: `--version` answers before anything is imported, the hidden
- * `__serve` command starts a query server, everything else loads the CLI program.
+ * The `jp` command (dist/jp.mjs once built; `node --import tsx src/cli/main.ts` from source). It
+ * imports nothing else statically: every command loads what it runs, and the hidden `__serve`
+ * command (a query server, spawned by `jp query`) loads only the server.
  */
 import module from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { discardPrespawnedServer, prespawnServer, wantsServer } from '../server/prespawn.ts';
-import { recordProgramFile, serverEntryFile } from './program-file.ts';
-import { jpVersion } from './version.ts';
 
-// Node 22.1+ keeps compiled code between runs (a large share of jp's start-up); Node 20 has no such cache.
-(module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
-
-recordProgramFile(fileURLToPath(import.meta.url));
-
-async function run(argv: string[]): Promise<number> {
-  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
-    process.stdout.write(`jp ${jpVersion}\n`);
-    return 0;
-  }
-  if (wantsServer(argv) && !(await explicitTargetIsLocked(argv))) prespawnServer(serverEntryFile());
-  if (argv[0] === '__serve') {
-    const { serveMain } = await import('../server/serve.ts');
-    await serveMain(jpVersion);
-    return process.exitCode === undefined ? 0 : Number(process.exitCode);
-  }
-  const { main } = await import('./program.ts');
-  try {
-    return await main(argv);
-  } finally {
-    await discardPrespawnedServer();
-  }
+// Node 22.1+ keeps the compiled code of jp's modules between runs, checked against each module's
+// content (Node 20 has no such cache). Under $XDG_CACHE_HOME, like the rest of a user's caches; the
+// directories Node creates for it are private whatever the umask (its files are 0600).
+const enableCompileCache = (module as { enableCompileCache?: (directory: string) => unknown }).enableCompileCache;
+if (enableCompileCache) {
+  const cacheHome = process.env.XDG_CACHE_HOME && path.isAbsolute(process.env.XDG_CACHE_HOME) ? process.env.XDG_CACHE_HOME : path.join(os.homedir(), '.cache');
+  const umask = process.umask(0o077);
+  enableCompileCache(path.join(cacheHome, 'jp', 'compile-cache'));
+  process.umask(umask);
 }
 
-/** Whether `--id=<cid>` names a conversation a live process holds (the query will be refused). */
-async function explicitTargetIsLocked(argv: string[]): Promise<boolean> {
-  if (!argv.some((argument) => argument === '--id' || argument.startsWith('--id='))) return false;
-  const check = await import('./early-lock-check.ts');
-  return check.checkExplicitTarget(argv, process.cwd(), process.env).held;
-}
+const argv = process.argv.slice(2);
+// This file's real location (a symlink such as npm's bin entry is resolved by Node): query servers
+// are started from it.
+const programFile = fileURLToPath(import.meta.url);
 
 function flush(stream: NodeJS.WriteStream): Promise<void> {
   return new Promise((resolve) => {
@@ -49,6 +33,20 @@ function flush(stream: NodeJS.WriteStream): Promise<void> {
   });
 }
 
-const code = await run(process.argv.slice(2));
+let code: number;
+// The one answer given before commander: loading the program and its command tree makes
+// `jp --version` cost 2.0-2.2× a bare `node -e 0` on Node 20, this 1.4× (goal: at most 2×).
+// `jp --version` with anything else on the command line goes through commander like the rest.
+if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+  const { jpVersion } = await import('./version.ts');
+  process.stdout.write(`jp ${jpVersion}\n`);
+  code = 0;
+} else if (argv[0] === '__serve') {
+  const { serveMain } = await import('../server/serve.ts');
+  code = await serveMain();
+} else {
+  const { main } = await import('./program.ts');
+  code = await main(argv, programFile);
+}
 await Promise.all([flush(process.stdout), flush(process.stderr)]);
 process.exit(code);

@@ -5,27 +5,24 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { JpError, toJpError, UsageError } from '../errors.ts';
-import { resolveFormat } from '../output/channels.ts';
+import { resolveFormat, type OutputFormat, type RequestedFormat } from '../output/channels.ts';
 import type { Logger } from '../output/logger.ts';
 import { buildErrorResult } from '../server/result.ts';
 import { CommandContext } from './context.ts';
 import { readFacts } from './facts.ts';
-import { addGlobalOptions, formatFromArgv, readGlobalOptions } from './global-options.ts';
+import { addGlobalOptions, readGlobalOptions } from './global-options.ts';
+import { startHere } from './start-here.ts';
 import { jpVersion } from './version.ts';
 
 type Action = (context: CommandContext, command: Command) => Promise<number> | number;
 
-function contextFor(command: Command, nonInteractive = false): CommandContext {
-  return new CommandContext(readFacts(nonInteractive), readGlobalOptions(command));
-}
-
-export function buildProgram(setExitCode: (code: number) => void, jsonErrors = false): Command {
+export function buildProgram(programFile: string, setExitCode: (code: number) => void, writeErr: (text: string) => void): Command {
+  const contextFor = (command: Command, nonInteractive = false): CommandContext => new CommandContext(readFacts(programFile, nonInteractive), readGlobalOptions(command));
   const program = new Command('jp')
     .description('A command-line LLM agent for scripts, pipes, CI and background runs.')
     .version(`jp ${jpVersion}`, '-V, --version', 'print the version')
-    .showHelpAfterError(jsonErrors ? false : '(run with --help for usage)')
-    // With --format json, usage errors are reported once, as JSON, by reportEarlyError.
-    .configureOutput({ writeErr: (text) => (jsonErrors ? undefined : process.stderr.write(text)), writeOut: (text) => process.stdout.write(text) })
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ writeErr, writeOut: (text) => process.stdout.write(text) })
     .exitOverride();
   addGlobalOptions(program);
 
@@ -154,32 +151,53 @@ function withAttachedForkValue(argv: string[]): string[] {
 }
 
 /** Runs the CLI; resolves with the exit code. */
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[], programFile: string): Promise<number> {
   let exitCode = 0;
-  const jsonErrors = resolveFormat(formatFromArgv(argv), process.stdout.isTTY === true) === 'json';
-  const program = buildProgram((code) => (exitCode = code), jsonErrors);
+  // Commander's own messages (a usage error, help after one) are held until the format is known.
+  let commanderOutput = '';
+  const program = buildProgram(programFile, (code) => (exitCode = code), (text) => (commanderOutput += text));
+  // The command whose options commander was parsing when it stopped (the format is one of them).
+  let reached = program;
+  const follow = (command: Command): void => {
+    command.hook('preSubcommand', (_parent, subcommand) => {
+      reached = subcommand;
+    });
+    command.commands.forEach(follow);
+  };
+  follow(program);
   try {
     await program.parseAsync(withAttachedForkValue(argv), { from: 'user' });
   } catch (error) {
-    if (error instanceof CommanderError) {
-      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 0;
-      const message = error.message.replace(/^error: /, '');
-      if (!jsonErrors) return error.exitCode === 0 ? 0 : 2;
-      return reportEarlyError(argv, new UsageError('usage', message, { hint: 'Run `jp --help` or `jp <command> --help` for usage.' }));
+    const format = formatOf(reached);
+    if (!(error instanceof CommanderError)) return reportEarlyError(reached, format, JpError.isInstance(error) ? error : toJpError(error));
+    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;
+    if (error.code === 'commander.help' && reached === program) {
+      // Bare `jp` (no command): where to start, then the commands; a usage case (exit 2).
+      process.stderr.write(`${startHere(programFile, process.env)}\n${commanderOutput}`);
+      return 2;
     }
-    return reportEarlyError(argv, JpError.isInstance(error) ? error : toJpError(error));
+    if (format !== 'json') {
+      process.stderr.write(commanderOutput);
+      return error.exitCode === 0 ? 0 : 2;
+    }
+    const message = error.message.replace(/^error: /, '');
+    return reportEarlyError(reached, format, new UsageError('usage', message, { hint: 'Run `jp --help` or `jp <command> --help` for usage.' }));
   }
   return exitCode;
 }
 
+function formatOf(command: Command): OutputFormat {
+  const options = command.optsWithGlobals<{ json?: boolean; format?: RequestedFormat }>();
+  return resolveFormat(options.json ? 'json' : (options.format ?? 'auto'), process.stdout.isTTY === true);
+}
+
 /** Errors before a command context exists (bad flags): still in the requested format. */
-function reportEarlyError(argv: string[], error: JpError): number {
-  const format = resolveFormat(formatFromArgv(argv), process.stdout.isTTY === true);
+function reportEarlyError(command: Command, format: OutputFormat, error: JpError): number {
   if (format === 'json') {
     const base = { v: 1, ts: new Date().toISOString(), conversation_id: null };
     const hint = error.hint ? { hint: error.hint } : {};
     process.stderr.write(JSON.stringify({ ...base, type: 'error', code: error.code, message: error.message, ...hint, exit_code: error.exitCode }) + '\n');
-    if (argv.includes('query') || argv.includes('q')) {
+    if (command.name() === 'query') {
       process.stdout.write(JSON.stringify(buildErrorResult({ conversationId: null, query: '', error, model: null, startedAt: Date.now() })) + '\n');
     }
   } else {

@@ -6,8 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { sha256 } from '@noble/hashes/sha2';
-import { bytesToHex } from '@noble/hashes/utils';
+import { createHash } from 'node:crypto';
 import { assertSafeDirectory } from '../workspace/files.ts';
 
 /** sun_path is 108 bytes on Linux (104 on macOS), including the terminating NUL. */
@@ -17,7 +16,7 @@ export function socketPathFor(processesDirectory: string, conversationId: string
   const preferred = path.join(processesDirectory, `${conversationId}.sock`);
   if (Buffer.byteLength(preferred) <= maxSocketPathBytes) return preferred;
   const runtime = environment.XDG_RUNTIME_DIR ? path.join(environment.XDG_RUNTIME_DIR, 'jp') : path.join(os.tmpdir(), `jp-${process.getuid?.() ?? 'user'}`);
-  const short = bytesToHex(sha256(`${workspaceId}/${conversationId}`)).slice(0, 16);
+  const short = createHash('sha256').update(`${workspaceId}/${conversationId}`).digest('hex').slice(0, 16);
   return path.join(runtime, `${short}.sock`);
 }
 

@@ -1,14 +1,14 @@
 /**
  * Client side of starting a query server: re-executes this program with the hidden `__serve`
- * command in a new session (no controlling terminal), or takes the one started at launch (see
- * prespawn.ts), hands it the run request on fd 3 and waits for its readiness line. The server
- * writes its own per-run log. The client keeps holding the lock until
- * the server has taken it over and reported ready.
+ * command in a new session (no controlling terminal), its stdout and stderr appended to the run's
+ * log (stderr stays the client's with --log-file=-), hands it the run request on fd 3 and waits for
+ * its readiness line. The client keeps holding the lock until the server has taken it over and
+ * reported ready.
  */
-import { readFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, constants, openSync, readFileSync } from 'node:fs';
 import type net from 'node:net';
 import { JpError, RunError, statusOfExitCode } from '../errors.ts';
-import { startServerProcess, takePrespawnedServer } from './prespawn.ts';
 import type { ReadyMessage, RunRequest } from './run-request.ts';
 
 export interface SpawnedServer {
@@ -27,12 +27,36 @@ function lastLines(file: string, count: number): string {
   }
 }
 
+/**
+ * The run's log, emptied, never through a symlink. The log is a convenience: one that cannot be
+ * opened leaves the server's output nowhere rather than stopping the run.
+ */
+function openRunLog(file: string): number | 'ignore' {
+  try {
+    return openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_APPEND | constants.O_NOFOLLOW, 0o600);
+  } catch {
+    return 'ignore';
+  }
+}
+
 export function spawnServer(
   request: RunRequest,
   options: { entry: string; environment: NodeJS.ProcessEnv; /** --log-file=-: the server's tracing goes to our stderr. */ shareStderr: boolean },
 ): Promise<SpawnedServer> {
-  const child = (!options.shareStderr && takePrespawnedServer()) || startServerProcess(options.entry, { cwd: request.cwd, environment: options.environment, shareStderr: options.shareStderr });
   const logFile = request.run_log;
+  const log = openRunLog(logFile);
+  let child: ChildProcess;
+  try {
+    // With the client's own Node options (the tsx loader when run from source) and no others.
+    child = spawn(process.execPath, [...process.execArgv, options.entry, '__serve'], {
+      cwd: request.cwd,
+      env: options.environment,
+      detached: true,
+      stdio: ['ignore', log, options.shareStderr ? 2 : log, 'pipe'],
+    });
+  } finally {
+    if (typeof log === 'number') closeSync(log);
+  }
   const channel = child.stdio[3] as net.Socket;
   return new Promise<SpawnedServer>((resolve, reject) => {
     let buffered = '';

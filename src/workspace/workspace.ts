@@ -6,8 +6,7 @@
 import { existsSync, mkdirSync, realpathSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { sha256 } from '@noble/hashes/sha2';
-import { bytesToHex } from '@noble/hashes/utils';
+import { createHash } from 'node:crypto';
 import { ensurePrivateDirectory } from './files.ts';
 
 export const workspaceDirectoryName = '.jp';
@@ -66,7 +65,7 @@ export function describeWorkspace(root: string, isDefault: boolean, toolRoot: st
   } catch {
     // the default workspace may not exist yet
   }
-  const hash = bytesToHex(sha256(real)).slice(0, 12);
+  const hash = createHash('sha256').update(real).digest('hex').slice(0, 12);
   const base = path.basename(real).replace(/[^A-Za-z0-9._-]/g, '_') || 'root';
   const id = `${base}-${hash}`;
   const dataDirectory = path.join(root, workspaceDirectoryName);

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { conversationIds, readEvents, runJp, testProvider, useCleanup } from '../support/jp.ts';
+import { conversationIds, readEvents, repositoryRoot, runJp, testProvider, useCleanup } from '../support/jp.ts';
 
 const cleanup = useCleanup();
 const sandboxed = cleanup.sandbox;
@@ -26,7 +26,7 @@ describe('the installed command', () => {
     }
   });
 
-  it('the launcher hands every other command line, its streams and its exit code to the program', async () => {
+  it('every command line reaches the program with its streams and its exit code', async () => {
     const sandbox = sandboxed();
     const unknown = await runJp(sandbox, ['conversation', 'print', 'jp-cnosuch']);
     assert.notEqual(unknown.code, 0);
@@ -36,7 +36,52 @@ describe('the installed command', () => {
     assert.equal(listed.code, 0, listed.stderr);
     assert.ok(listed.stdout.trim().split('\n').every((line) => JSON.parse(line)), listed.stdout);
   });
+
+  it('bare `jp` leads with where to start (init, an offline first query, a key, the config file), then the commands; exit 2', async () => {
+    const sandbox = sandboxed({ init: false });
+    const result = await runJp(sandbox, []);
+    assert.equal(result.code, 2, 'no command is a usage case');
+    assert.equal(result.stdout, '');
+    const lines = result.stderr.split('\n');
+    assert.match(lines[0]!, /no command given\. Start here:/);
+    const startHere = result.stderr.slice(0, result.stderr.indexOf('Usage: jp'));
+    assert.ok(startHere.length > 0, 'the start comes before the usage');
+    assert.match(startHere, /jp init /);
+    const demo = path.join(repositoryRoot, 'examples', 'demo-script.json');
+    assert.ok(startHere.includes(`jp query -m test -c providers.test.script=${demo} "hello"`), startHere);
+    assert.match(startHere, /OPENAI_API_KEY/);
+    assert.ok(startHere.includes(path.join(sandbox.env.XDG_CONFIG_HOME!, 'jp', 'config.toml')), startHere);
+    assert.match(result.stderr, /Commands:\n\s+init/);
+
+    // The first query it suggests works as printed.
+    const first = await runJp(sandbox, ['query', '-m', 'test', '-c', `providers.test.script=${demo}`, 'hello']);
+    assert.equal(first.code, 3, `the demo asks to create a file, denied with no terminal: ${first.stderr}`);
+    assert.match(first.stdout, /look at the workspace first/);
+  });
+
+  it('a mistyped command is a usage error that writes nothing anywhere (no cache named after it)', async () => {
+    const sandbox = sandboxed();
+    const before = filesUnder(sandbox.root);
+    for (const typo of ['quer', 'conversation-ls', 'zzz']) {
+      const result = await runJp(sandbox, [typo, 'hello']);
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(result.stderr, new RegExp(`unknown command '${typo}'`));
+      assert.equal(result.stdout, '');
+    }
+    assert.deepEqual(filesUnder(sandbox.root), before);
+  });
 });
+
+/** Every file under a directory, with its size (relative paths, sorted). */
+function filesUnder(directory: string): string[] {
+  return readdirSync(directory, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => {
+      const file = path.join(entry.parentPath, entry.name);
+      return `${path.relative(directory, file)} ${statSync(file).size}`;
+    })
+    .sort();
+}
 
 describe('workspaces', () => {
   it('init creates .jp/; commands find the nearest .jp/ upward; outside one, a per-user default workspace', async () => {

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 
 export const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** The binary under test; JP_TEST_BINARY points long runs (bench/crash.ts) at a copy that rebuilds cannot touch. */
-export const jpBinary = process.env.JP_TEST_BINARY ?? path.join(repositoryRoot, 'dist', 'jp.cjs');
+export const jpBinary = process.env.JP_TEST_BINARY ?? path.join(repositoryRoot, 'dist', 'jp.mjs');
 
 if (!existsSync(jpBinary)) throw new Error(`${jpBinary} is missing: run \`npm run build\` first (npm test does)`);
 
@@ -199,22 +199,6 @@ export function processAlive(pid: number): boolean {
     return state !== 'Z' && state !== 'X';
   } catch {
     return false;
-  }
-}
-
-/** Where jp keeps its V8 code caches for a sandbox (src/cli/code-cache.ts): HOME/.cache, no XDG_CACHE_HOME. */
-export function codeCacheDirectory(sandbox: Sandbox): string {
-  return path.join(sandbox.env.HOME!, '.cache', 'jp', 'code-cache');
-}
-
-/** The full paths of the code cache files whose names start with `prefix` (`server-`, `client-query-`...). */
-export function codeCacheFiles(sandbox: Sandbox, prefix = 'server-'): string[] {
-  try {
-    return readdirSync(codeCacheDirectory(sandbox))
-      .filter((name) => name.startsWith(prefix))
-      .map((name) => path.join(codeCacheDirectory(sandbox), name));
-  } catch {
-    return [];
   }
 }
 

@@ -1,6 +1,6 @@
 /**
  * `jp query [MESSAGE...]`: resolves the conversation, takes its lock and reads stdin, then runs the
- * turn in a query server (the default; started at launch, see prespawn.ts), detaches from it
+ * turn in a query server (the default), detaches from it
  * (`--detach`), or runs it in this process (`--no-server`). Either way this process is a client that
  * renders the server's events. The process that runs the turn loads and checks the configuration,
  * the model and the tools; their errors come back before anything runs (exit 2).
@@ -27,7 +27,6 @@ import type { CommandContext, FlagValue } from '../context.ts';
 import { canPrompt } from '../facts.ts';
 import { combineInput, defaultStdinWaitMilliseconds, readStandardInput } from '../stdin.ts';
 import { requireExisting } from '../targets.ts';
-import { serverEntryFile } from '../program-file.ts';
 
 export interface QueryFlags {
   new?: boolean;
@@ -279,7 +278,7 @@ async function execute(context: CommandContext, prepared: Prepared, flags: Query
   let activationError: unknown;
   try {
     const starting = spawnServer(request, {
-      entry: serverEntryFile(),
+      entry: context.facts.programFile,
       environment: context.facts.environment,
       shareStderr: request.log.file === '-' && request.log.verbosity > 0 && !flags.detach,
     });

@@ -119,6 +119,12 @@ export function buildProgram(programFile: string, setExitCode: (code: number) =>
     .description('the merged configuration with where each value came from')
     .option('--effective <tool>', "a tool's resolved policies per inquiry kind, and the layer that set each")
     .action(wrap(async (context, command) => (await import('./commands/config-show.ts')).configShowCommand(context, command.opts())));
+
+  const mcp = program.command('mcp').description('MCP servers').exitOverride();
+  addGlobalOptions(mcp);
+  leaf(mcp, 'ls')
+    .description('each configured MCP server: its transport, its state (ready, failed: why, disabled) and its tools')
+    .action(wrap(async (context) => (await import('./commands/mcp-ls.ts')).mcpLsCommand(context)));
   return program;
 }
 

@@ -88,6 +88,10 @@ export class TerminalPrompter {
               );
             case 'text':
               return prompts.input({ message, ...(typeof question.default === 'string' ? { default: question.default } : {}) }, this.context(signal));
+            case 'form': {
+              const { fillInForm } = await import('./elicitation-form.ts');
+              return (await fillInForm(inquiry.tool, question, this.context(signal))) as JsonValue;
+            }
           }
         });
       }

@@ -161,6 +161,10 @@ interface Issue {
   expected?: string;
   values?: unknown[];
   input?: unknown;
+  minimum?: number | bigint;
+  maximum?: number | bigint;
+  inclusive?: boolean;
+  issues?: Issue[];
 }
 
 function schemaError(issues: readonly unknown[], where: (keyPath: string[]) => string): ConfigError {
@@ -188,6 +192,15 @@ function describeIssue(issue: Issue, where: (keyPath: string[]) => string): stri
       break;
     case 'invalid_union':
       detail = 'not one of the accepted forms (see the configuration reference in the README)';
+      break;
+    case 'too_small':
+      detail = `expected a value ${issue.inclusive ? 'of at least' : 'greater than'} ${String(issue.minimum)}, got ${describeValue(issue.input)}`;
+      break;
+    case 'too_big':
+      detail = `expected a value ${issue.inclusive ? 'of at most' : 'less than'} ${String(issue.maximum)}, got ${describeValue(issue.input)}`;
+      break;
+    case 'invalid_key':
+      detail = `the name ${JSON.stringify(issue.input)} is not allowed: ${issue.issues?.[0]?.message ?? 'invalid name'}`;
       break;
     default:
       detail = issue.message || issue.code;
@@ -222,6 +235,22 @@ export function commandLineOverrides(loaded: LoadedConfig): Record<string, unkno
 
 function isTable(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);
+}
+
+/**
+ * Where the key at `keyPath` (or a key under it) was set, for messages: `file:line` for a config
+ * file, else the layer's label (`--cfg ...`, `JP_CFG_...`).
+ */
+export function originOf(loaded: LoadedConfig, keyPath: readonly string[]): string {
+  const dotted = keyPath.join('.');
+  for (const [key, layer] of loaded.sources) {
+    if (key !== dotted && !key.startsWith(dotted + '.')) continue;
+    if (layer.kind !== 'user' && layer.kind !== 'workspace') return layer.label;
+    const source = readOptional(layer.label);
+    const line = source === undefined ? undefined : locateKey(source, keyPath);
+    return line === undefined ? layer.label : `${layer.label}:${line}`;
+  }
+  return 'the configuration';
 }
 
 /** Deep-merges `layer` over `base`, recording the layer of every leaf it sets. */

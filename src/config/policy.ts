@@ -47,7 +47,12 @@ export function resolveDetachedPolicy(
   };
 }
 
-export function resolveRunMode(loaded: LoadedConfig, tool: string): Resolved<RunMode> {
+/**
+ * `toolDefault` is the tool's own default (an MCP tool's readOnlyHint under trust_annotations): the
+ * user's setting for the tool wins over it, and it wins over `tools.defaults.run`.
+ */
+export function resolveRunMode(loaded: LoadedConfig, tool: string, toolDefault?: { value: RunMode; reason: string }): Resolved<RunMode> {
+  if (toolDefault && toolsOf(loaded.value)[tool]?.run === undefined) return { value: toolDefault.value, key: 'built-in', layer: toolDefault.reason };
   return resolveMode(loaded, tool, 'run', 'ask');
 }
 
@@ -74,9 +79,14 @@ export function questionConfigOf(loaded: LoadedConfig, tool: string, questionId:
 }
 
 /** The lines `jp config show --effective <tool>` prints. */
-export function describeEffective(loaded: LoadedConfig, tool: string, builtin: BuiltinDetachedDefault): string[] {
+export function describeEffective(
+  loaded: LoadedConfig,
+  tool: string,
+  builtin: BuiltinDetachedDefault,
+  toolDefault?: { value: RunMode; reason: string },
+): string[] {
   const lines: string[] = [`tool ${tool}`];
-  const run = resolveRunMode(loaded, tool);
+  const run = resolveRunMode(loaded, tool, toolDefault);
   const result = resolveResultMode(loaded, tool);
   lines.push(`  run (attached)        = ${run.value.padEnd(10)} set by ${run.key} (${run.layer})`);
   lines.push(`  result (attached)     = ${result.value.padEnd(10)} set by ${result.key} (${result.layer})`);

@@ -90,6 +90,30 @@ const urlString = z.string().check(
 
 const environmentVariableName = z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'));
 
+/** `[mcp.servers.<name>]` (DESIGN §9): a program started over stdio, or a streamable HTTP `url`. */
+const mcpServerConfig = z.strictObject({
+  command: z.optional(z.string().check(z.minLength(1))),
+  args: z.optional(z.array(z.string())),
+  /** Literal environment variables for the server. */
+  env: z.optional(z.record(environmentVariableName, z.string())),
+  /** Names of variables passed through from jp's own environment. */
+  env_vars: z.optional(z.array(environmentVariableName)),
+  /** Working directory; relative paths are relative to the workspace root. */
+  cwd: z.optional(z.string().check(z.minLength(1))),
+  url: z.optional(urlString),
+  headers: z.optional(z.record(z.string(), z.string())),
+  /** The environment variable holding a token sent as `Authorization: Bearer <token>`. */
+  bearer_token_env: z.optional(environmentVariableName),
+  startup_timeout_secs: z.optional(positiveNumber),
+  tool_timeout_secs: z.optional(positiveNumber),
+  enabled: z.optional(z.boolean()),
+  /** Let the server's tool annotations (readOnlyHint) relax jp's defaults for its tools. */
+  trust_annotations: z.optional(z.boolean()),
+});
+
+/** Server names become part of tool names (`mcp__<server>__<tool>`), which providers restrict. */
+const mcpServerName = z.string().check(z.regex(/^[A-Za-z0-9_-]{1,32}$/, 'a server name is 1 to 32 letters, digits, _ or -'));
+
 export const configSchema = z.strictObject({
   assistant: z.optional(
     z.strictObject({
@@ -144,12 +168,14 @@ export const configSchema = z.strictObject({
       hooks: z.optional(z.strictObject({ on_waiting: z.optional(z.string()) })),
     }),
   ),
+  mcp: z.optional(z.strictObject({ servers: z.optional(z.record(mcpServerName, mcpServerConfig)) })),
 });
 
 export type Config = z.infer<typeof configSchema>;
 export type ToolConfig = z.infer<typeof toolConfig>;
 export type ToolDefaultsConfig = z.infer<typeof toolDefaultsConfig>;
 export type QuestionConfig = z.infer<typeof questionConfig>;
+export type McpServerConfig = z.infer<typeof mcpServerConfig>;
 export type ParameterConfig = z.infer<typeof parameterConfig>;
 export type DetachedConfig = z.infer<typeof detached>;
 export type RunMode = (typeof runModes)[number];

@@ -54,7 +54,15 @@ export type ConversationEvent =
       /** The result of a provider-executed call, as the provider sent it (JSON text). */
       provider_executed?: true;
     }
-  | { type: 'inquiry_request'; timestamp: string; id: string; tool_call_id: string; inquiry: Inquiry }
+  | {
+      type: 'inquiry_request';
+      timestamp: string;
+      id: string;
+      tool_call_id: string;
+      inquiry: Inquiry;
+      /** Asked while the tool was running (an MCP elicitation), not before it ran again. */
+      during_call?: true;
+    }
   | {
       type: 'inquiry_response';
       timestamp: string;

@@ -2,9 +2,12 @@
  * Inquiries: every point where a human might be asked something (DESIGN §4). Plain data, no I/O.
  */
 
+import type { FormField } from './form.ts';
+
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
-export type AnswerType = 'boolean' | 'select' | 'text';
+/** `form`: several named fields answered together (an MCP elicitation); its answer is a FormAnswer. */
+export type AnswerType = 'boolean' | 'select' | 'text' | 'form';
 
 export interface Question {
   /** Stable id, the key of `conversation.tools.<tool>.questions.<id>` in config. */
@@ -13,7 +16,9 @@ export interface Question {
   answer_type: AnswerType;
   /** Choices of a select question. */
   options?: string[];
-  /** The answer `defaults` uses; for select questions one of `options`. */
+  /** The fields of a form question. */
+  fields?: FormField[];
+  /** The answer `defaults` uses; for select questions one of `options`; for forms a FormAnswer. */
   default?: JsonValue;
   /** Never answered by the LLM (tool author's default; config may override it either way). */
   exclusive: boolean;
@@ -55,6 +60,7 @@ export type PromptAction =
  * Who settled an inquiry. The answers recorded in `inquiry_response.answer` are:
  * - run_tool: 'run' | 'run_always' | 'skip' | 'skip_always' | { edit: <new arguments> }
  * - deliver_tool_result: 'deliver' | 'skip' | { edit: <new result text> }
- * - tool_question: the answer value (boolean, option label or text); null when unanswered.
+ * - tool_question: the answer value (boolean, option label, text, or for a form a FormAnswer:
+ *   {action: "accept", content} | {action: "decline"} | {action: "cancel"}); null when unanswered.
  */
 export type AnsweredBy = 'user' | 'policy' | 'assistant';

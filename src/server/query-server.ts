@@ -19,7 +19,10 @@ import type { ModelSpec } from '../llm/resolve.ts';
 import type { ChatModel } from '../llm/types.ts';
 import type { Logger } from '../output/logger.ts';
 import { interruptActions, PROTOCOL_VERSION, type ClientHello, type ClientMessage, type ServerMessage } from '../protocol/messages.ts';
+import type { ConfiguredServer, McpServers } from '../tools/mcp/servers.ts';
+import { isMcpToolName, isToolIncluded } from '../tools/registry.ts';
 import type { Tool, ProcessTracker } from '../tools/tool.ts';
+import { registerSecretsFrom } from '../redact.ts';
 import { TurnRun, type TurnOutcome } from '../turn/engine.ts';
 import { StopRequest, type ClientAnswer, type TurnHost } from '../turn/host.ts';
 import type { ClientConnection } from './connection.ts';
@@ -31,6 +34,10 @@ export interface QueryServerOptions {
   config: LoadedConfig;
   model: ModelSpec;
   tools: Map<string, Tool>;
+  /** Started with the run, ended with it; their tools join `tools`. */
+  mcpServers: ConfiguredServer[];
+  /** Where a line an MCP server writes on its stderr goes (the run's log). */
+  serverOutput(server: string, line: string): void;
   log: ConversationLog;
   events: ConversationEvent[];
   logger: Logger;
@@ -60,6 +67,7 @@ export class QueryServer implements TurnHost {
   private firstClient: (() => void) | undefined;
   private readonly firstClientArrived: Promise<void>;
   private finished = false;
+  private mcp: Promise<McpServers | undefined> = Promise.resolve(undefined);
   readonly processes: ProcessTracker;
   private readonly tracing: boolean;
 
@@ -290,10 +298,36 @@ export class QueryServer implements TurnHost {
 
   // ---- the run -------------------------------------------------------------------------------
 
+  /** Starts the run's MCP servers; resolves once each is ready or has failed (never rejects). */
+  private startMcpServers(): Promise<McpServers | undefined> {
+    const { mcpServers, request, config } = this.options;
+    if (mcpServers.length === 0) return Promise.resolve(undefined);
+    registerSecretsFrom(process.env, mcpServers.flatMap((server) => (server.spec.bearerTokenVariable ? [server.spec.bearerTokenVariable] : [])));
+    for (const server of mcpServers) registerSecretsFrom(server.spec.env);
+    const selection = { noTools: request.tools.no_tools, enabled: request.tools.enabled };
+    const started = Date.now();
+    return import('../tools/mcp/servers.ts').then(async ({ McpServers }) => {
+      const servers = await McpServers.start(mcpServers, {
+        environment: process.env,
+        clientVersion: this.options.version,
+        stderr: this.options.serverOutput,
+        warning: (message) => this.notice('warning', message),
+        include: (name) => isToolIncluded(config.value, selection, name),
+      });
+      this.options.logger.info('MCP servers started', { milliseconds: Date.now() - started, servers: servers.statuses().map((status) => `${status.name}: ${status.state}`) });
+      return servers;
+    });
+  }
+
   /** Runs the request to its end and returns the result (clients hear it from closeAll); never throws. */
   async run(): Promise<ResultObject> {
     const { request, logger } = this.options;
     logger.info('run started', { model: this.options.model.id, detached: request.detached, resume: request.resume, discard_turn: request.discard_turn });
+    // Started at once, so that they come up while the server waits for its client and its model.
+    this.mcp = this.startMcpServers();
+    this.mcp.catch(() => {
+      // reported when the run awaits it
+    });
     if (!request.detached) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([this.firstClientArrived, new Promise<void>((resolve) => (timer = setTimeout(resolve, firstClientTimeoutMilliseconds)))]);
@@ -307,8 +341,22 @@ export class QueryServer implements TurnHost {
       logger.error('run failed', { code: jpError.code, error: jpError.message });
       result = this.errorResult(jpError);
     }
+    await this.stopMcpServers();
     this.finished = true;
     return result;
+  }
+
+  /** Ends the MCP servers with the run (bounded: each gets EOF, then SIGTERM, then SIGKILL). */
+  private async stopMcpServers(): Promise<void> {
+    try {
+      const servers = await this.mcp;
+      if (!servers) return;
+      const started = Date.now();
+      await servers.close();
+      this.options.logger.info('MCP servers stopped', { milliseconds: Date.now() - started });
+    } catch (error) {
+      this.options.logger.warn('stopping the MCP servers failed', { error: (error as Error).message });
+    }
   }
 
   private errorResult(error: JpError): ResultObject {
@@ -331,13 +379,14 @@ export class QueryServer implements TurnHost {
       events.push(event);
     }
     const model = await this.model;
+    const tools = await this.runTools();
     const turn = (resume: boolean, message: string | undefined, reply?: string): Promise<TurnOutcome> =>
       new TurnRun({
         host: this,
         events,
         conversationId: request.conversation_id,
         model,
-        tools: this.options.tools,
+        tools,
         config,
         builtinDetached: () => this.builtinDetached(),
         toolRoot: request.workspace.tool_root,
@@ -380,6 +429,19 @@ export class QueryServer implements TurnHost {
       model: spec.id,
       startedAt: request.started_at,
     });
+  }
+
+  /** The builtin and local tools, and the tools of the MCP servers that started; start-up problems are warnings. */
+  private async runTools(): Promise<Map<string, Tool>> {
+    const servers = await this.mcp;
+    if (!servers) return this.options.tools;
+    for (const warning of servers.warnings) this.notice('warning', warning);
+    const tools = new Map(this.options.tools);
+    for (const [name, tool] of servers.tools) if (!tools.has(name)) tools.set(name, tool);
+    for (const name of this.options.request.tools.enabled) {
+      if (isMcpToolName(name) && !tools.has(name)) this.notice('warning', `--tool ${name}: no such tool (its MCP server is not configured, did not start, or does not offer it)`);
+    }
+    return tools;
   }
 
   /**

@@ -27,6 +27,11 @@ export interface RegistryEntry {
   /** Per-run log with the server's stdout and stderr. */
   log_file: string | null;
   tool_process_groups: ToolProcessGroup[];
+  /**
+   * The run's own process group when it leads one (a spawned server: its pid), else null. The run's
+   * MCP servers are in it; `kill --force` signals the whole group, so they die with the run.
+   */
+  process_group?: number | null;
 }
 
 export function entryFile(processesDirectory: string, conversationId: string): string {

@@ -17,6 +17,7 @@ import { resolveModelSpec } from '../llm/resolve.ts';
 import type { Logger } from '../output/logger.ts';
 import { PROTOCOL_VERSION } from '../protocol/messages.ts';
 import { redact } from '../redact.ts';
+import { configuredMcpServers, type ConfiguredServer } from '../tools/mcp/servers.ts';
 import { buildToolRegistry } from '../tools/registry.ts';
 import type { ProcessTracker, Tool } from '../tools/tool.ts';
 import type { ConversationLock } from '../workspace/lock.ts';
@@ -34,6 +35,8 @@ export interface RunSetup {
   config: LoadedConfig;
   model: ModelSpec;
   tools: Map<string, Tool>;
+  /** Started when the run starts; none with --no-tools. */
+  mcpServers: ConfiguredServer[];
 }
 
 /** Rebuilds what the client resolved, from the request and this process's environment. */
@@ -53,7 +56,8 @@ export function loadRunSetup(request: RunRequest, environment: NodeJS.ProcessEnv
   // File tools never reach jp's own rules and state: the user's config directory and jp's data.
   const protectedDirectories = [path.dirname(request.config.user_file ?? userConfigFile(environment, environment.HOME || os.homedir())), path.join(dataHome(environment), 'jp')];
   const tools = buildToolRegistry(config.value, { noTools: request.tools.no_tools, enabled: request.tools.enabled }, { protectedDirectories });
-  return { workspace, config, model, tools };
+  const mcpServers = request.tools.no_tools ? [] : configuredMcpServers(config, environment, request.workspace.tool_root);
+  return { workspace, config, model, tools, mcpServers };
 }
 
 export interface RunOptions {
@@ -65,6 +69,8 @@ export interface RunOptions {
   /** null for the in-process path. */
   socketPath: string | null;
   logFile: string | null;
+  /** This process leads its own process group (a spawned server, started in a new session). */
+  leadsProcessGroup: boolean;
 }
 
 export class Run {
@@ -94,6 +100,7 @@ export class Run {
       detached: request.detached,
       log_file: options.logFile,
       tool_process_groups: [],
+      process_group: options.leadsProcessGroup ? process.pid : null,
     };
     const processes: ProcessTracker = {
       started: (pgid) => {
@@ -110,6 +117,11 @@ export class Run {
       config: setup.config,
       model: setup.model,
       tools: setup.tools,
+      mcpServers: setup.mcpServers,
+      /** A spawned server's stderr is its run log; in-process, server output goes to the trace log only. */
+      serverOutput: options.socketPath
+        ? (server, line) => process.stderr.write(`[mcp ${server}] ${line}\n`)
+        : (server, line) => logger.debug('mcp server output', { server, line }),
       log: this.log,
       events: opened.events,
       logger,

@@ -133,7 +133,7 @@ export async function serveMain(): Promise<number> {
       // We hold the conversation lock, so a socket at our path belongs to a dead predecessor.
       removeStaleSocket(socketPath);
       listener = await listen(socketPath);
-      run = new Run({ request, setup, lock, logger, version: jpVersion, socketPath, logFile: request.run_log });
+      run = new Run({ request, setup, lock, logger, version: jpVersion, socketPath, logFile: request.run_log, leadsProcessGroup: true });
     } catch (error) {
       lock.release();
       throw error;

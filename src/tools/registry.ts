@@ -1,6 +1,7 @@
 /**
  * The tools offered to the model in a run: the builtins plus local command tools from config,
- * minus disabled ones (`enable = false`, `--no-tools`).
+ * minus disabled ones (`enable = false`, `--no-tools`). MCP tools join them when their servers
+ * have started (tools/mcp/).
  */
 import type { Config, ToolConfig } from '../config/schema.ts';
 import { UsageError } from '../errors.ts';
@@ -20,6 +21,16 @@ export interface ToolSelection {
   noTools: boolean;
   /** `--tool <name>`: enable these even when config disables them. */
   enabled: string[];
+}
+
+export function isMcpToolName(name: string): boolean {
+  return name.startsWith('mcp__');
+}
+
+/** Whether a tool is offered: not disabled in config (`enable = false`), or named by `--tool`. */
+export function isToolIncluded(config: Config, selection: ToolSelection, name: string): boolean {
+  const configured = (config.conversation?.tools ?? {}) as Record<string, ToolConfig | undefined>;
+  return !selection.noTools && (configured[name]?.enable !== false || selection.enabled.includes(name));
 }
 
 /** Every tool the configuration defines, enabled or not: the builtins, then local command tools. */
@@ -52,7 +63,8 @@ export function buildToolRegistry(config: Config, selection: ToolSelection, scop
     if (enabled || selection.enabled.includes(tool.name)) registry.set(tool.name, tool);
   }
   for (const name of selection.enabled) {
-    if (!registry.has(name)) {
+    // MCP tools are known once their servers have started (QueryServer checks them then).
+    if (!registry.has(name) && !isMcpToolName(name)) {
       throw new UsageError('tool_unknown', `--tool ${name}: no such tool`, {
         hint: `Available: ${[...registry.keys()].join(', ') || '(none)'}`,
       });

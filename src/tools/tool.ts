@@ -18,6 +18,14 @@ export interface ProcessTracker {
   ended(processGroupId: number): void;
 }
 
+/** How a question asked while a tool runs (ToolContext.ask) was settled. */
+export type ToolAnswer =
+  | { kind: 'answered'; answer: JsonValue; by: AnsweredBy; /** How a policy or the assistant came to answer. */ reason: string | undefined }
+  /** Nobody answered (no user, and the policy could not): `reason` says why in plain words. */
+  | { kind: 'unanswered'; reason: string }
+  /** Policy `defer`: the tool must stop now; the call runs again once a human has answered. */
+  | { kind: 'deferred' };
+
 export interface ToolContext {
   signal: AbortSignal;
   /** Directory the tool is confined to (the workspace root). */
@@ -29,6 +37,13 @@ export interface ToolContext {
   answeredBy: Record<string, AnsweredBy>;
   processes: ProcessTracker;
   timeoutMilliseconds: number;
+  /**
+   * Asks a question while the tool runs (an MCP elicitation). It is an inquiry like any other,
+   * persisted and routed by route(); an answer given before (a resumed call) is returned at once.
+   */
+  ask(question: Question): Promise<ToolAnswer>;
+  /** Progress of a long call, shown as chrome on the clients' stderr. */
+  progress(message: string): void;
 }
 
 export type Validation = { ok: true; value: unknown } | { ok: false; message: string };
@@ -42,6 +57,12 @@ export interface Tool {
   sideEffects: boolean;
   /** The tool's own result says who answered its questions (from `answeredBy`); otherwise jp adds it. */
   tellsWhoAnswered?: boolean;
+  /** The tool's own `run` mode default, below the user's config for this tool (trusted MCP annotations). */
+  defaultRunMode?: { value: 'unattended'; reason: string };
+  /** The tool's own time limit, used when `conversation.tools.<name>.timeout_secs` is not set. */
+  timeoutSeconds?: number;
+  /** False once the tool can no longer be called (its MCP server stopped): it is not offered any more. */
+  available?(): boolean;
   validate(argumentsValue: unknown): Validation;
   execute(argumentsValue: unknown, context: ToolContext): Promise<ToolResult>;
 }

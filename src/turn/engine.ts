@@ -10,6 +10,7 @@ import { findIncompleteTurn } from '../conversation/turn-state.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import type { BuiltinDetachedDefault } from '../config/policy.ts';
 import { JpError, ProviderError, RunError, toJpError, UsageError } from '../errors.ts';
+import { contentFromModel, formContentSchema } from '../inquiry/form.ts';
 import type { JsonValue, Question } from '../inquiry/types.ts';
 import {
   addUsage,
@@ -276,7 +277,8 @@ export class TurnRun {
     this.stepShown = false;
     this.stepSources = [];
     this.finishReason = null;
-    for await (const part of this.options.model.stream({ messages, tools: this.toolSpecs, signal: this.options.signal })) {
+    const tools = this.toolSpecs.filter((spec) => this.options.tools.get(spec.name)?.available?.() !== false);
+    for await (const part of this.options.model.stream({ messages, tools, signal: this.options.signal })) {
       switch (part.type) {
         case 'text':
           this.stepShown = true;
@@ -384,12 +386,17 @@ export class TurnRun {
       if (last.role === 'tool' || (last.role === 'assistant' && last.toolCalls.length > 0)) history.pop();
       else break;
     }
-    const answerSchema: Record<string, unknown> =
-      question.answer_type === 'boolean'
+    const form = question.answer_type === 'form' ? (question.fields ?? []) : undefined;
+    const answerSchema: Record<string, unknown> = form
+      ? formContentSchema(form)
+      : question.answer_type === 'boolean'
         ? { type: 'boolean' }
         : question.answer_type === 'select'
           ? { type: 'string', enum: question.options ?? [] }
           : { type: 'string' };
+    const expected = form
+      ? `{"answer": <an object with one entry per field, matching this JSON Schema: ${JSON.stringify(answerSchema)}>}`
+      : `{"answer": <${question.answer_type === 'boolean' ? 'true or false' : 'string'}>}`;
     const messages: PromptMessage[] = [
       ...history,
       {
@@ -398,7 +405,7 @@ export class TurnRun {
           `The tool "${tool}" needs an answer before it can continue, and no human is available to give it.\n` +
           `Question: ${question.text}\n` +
           (question.answer_type === 'select' ? `Choose exactly one of: ${JSON.stringify(question.options ?? [])}\n` : '') +
-          `Reply with only a JSON object of the form {"answer": <${question.answer_type === 'boolean' ? 'true or false' : 'string'}>}.`,
+          `Reply with only a JSON object of the form ${expected}.`,
       },
     ];
     let text = '';
@@ -418,6 +425,10 @@ export class TurnRun {
     }
     try {
       const parsed = JSON.parse(text.trim().replace(/^```(?:json)?\s*|\s*```$/g, '')) as { answer?: JsonValue };
+      if (form) {
+        const content = contentFromModel(parsed.answer);
+        return content ? { action: 'accept', content } : undefined;
+      }
       return parsed.answer ?? undefined;
     } catch {
       return undefined;

@@ -8,6 +8,7 @@ import type { EventOf } from '../conversation/events.ts';
 import { now } from '../conversation/events.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import { questionConfigOf, resolveDetachedPolicy, type BuiltinDetachedDefault, type Resolved } from '../config/policy.ts';
+import { fieldsWithoutDefault, isValidFormAnswer } from '../inquiry/form.ts';
 import { route } from '../inquiry/route.ts';
 import {
   policyKindOf,
@@ -55,6 +56,15 @@ export function applyQuestionConfig(
   const entry = questionConfigOf(config, tool, question.id);
   const result: Question = { ...question };
   let defaultProblem: string | undefined;
+  if (question.answer_type === 'form') {
+    // A form's default is made of its fields' defaults; a scalar from config cannot stand for it.
+    const missing = fieldsWithoutDefault(question.fields ?? []);
+    if (missing.length > 0) defaultProblem = `the form's required field${missing.length === 1 ? '' : 's'} ${missing.map((name) => JSON.stringify(name)).join(', ')} ${missing.length === 1 ? 'has' : 'have'} no default`;
+    if (entry?.default !== undefined || entry?.default_option !== undefined) {
+      defaultProblem = `questions.${question.id}.default and .default_option do not apply to a form; its default comes from its fields`;
+    }
+    return { question: result, configExclusive: entry?.exclusive, target: entry?.target ?? 'user', defaultProblem };
+  }
   if (entry?.default !== undefined) result.default = entry.default;
   if (entry?.default_option !== undefined && question.answer_type === 'select') {
     const options = question.options ?? [];
@@ -70,12 +80,16 @@ export function applyQuestionConfig(
   return { question: result, configExclusive: entry?.exclusive, target: entry?.target ?? 'user', defaultProblem };
 }
 
+function settingOf(resolved: Resolved<DetachedPolicy>): string {
+  return resolved.key === 'built-in' ? `the detached policy is "${resolved.value}" (${resolved.layer})` : `${resolved.key} = "${resolved.value}" (set in ${resolved.layer})`;
+}
+
 /**
  * Names the setting that decided, and the key that would change the decision: after a refusal, how
  * to let it proceed without a user; after a decision made without one, how to require a human.
  */
 function policySentence(tool: string, kind: 'run' | 'deliver' | 'tool', resolved: Resolved<DetachedPolicy>, decision: 'proceeded' | 'refused'): string {
-  const setting = resolved.key === 'built-in' ? `the detached policy is "${resolved.value}" (${resolved.layer})` : `${resolved.key} = "${resolved.value}" (set in ${resolved.layer})`;
+  const setting = settingOf(resolved);
   if (decision === 'proceeded') return `${setting}; to require a human instead, set conversation.tools.${tool}.detached.${kind} = "deny" or "defer"`;
   if (kind === 'tool') {
     return `${setting}; to change it, set conversation.tools.${tool}.detached.tool = "auto" (let the assistant answer) or "defaults" (use the question's default)`;
@@ -96,6 +110,9 @@ function failureReason(inquiry: Inquiry, resolved: Resolved<DetachedPolicy>, det
       const question = JSON.stringify(inquiry.question.text);
       if (resolved.value === 'auto' && detail.exclusive) {
         return `unanswered: no user is available to answer ${question}, and the question is exclusive (only a human may answer it; conversation.tools.${inquiry.tool}.questions.${inquiry.question.id}.exclusive)`;
+      }
+      if (resolved.value === 'defaults' && inquiry.question.answer_type === 'form') {
+        return `unanswered: no user is available to answer ${question}, ${settingOf(resolved)}, and ${detail.defaultProblem ?? 'the form has no default'}`;
       }
       if (resolved.value === 'defaults') {
         const why = detail.defaultProblem ?? 'the question has no default';
@@ -131,6 +148,8 @@ export function isValidAnswer(inquiry: Inquiry, answer: unknown): answer is Json
           return typeof answer === 'string' && (inquiry.question.options ?? []).includes(answer);
         case 'text':
           return typeof answer === 'string';
+        case 'form':
+          return isValidFormAnswer(inquiry.question.fields ?? [], answer);
       }
   }
 }
@@ -148,14 +167,16 @@ export class InquiryResolver {
    * Settles one inquiry. `recorded` is its earlier state in the log (a resumed turn): a recorded
    * answer is reused, a recorded request without answer is asked again under the same id.
    */
-  async resolve(toolCallId: string, inquiry: Inquiry, recorded?: RecordedInquiry): Promise<Resolution> {
+  async resolve(toolCallId: string, inquiry: Inquiry, recorded?: RecordedInquiry, options: { duringCall?: boolean } = {}): Promise<Resolution> {
     const { host, config, builtinDetached } = this.context;
     if (recorded?.response) {
       const response = recorded.response;
       return { kind: 'answered', id: response.id, answer: response.answer, by: response.by, action: response.action, reason: response.reason };
     }
     const id = recorded?.request.id ?? newInquiryId();
-    if (!recorded) this.context.append({ type: 'inquiry_request', timestamp: now(), id, tool_call_id: toolCallId, inquiry });
+    if (!recorded) {
+      this.context.append({ type: 'inquiry_request', timestamp: now(), id, tool_call_id: toolCallId, inquiry, ...(options.duringCall ? { during_call: true as const } : {}) });
+    }
 
     let configExclusive: boolean | undefined;
     let defaultProblem: string | undefined;

@@ -11,11 +11,11 @@ import { now } from '../conversation/events.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import { resolveResultMode, resolveRunMode } from '../config/policy.ts';
 import type { ToolDefaultsConfig, ToolConfig } from '../config/schema.ts';
-import type { AnsweredBy, Inquiry, JsonValue } from '../inquiry/types.ts';
-import type { Tool, ToolResult } from '../tools/tool.ts';
+import type { AnsweredBy, Inquiry, JsonValue, Question } from '../inquiry/types.ts';
+import type { Tool, ToolAnswer, ToolResult } from '../tools/tool.ts';
 import { truncateOutput } from '../tools/truncate.ts';
 import type { TurnHost } from './host.ts';
-import type { InquiryResolver, RecordedInquiry } from './inquiries.ts';
+import type { InquiryResolver, RecordedInquiry, Resolution } from './inquiries.ts';
 
 export interface ToolCallContext {
   host: TurnHost;
@@ -65,6 +65,17 @@ class RecordedCall {
     return { request: next, response: this.responses.get(next.id) };
   }
 
+  /** The questions the tool asked while it ran, recorded after its start (in order). */
+  takeDuringCall(): RecordedInquiry[] {
+    const taken: RecordedInquiry[] = [];
+    for (;;) {
+      const next = this.entries[this.position];
+      if (next?.type !== 'inquiry_request' || next.during_call !== true) return taken;
+      this.position++;
+      taken.push({ request: next, response: this.responses.get(next.id) });
+    }
+  }
+
   takeStart(): boolean {
     if (this.entries[this.position]?.type !== 'tool_call_start') return false;
     this.position++;
@@ -76,12 +87,12 @@ function toolEntry(config: LoadedConfig, name: string): (ToolConfig & ToolDefaul
   return (config.value.conversation?.tools as Record<string, (ToolConfig & ToolDefaultsConfig) | undefined> | undefined)?.[name];
 }
 
-function settings(config: LoadedConfig, name: string): { outputLimit: number; timeoutMilliseconds: number } {
+function settings(config: LoadedConfig, tool: Tool): { outputLimit: number; timeoutMilliseconds: number } {
   const defaults = toolEntry(config, 'defaults');
-  const own = toolEntry(config, name);
+  const own = toolEntry(config, tool.name);
   return {
     outputLimit: defaults?.output_limit ?? 30_000,
-    timeoutMilliseconds: (own?.timeout_secs ?? defaults?.timeout_secs ?? 600) * 1000,
+    timeoutMilliseconds: (own?.timeout_secs ?? tool.timeoutSeconds ?? defaults?.timeout_secs ?? 600) * 1000,
   };
 }
 
@@ -106,10 +117,10 @@ export async function processToolCall(
   const recorded = new RecordedCall(call.id, turnEvents);
   // Every decision made without a human, told to the model with the result (DESIGN §4).
   const decidedWithoutHuman: string[] = [];
-  const { outputLimit, timeoutMilliseconds } = settings(context.config, tool.name);
+  const { outputLimit, timeoutMilliseconds } = settings(context.config, tool);
 
   // 1. Permission to run.
-  const runMode = resolveRunMode(context.config, tool.name).value;
+  const runMode = resolveRunMode(context.config, tool.name, tool.defaultRunMode).value;
   if (runMode === 'skip') {
     return respond(context, call.id, `Not run: conversation.tools.${tool.name}.run = "skip" in the configuration.`, true, 'skipped');
   }
@@ -139,12 +150,32 @@ export async function processToolCall(
   // 2. Execution, re-run after each question the tool asks.
   const answers: Record<string, JsonValue> = {};
   const answeredBy: Record<string, AnsweredBy> = {};
-  let result: ToolResult;
+  const askedBefore = new Map<string, Resolution>();
+  let result: ToolResult | { kind: 'deferred'; inquiryId: string };
   for (;;) {
     if (context.signal.aborted) throw context.signal.reason;
     if (recorded.takeStart()) {
       const next = recorded.peek();
-      if (next?.type === 'inquiry_request' && next.inquiry.kind === 'tool_question') {
+      if (next?.type === 'inquiry_request' && next.during_call === true) {
+        // It stopped while the tool was asking (defer, a crash): settle what it asked, then run it
+        // again with those answers. If the last question was answered, the tool went on after it.
+        const asked = recorded.takeDuringCall();
+        if (asked[asked.length - 1]!.response && tool.sideEffects) {
+          return respond(
+            context,
+            call.id,
+            `Outcome unknown: jp stopped while ${tool.name} was running, so it may or may not have taken effect. It was not run again; check its effect before retrying.`,
+            true,
+            'unknown',
+          );
+        }
+        for (const entry of asked) {
+          const resolution = await context.resolver.resolve(call.id, entry.request.inquiry, entry, { duringCall: true });
+          if (resolution.kind === 'deferred') return { kind: 'deferred', inquiryId: resolution.id };
+          if (entry.request.inquiry.kind === 'tool_question') askedBefore.set(entry.request.inquiry.question.id, resolution);
+        }
+        result = await execute(context, tool, argumentsValue, { answers, answeredBy, askedBefore, decided: decidedWithoutHuman }, timeoutMilliseconds, call.id);
+      } else if (next?.type === 'inquiry_request' && next.inquiry.kind === 'tool_question') {
         result = { kind: 'needs_input', question: next.inquiry.question };
       } else if (next?.type === 'inquiry_request' && next.inquiry.kind === 'deliver_tool_result') {
         result = next.inquiry.is_error ? { kind: 'error', message: next.inquiry.result } : { kind: 'success', content: next.inquiry.result };
@@ -157,11 +188,12 @@ export async function processToolCall(
           'unknown',
         );
       } else {
-        result = await execute(context, tool, argumentsValue, { answers, answeredBy }, timeoutMilliseconds, call.id);
+        result = await execute(context, tool, argumentsValue, { answers, answeredBy, askedBefore, decided: decidedWithoutHuman }, timeoutMilliseconds, call.id);
       }
     } else {
-      result = await execute(context, tool, argumentsValue, { answers, answeredBy }, timeoutMilliseconds, call.id);
+      result = await execute(context, tool, argumentsValue, { answers, answeredBy, askedBefore, decided: decidedWithoutHuman }, timeoutMilliseconds, call.id);
     }
+    if (result.kind === 'deferred') return { kind: 'deferred', inquiryId: result.inquiryId };
     if (result.kind !== 'needs_input') break;
     const question = result.question;
     const resolution = await context.resolver.resolve(
@@ -216,15 +248,47 @@ function withDecisions(content: string, decisions: readonly string[]): string {
   return `${content}${content.endsWith('\n') || content === '' ? '' : '\n'}\n${lines.join('\n')}`;
 }
 
+/** What a question asked while the tool ran came to, in the shape the tool reads. */
+function toolAnswer(resolution: Extract<Resolution, { kind: 'answered' }>): ToolAnswer {
+  if (resolution.answer === null) return { kind: 'unanswered', reason: resolution.reason ?? 'unanswered: no user available' };
+  return { kind: 'answered', answer: resolution.answer, by: resolution.by, reason: resolution.reason };
+}
+
+/** The line jp adds to the result for a question asked while the tool ran and settled without a human. */
+function duringCallDecision(question: Question, resolution: Extract<Resolution, { kind: 'answered' }>): string | undefined {
+  if (resolution.by === 'user' || !resolution.reason) return undefined;
+  if (resolution.answer === null) return `${resolution.reason}; the tool was told the user declined`;
+  return `the question ${JSON.stringify(question.text)} was ${resolution.reason} (answer: ${JSON.stringify(resolution.answer)})`;
+}
+
 async function execute(
   context: ToolCallContext,
   tool: Tool,
   argumentsValue: unknown,
-  given: { answers: Record<string, JsonValue>; answeredBy: Record<string, AnsweredBy> },
+  given: {
+    answers: Record<string, JsonValue>;
+    answeredBy: Record<string, AnsweredBy>;
+    askedBefore: Map<string, Resolution>;
+    /** Decisions made without a human, for the result. */
+    decided: string[];
+  },
   timeoutMilliseconds: number,
   callId: string,
-): Promise<ToolResult> {
+): Promise<ToolResult | { kind: 'deferred'; inquiryId: string }> {
   context.append({ type: 'tool_call_start', timestamp: now(), id: callId });
+  let deferredInquiry: string | undefined;
+  const ask = async (question: Question): Promise<ToolAnswer> => {
+    if (deferredInquiry !== undefined) return { kind: 'deferred' };
+    const before = given.askedBefore.get(question.id);
+    const resolution = before ?? (await context.resolver.resolve(callId, { kind: 'tool_question', tool: tool.name, question }, undefined, { duringCall: true }));
+    if (resolution.kind === 'deferred') {
+      deferredInquiry = resolution.id;
+      return { kind: 'deferred' };
+    }
+    const decision = duringCallDecision(question, resolution);
+    if (decision) given.decided.push(decision);
+    return toolAnswer(resolution);
+  };
   let result: ToolResult;
   try {
     result = await tool.execute(argumentsValue, {
@@ -235,12 +299,17 @@ async function execute(
       answeredBy: { ...given.answeredBy },
       processes: context.host.processes,
       timeoutMilliseconds,
+      ask,
+      progress: (message) => context.host.notice('info', `${tool.name}: ${message}`),
     });
   } catch (error) {
     if (context.signal.aborted) throw context.signal.reason;
+    if (deferredInquiry !== undefined) return { kind: 'deferred', inquiryId: deferredInquiry };
     return { kind: 'error', message: `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}` };
   }
   // Stopped while it ran: no response is written, so a resumed turn reports its outcome as unknown.
   if (context.signal.aborted) throw context.signal.reason;
+  // Deferred while it ran: the call was cancelled; it runs again once a human has answered.
+  if (deferredInquiry !== undefined) return { kind: 'deferred', inquiryId: deferredInquiry };
   return result;
 }

@@ -1,8 +1,9 @@
 /**
  * `jp conversation kill <cid> [--force]`. Graceful: a `shutdown` message; the server persists,
  * ends the turn as interrupted (resumable), kills its tool process groups and exits. `--force`:
- * SIGKILL to the registered pid after checking its start time, and to the tool process groups it
- * recorded, then the stale entry, socket and lock are cleaned up. The turn stays resumable.
+ * SIGKILL to the registered pid (to its whole process group when it leads one: its MCP servers are
+ * in it) after checking its start time, and to the tool process groups it recorded, then the stale
+ * entry, socket and lock are cleaned up. The turn stays resumable.
  * A conversation that is not running is already stopped: exit 0 (a stale entry is cleaned up
  * silently).
  */
@@ -55,7 +56,9 @@ export async function conversationKillCommand(context: CommandContext, id: strin
     }
     if (isEntryAlive(entry)) {
       try {
-        process.kill(entry.pid, 'SIGKILL');
+        // A server that leads its process group takes the group with it (its MCP servers are in it).
+        if (entry.process_group === entry.pid) process.kill(-entry.pid, 'SIGKILL');
+        else process.kill(entry.pid, 'SIGKILL');
       } catch {
         // gone already
       }

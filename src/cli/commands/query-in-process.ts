@@ -23,7 +23,7 @@ export async function runInProcess(context: CommandContext, prepared: Prepared, 
     throw error;
   }
   prepared.activate();
-  const run = new Run({ request, setup, lock: prepared.lock, logger: await context.logger(), version: jpVersion, socketPath: null, logFile: null });
+  const run = new Run({ request, setup, lock: prepared.lock, logger: await context.logger(), version: jpVersion, socketPath: null, logFile: null, leadsProcessGroup: false });
   run.register();
   const pair = createInMemoryPair();
   run.server.accept(pair.server);

@@ -1,0 +1,59 @@
+/**
+ * `jp mcp ls [--json]`: every configured MCP server with its transport and state (ready, failed and
+ * why, disabled) and the tools it offers under their jp names. The servers are started as a run
+ * would start them (same limits, same environment), listed, and ended.
+ */
+import { registerSecretsFrom } from '../../redact.ts';
+import { configuredMcpServers, McpServers, type McpServerStatus } from '../../tools/mcp/servers.ts';
+import type { CommandContext } from '../context.ts';
+import { jpVersion } from '../version.ts';
+
+function firstLine(text: string, limit = 100): string {
+  const line = text.split('\n')[0]!.trim();
+  return line.length > limit ? `${line.slice(0, limit - 1)}…` : line;
+}
+
+function stateText(status: McpServerStatus): string {
+  switch (status.state) {
+    case 'ready':
+      return `ready  ${status.tools.length} tool${status.tools.length === 1 ? '' : 's'}`;
+    case 'disabled':
+      return 'disabled';
+    default:
+      return `${status.state}: ${status.problem ?? 'unknown reason'}`;
+  }
+}
+
+export async function mcpLsCommand(context: CommandContext): Promise<number> {
+  const loaded = await context.config();
+  const logger = await context.logger();
+  const servers = configuredMcpServers(loaded, context.facts.environment, context.workspace().toolRoot);
+  registerSecretsFrom(context.facts.environment, servers.flatMap((server) => (server.spec.bearerTokenVariable ? [server.spec.bearerTokenVariable] : [])));
+  for (const server of servers) registerSecretsFrom(server.spec.env);
+  const running = await McpServers.start(servers, {
+    environment: context.facts.environment,
+    clientVersion: jpVersion,
+    stderr: (server, line) => logger.debug('mcp server output', { server, line }),
+    warning: (message) => logger.warn(message),
+    include: () => true,
+  });
+  const statuses = running.statuses();
+  await running.close();
+  if (context.format === 'json') {
+    context.jsonLine(context.stdout, 'mcp_servers', { servers: statuses });
+    return 0;
+  }
+  if (statuses.length === 0) {
+    context.status('No MCP servers are configured: add [mcp.servers.<name>] to your config (see "MCP servers" in the README).');
+    return 0;
+  }
+  const nameWidth = Math.max(...statuses.map((status) => status.name.length));
+  const toolWidth = Math.max(0, ...statuses.flatMap((status) => status.tools.map((tool) => tool.name.length)));
+  const lines: string[] = [];
+  for (const status of statuses) {
+    lines.push(`${status.name.padEnd(nameWidth)}  ${status.transport.padEnd(5)}  ${stateText(status)}`);
+    for (const tool of status.tools) lines.push(`  ${tool.name.padEnd(toolWidth)}  ${firstLine(tool.description)}`.trimEnd());
+  }
+  context.stdout.write(lines.join('\n') + '\n');
+  return 0;
+}

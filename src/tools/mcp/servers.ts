@@ -1,0 +1,195 @@
+/**
+ * The MCP servers of a run (`[mcp.servers.<name>]`, DESIGN §9): checked when the configuration is
+ * loaded (a bad entry is a usage error before anything runs), started together when the run starts,
+ * each within its own time limit, and ended with the run. A server that fails to start is a warning
+ * naming it; the run goes on without its tools.
+ */
+import path from 'node:path';
+import { originOf, type LoadedConfig } from '../../config/load.ts';
+import type { McpServerConfig } from '../../config/schema.ts';
+import { ConfigError } from '../../errors.ts';
+import type { Tool } from '../tool.ts';
+import { McpConnection, type McpServerSpec } from './connection.ts';
+import { createMcpTool, maxToolNameLength, mcpToolName } from './tool.ts';
+
+const defaultStartupTimeoutSeconds = 30;
+
+export interface ConfiguredServer {
+  spec: McpServerSpec;
+  /** `enabled = false`: configured, not started. */
+  enabled: boolean;
+}
+
+const stdioOnly = ['args', 'env', 'env_vars', 'cwd'] as const;
+const httpOnly = ['headers', 'bearer_token_env'] as const;
+
+/**
+ * The servers of the configuration, resolved: a stdio server's environment is its `env` plus the
+ * `env_vars` it names from jp's environment, and nothing else of jp's (no provider keys); the SDK
+ * adds only the basics a program needs (PATH, HOME, USER, LOGNAME, SHELL, TERM).
+ */
+export function configuredMcpServers(loaded: LoadedConfig, environment: NodeJS.ProcessEnv, workspaceRoot: string): ConfiguredServer[] {
+  const servers = (loaded.value.mcp?.servers ?? {}) as Record<string, McpServerConfig>;
+  return Object.entries(servers).map(([name, entry]) => {
+    const key = ['mcp', 'servers', name];
+    const where = (field?: string): string => originOf(loaded, field ? [...key, field] : key);
+    if (entry.command === undefined && entry.url === undefined) {
+      throw new ConfigError(`${where()}: mcp.servers.${name} has neither command nor url`, {
+        hint: `Give command = "<program>" (with args = [...]) for a server jp starts, or url = "http://..." for a streamable HTTP server.`,
+      });
+    }
+    if (entry.command !== undefined && entry.url !== undefined) {
+      throw new ConfigError(`${where('url')}: mcp.servers.${name} has both command and url`, { hint: 'Keep one: command starts a program, url reaches a running server.' });
+    }
+    const transport = entry.command !== undefined ? 'stdio' : 'http';
+    for (const field of transport === 'stdio' ? httpOnly : stdioOnly) {
+      if (entry[field] === undefined) continue;
+      throw new ConfigError(`${where(field)}: mcp.servers.${name}.${field} applies only to a server ${transport === 'stdio' ? 'reached by url' : 'started with command'}`, {
+        hint: `Remove mcp.servers.${name}.${field}.`,
+      });
+    }
+    const env: Record<string, string> = { ...(entry.env ?? {}) };
+    for (const variable of entry.env_vars ?? []) {
+      const value = environment[variable];
+      if (value !== undefined) env[variable] = value;
+    }
+    const spec: McpServerSpec = {
+      name,
+      transport,
+      args: entry.args ?? [],
+      env,
+      cwd: path.resolve(workspaceRoot, entry.cwd ?? '.'),
+      headers: entry.headers ?? {},
+      startupTimeoutSeconds: entry.startup_timeout_secs ?? defaultStartupTimeoutSeconds,
+      toolTimeoutSeconds: entry.tool_timeout_secs,
+      trustAnnotations: entry.trust_annotations ?? false,
+    };
+    if (entry.command !== undefined) spec.command = entry.command;
+    if (entry.url !== undefined) spec.url = entry.url;
+    if (entry.bearer_token_env !== undefined) spec.bearerTokenVariable = entry.bearer_token_env;
+    return { spec, enabled: entry.enabled ?? true };
+  });
+}
+
+export interface McpStartOptions {
+  environment: NodeJS.ProcessEnv;
+  clientVersion: string;
+  /** A line a server wrote on its stderr: for the run's log. */
+  stderr(server: string, line: string): void;
+  /** Something went wrong after start-up (a server stopped): for the clients' stderr. */
+  warning(message: string): void;
+  /** Whether a tool is offered (`conversation.tools.<name>.enable`, `--tool`). */
+  include(toolName: string): boolean;
+}
+
+export interface McpServerStatus {
+  name: string;
+  transport: 'stdio' | 'http';
+  state: 'ready' | 'failed' | 'stopped' | 'disabled';
+  problem: string | null;
+  tools: { name: string; mcp_name: string; description: string }[];
+}
+
+export class McpServers {
+  readonly connections: McpConnection[];
+  readonly disabled: McpServerSpec[];
+  /** The tools offered to the model, by jp name. */
+  readonly tools = new Map<string, Tool>();
+  /** Start-up problems, one per failed server or skipped tool, for the clients' stderr. */
+  readonly warnings: string[] = [];
+  private readonly killOnExit = (): void => {
+    for (const connection of this.connections) connection.killNow();
+  };
+
+  private constructor(connections: McpConnection[], disabled: McpServerSpec[]) {
+    this.connections = connections;
+    this.disabled = disabled;
+  }
+
+  /** Starts every enabled server at once; resolves when each is ready or has failed. */
+  static async start(servers: ConfiguredServer[], options: McpStartOptions): Promise<McpServers> {
+    const connections = servers
+      .filter((server) => server.enabled)
+      .map(
+        (server) =>
+          new McpConnection(server.spec, {
+            stderr: (line) => options.stderr(server.spec.name, line),
+            stopped: (reason) => options.warning(`the MCP server ${server.spec.name} stopped (${reason}); the run goes on without its tools`),
+            warning: options.warning,
+          }),
+      );
+    const running = new McpServers(
+      connections,
+      servers.filter((server) => !server.enabled).map((server) => server.spec),
+    );
+    process.on('exit', running.killOnExit);
+    await Promise.all(connections.map((connection) => connection.start(options.environment, options.clientVersion)));
+    for (const connection of connections) {
+      const server = connection.spec.name;
+      if (connection.state !== 'ready') {
+        running.warnings.push(`the MCP server ${server} failed to start: ${connection.problem}; the run goes on without its tools`);
+        continue;
+      }
+      for (const remote of connection.tools) {
+        const name = mcpToolName(server, remote.name);
+        if (name.length > maxToolNameLength) {
+          running.warnings.push(`the tool ${remote.name} of the MCP server ${server} is left out: ${name} is longer than ${maxToolNameLength} characters`);
+          continue;
+        }
+        if (running.tools.has(name)) {
+          running.warnings.push(`the tool ${remote.name} of the MCP server ${server} is left out: another of its tools is also named ${name}`);
+          continue;
+        }
+        if (!options.include(name)) continue;
+        running.tools.set(name, createMcpTool(connection, remote, name));
+      }
+    }
+    return running;
+  }
+
+  statuses(): McpServerStatus[] {
+    const started: McpServerStatus[] = this.connections.map((connection) => ({
+      name: connection.spec.name,
+      transport: connection.spec.transport,
+      state: connection.state === 'starting' ? 'failed' : connection.state,
+      problem: connection.problem ?? null,
+      tools: connection.tools.map((remote) => ({ name: mcpToolName(connection.spec.name, remote.name), mcp_name: remote.name, description: remote.description ?? '' })),
+    }));
+    const disabled: McpServerStatus[] = this.disabled.map((spec) => ({ name: spec.name, transport: spec.transport, state: 'disabled', problem: null, tools: [] }));
+    return [...started, ...disabled].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /** Ends every server (they get EOF, then SIGTERM, then SIGKILL) and resolves once they are gone. */
+  async close(): Promise<void> {
+    await Promise.all(this.connections.map((connection) => connection.shutdown()));
+    process.off('exit', this.killOnExit);
+  }
+}
+
+/**
+ * For `config show --effective mcp__<server>__<tool>`: the server the tool belongs to, and the tool's
+ * own `run` default. Annotations matter only under `trust_annotations = true`; only then is the
+ * server started, to read them.
+ */
+export async function mcpToolPolicyFacts(
+  servers: ConfiguredServer[],
+  toolName: string,
+  options: { environment: NodeJS.ProcessEnv; clientVersion: string },
+): Promise<{ server: string; runDefault: Tool['defaultRunMode']; note: string } | undefined> {
+  const server = servers.find(({ spec }) => toolName.startsWith(`mcp__${spec.name}__`));
+  if (!server) return undefined;
+  const name = server.spec.name;
+  if (!server.spec.trustAnnotations) {
+    return { server: name, runDefault: undefined, note: `MCP tool of the server ${name}; its annotations relax nothing (mcp.servers.${name}.trust_annotations is not set)` };
+  }
+  const running = await McpServers.start([{ ...server, enabled: true }], { ...options, stderr: () => {}, warning: () => {}, include: () => true });
+  try {
+    const tool = running.tools.get(toolName);
+    if (running.warnings.length > 0) return { server: name, runDefault: undefined, note: `MCP tool of the server ${name}, which could not be asked about its annotations: ${running.warnings[0]}` };
+    if (!tool) return { server: name, runDefault: undefined, note: `the MCP server ${name} offers no tool named ${toolName}` };
+    const runDefault = tool.defaultRunMode;
+    return { server: name, runDefault, note: `MCP tool of the server ${name}, whose annotations are trusted: ${runDefault ? 'it is marked read-only' : 'it is not marked read-only'}` };
+  } finally {
+    await running.close();
+  }
+}

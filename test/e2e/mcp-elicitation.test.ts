@@ -14,6 +14,7 @@ import { before, describe, it } from 'node:test';
 import xterm from '@xterm/headless';
 import { startFakeProvider, stepByToolResults, textStep, toolStep, type FakeProvider, type RecordedRequest, type ScriptedStep } from '../support/fake-provider.ts';
 import { conversationIds, eventually, fakeModelArguments, jpBinary, readEvents, runJp, useCleanup, type Sandbox } from '../support/jp.ts';
+import { createAjv, schemaProblem } from '../support/schemas.ts';
 import { everythingStdio, killServers, writeUserConfig } from '../support/mcp.ts';
 import { runInTerminal, shellQuote, type TerminalSession } from '../support/pty.ts';
 
@@ -105,7 +106,7 @@ describe('MCP elicitation', { concurrency: 4 }, () => {
     assert.deepEqual(schema.properties.integer.anyOf[0], { type: 'integer', minimum: 1, maximum: 100, description: 'Integer: Your favorite integer (do not give us your phone number, pin, or other sensitive info)' });
     // The server's own report of what it received, and jp's note for the model.
     assert.match(toolResult(run.events), /- Name: Ada Lovelace\n- Favorite Integer: 7/);
-    assert.match(toolResult(run.events), /\[jp\] The server asked "Please provide inputs for the following fields:"; no user was available, so the assistant answered/);
+    assert.match(toolResult(run.events), /\[jp: decided without a human\] The question "Please provide inputs for the following fields:" was answered by the assistant: no user is available/);
   });
 
   it('auto: an answer that does not fit the schema is not sent; the server is told no (exit 3)', async () => {
@@ -136,7 +137,7 @@ describe('MCP elicitation', { concurrency: 4 }, () => {
     assert.equal(run.code, 3, run.stderr);
     assert.match(run.result.unanswered[0].reason, /the form's required field "name" has no default/);
     assert.match(toolResult(run.events), /User declined/);
-    assert.match(toolResult(run.events), /\[jp\] The server asked .*; unanswered: no user is available/);
+    assert.match(toolResult(run.events), /\[jp: decided without a human\] Unanswered: no user is available .*; the tool was told the user declined\.$/);
   });
 
   it('deny: declined, and the model is told (exit 3)', async () => {
@@ -160,6 +161,9 @@ describe('MCP elicitation', { concurrency: 4 }, () => {
     assert.equal(run.result.pending_inquiry.inquiry.question.answer_type, 'form');
     const request = run.events.find((event) => event.type === 'inquiry_request')!;
     assert.equal(request.during_call, true);
+    const ajv = createAjv();
+    for (const event of run.events) assert.equal(schemaProblem(ajv, 'event.schema.json', event), undefined, JSON.stringify(event));
+    for (const line of run.stdout.trim().split('\n')) assert.equal(schemaProblem(ajv, 'output-line.schema.json', JSON.parse(line)), undefined, line);
     assert.ok(!run.events.some((event) => event.type === 'tool_call_response'), 'the call has no result yet');
     const listed = await runJp(sandbox, ['conversation', 'ls', '--json']);
     assert.match(JSON.parse(listed.stdout)[0].status, new RegExp(`waiting-for-input \\(${tool}\\)`));

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { startFakeProvider, stepByToolResults, textStep, toolStep, type FakeProvider, type RecordedRequest } from '../support/fake-provider.ts';
 import { conversationIds, eventually, fakeModelArguments, readEvents, runJp, startJp, useCleanup, type Sandbox } from '../support/jp.ts';
+import { createAjv, schemaProblem } from '../support/schemas.ts';
 import { everythingStdio, killServers, serverProcesses, writeUserConfig } from '../support/mcp.ts';
 
 const longCall = { name: 'mcp__everything__trigger-long-running-operation', arguments: { duration: 120, steps: 120 } };
@@ -18,7 +19,7 @@ const unattended = '\n[conversation.tools."mcp__everything__trigger-long-running
 describe('MCP server lifecycle', { concurrency: 4 }, () => {
   const cleanup = useCleanup();
   const sandboxed = (): Sandbox => {
-    const sandbox = sandboxed();
+    const sandbox = cleanup.sandbox();
     cleanup.add(() => killServers(sandbox.root));
     return sandbox;
   };
@@ -146,6 +147,7 @@ describe('MCP server lifecycle', { concurrency: 4 }, () => {
     assert.equal(json.code, 0, json.stderr);
     const line = JSON.parse(json.stdout) as Record<string, any>;
     assert.equal(line.type, 'mcp_servers');
+    assert.equal(schemaProblem(createAjv(), 'output-line.schema.json', line), undefined);
     const everything = line.servers.find((server: any) => server.name === 'everything');
     assert.equal(everything.state, 'ready');
     assert.ok(everything.tools.some((tool: any) => tool.name === 'mcp__everything__trigger-elicitation-request'), 'elicitation is declared, so the server offers its elicitation tool');

@@ -39,7 +39,7 @@ function toolResultSeenByModel(provider: FakeProvider, sandbox: Sandbox): { cont
 describe('MCP tools', { concurrency: 4 }, () => {
   const cleanup = useCleanup();
   const sandboxed = (): Sandbox => {
-    const sandbox = sandboxed();
+    const sandbox = cleanup.sandbox();
     cleanup.add(() => killServers(sandbox.root));
     return sandbox;
   };
@@ -92,7 +92,7 @@ describe('MCP tools', { concurrency: 4 }, () => {
       assert.ok(offered, 'the tool was offered under its mcp__ name');
       const schema = offered.body.tools.find((tool: any) => tool.function.name === 'mcp__everything__echo').function.parameters;
       assert.deepEqual(schema.required, ['message'], "the server's JSON Schema");
-      assert.equal(toolResultSeenByModel(provider, sandbox)?.content, 'Echo: hello from the model');
+      assert.match(toolResultSeenByModel(provider, sandbox)!.content, /^Echo: hello from the model\n\n\[jp: decided without a human\] Run without a user's approval/);
     });
   }
 

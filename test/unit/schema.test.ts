@@ -59,6 +59,22 @@ const questionInquiry = {
   question: { id: 'overwrite', text: 'Overwrite notes.md?', answer_type: 'select', options: ['yes', 'no'], default: 'no', exclusive: true },
 };
 
+const formInquiry = {
+  kind: 'tool_question',
+  tool: 'mcp__everything__trigger-elicitation-request',
+  question: {
+    id: 'elicitation',
+    text: 'Please provide inputs',
+    answer_type: 'form',
+    exclusive: false,
+    fields: [
+      { name: 'name', type: 'string', title: 'Name', required: true, min_length: 1 },
+      { name: 'integer', type: 'integer', required: false, minimum: 1, maximum: 100, default: 42 },
+      { name: 'pets', type: 'multi_enum', required: false, options: [{ value: 'cat', label: 'Cats' }], max_items: 1 },
+    ],
+  },
+};
+
 const validEvents: Record<string, Json[]> = {
   turn_start: [{ type: 'turn_start', timestamp: ts }],
   chat_request: [{ type: 'chat_request', timestamp: ts, content: 'list the files' }],
@@ -83,6 +99,7 @@ const validEvents: Record<string, Json[]> = {
     { type: 'inquiry_request', timestamp: ts, id: 'inq_1', tool_call_id: 'call_1', inquiry: runInquiry },
     { type: 'inquiry_request', timestamp: ts, id: 'inq_2', tool_call_id: 'call_1', inquiry: deliverInquiry },
     { type: 'inquiry_request', timestamp: ts, id: 'inq_3', tool_call_id: 'call_3', inquiry: questionInquiry },
+    { type: 'inquiry_request', timestamp: ts, id: 'inq_4', tool_call_id: 'call_4', inquiry: formInquiry, during_call: true },
   ],
   inquiry_response: [
     { type: 'inquiry_response', timestamp: ts, id: 'inq_1', answer: 'run', by: 'user' },
@@ -98,6 +115,8 @@ const validEvents: Record<string, Json[]> = {
     },
     { type: 'inquiry_response', timestamp: ts, id: 'inq_3', answer: null, by: 'policy', action: 'Fail', reason: 'no user' },
     { type: 'inquiry_response', timestamp: ts, id: 'inq_3', answer: 'no', by: 'assistant', action: 'LlmInquiry' },
+    { type: 'inquiry_response', timestamp: ts, id: 'inq_4', answer: { action: 'accept', content: { name: 'Ada', integer: 7 } }, by: 'user' },
+    { type: 'inquiry_response', timestamp: ts, id: 'inq_4', answer: { action: 'decline' }, by: 'user' },
   ],
   turn_end: [
     { type: 'turn_end', timestamp: ts, status: 'completed' },
@@ -242,6 +261,18 @@ const stdoutLines: Record<string, Json[]> = {
     ),
   ],
   wait_result: [line('wait_result', { exit_code: 0, status: 'success' }), line('wait_result', { exit_code: 4, status: 'waiting for input (run_command)' })],
+  mcp_servers: [
+    line(
+      'mcp_servers',
+      {
+        servers: [
+          { name: 'everything', transport: 'stdio', state: 'ready', problem: null, tools: [{ name: 'mcp__everything__echo', mcp_name: 'echo', description: 'Echoes' }] },
+          { name: 'remote', transport: 'http', state: 'failed', problem: 'fetch failed', tools: [] },
+        ],
+      },
+      null,
+    ),
+  ],
 };
 
 const stderrLines: Record<string, Json[]> = {
@@ -278,6 +309,7 @@ const invalidLines: [string, unknown][] = [
     }),
   ],
   ['wait_result without exit_code', line('wait_result', { status: 'success' })],
+  ['mcp_servers with an unknown state', line('mcp_servers', { servers: [{ name: 'x', transport: 'stdio', state: 'starting', problem: null, tools: [] }] })],
   ['result line with a wrong exit_code', result('success', 1)],
   ['result line with wrong v', result('success', 0, { v: 2 })],
 ];

@@ -13,7 +13,10 @@ import { RunError } from '../errors.ts';
 import { buildErrorResult } from '../server/result.ts';
 import type { CommandContext } from './context.ts';
 
-/** Keys and signals while a client runs: Ctrl+C interrupts, Ctrl+Z detaches, SIGTERM stops. */
+/**
+ * Keys and signals while a client runs: Ctrl+C interrupts, Ctrl+Z and a hang-up detach, SIGTERM
+ * stops the run when this client owns it (an attached client only leaves).
+ */
 export async function withClientSignals<T>(context: CommandContext, client: TerminalClient, canDetach: boolean, body: () => Promise<T>): Promise<T> {
   const onInterrupt = (): void => client.interrupt();
   const onSuspend = (): void => client.detach();
@@ -37,11 +40,11 @@ export async function withClientSignals<T>(context: CommandContext, client: Term
 /** A terminal client on `link`, prompting on /dev/tty when this process can. */
 export function createTerminalClient(
   context: CommandContext,
-  options: { link: ServerLink; renderer: Renderer; conversationId: string; readOnly: boolean; history: HistoryMode },
+  options: { link: ServerLink; renderer: Renderer; conversationId: string; readOnly: boolean; owner: boolean; history: HistoryMode },
 ): TerminalClient {
   return new TerminalClient({
     ...options,
-    prompter: !options.readOnly && canPrompt(context.facts) ? new TerminalPrompter() : undefined,
+    prompter: !options.readOnly && canPrompt(context.facts) ? new TerminalPrompter({ output: options.renderer.output, environment: context.facts.environment }) : undefined,
     eventsFile: eventsFile(context.workspace().conversationsDirectory, options.conversationId),
   });
 }

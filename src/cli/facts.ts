@@ -3,6 +3,7 @@
  * flags or environment variables to decide about prompts (DESIGN §1, §4).
  */
 import { controllingTerminalAvailable } from '../output/channels.ts';
+import { inTerminalForeground } from '../workspace/process-identity.ts';
 
 export interface Facts {
   /** The real path of the running program's entry file, which query servers are started from. */
@@ -16,6 +17,11 @@ export interface Facts {
   nonInteractive: boolean;
   /** Why it is non-interactive, for messages. */
   nonInteractiveReason: string | undefined;
+  /**
+   * In the foreground of its terminal (or has none). A background job (`jp query ... &`) never
+   * prompts, never touches terminal modes and shows no status line.
+   */
+  foreground: boolean;
 }
 
 function truthy(value: string | undefined): boolean {
@@ -38,10 +44,19 @@ export function readFacts(programFile: string, nonInteractiveFlag: boolean): Fac
     stderrIsTerminal: process.stderr.isTTY === true,
     nonInteractive: reason !== undefined,
     nonInteractiveReason: reason,
+    foreground: inTerminalForeground(),
   };
 }
 
-/** Whether a human can be prompted: not non-interactive, and /dev/tty opens (never stdout.isTTY). */
+/**
+ * Whether a human can be prompted: not non-interactive, in the foreground of its terminal, and
+ * /dev/tty opens (never stdout.isTTY).
+ */
 export function canPrompt(facts: Facts): boolean {
-  return !facts.nonInteractive && controllingTerminalAvailable();
+  return !facts.nonInteractive && facts.foreground && controllingTerminalAvailable();
+}
+
+/** Whether a person may be watching live at this terminal: a status line may show what runs. */
+export function watchedLive(facts: Facts): boolean {
+  return !facts.nonInteractive && facts.foreground;
 }

@@ -5,32 +5,30 @@
  * errors). The schemas of every line are in `schema/`.
  */
 import type { ConversationEvent } from '../conversation/events.ts';
-import type { SafeWriter } from '../output/channels.ts';
 import type { ResultObject } from '../server/result.ts';
 import { chatResponseParts, StreamedText, type Renderer } from './renderer.ts';
 import { counted } from '../plural.ts';
+import type { TerminalOutput } from './terminal-output.ts';
 
 export class JsonRenderer implements Renderer {
-  private readonly stdout: SafeWriter;
-  private readonly stderr: SafeWriter;
+  readonly output: TerminalOutput;
   private conversationId: string | null;
   private readonly streamed = new StreamedText();
   private readonly toolNames = new Map<string, string>();
   private finished = false;
 
-  constructor(stdout: SafeWriter, stderr: SafeWriter, conversationId: string | null) {
-    this.stdout = stdout;
-    this.stderr = stderr;
+  constructor(output: TerminalOutput, conversationId: string | null) {
+    this.output = output;
     this.conversationId = conversationId;
   }
 
-  private line(target: SafeWriter, type: string, fields: Record<string, unknown>): void {
-    target.write(JSON.stringify({ v: 1, type, ts: new Date().toISOString(), conversation_id: this.conversationId, ...fields }) + '\n');
+  private line(target: 'stdout' | 'stderr', type: string, fields: Record<string, unknown>): void {
+    this.output.write(target, JSON.stringify({ v: 1, type, ts: new Date().toISOString(), conversation_id: this.conversationId, ...fields }) + '\n');
   }
 
   private text(kind: 'message' | 'reasoning', text: string): void {
     if (text === '') return;
-    this.line(this.stdout, kind === 'message' ? 'assistant_text' : 'assistant_reasoning', { text });
+    this.line('stdout', kind === 'message' ? 'assistant_text' : 'assistant_reasoning', { text });
   }
 
   delta(kind: 'message' | 'reasoning', text: string): void {
@@ -46,14 +44,14 @@ export class JsonRenderer implements Renderer {
     }
     switch (event.type) {
       case 'chat_request':
-        if (replayed) this.line(this.stdout, 'user_message', { text: event.content });
+        if (replayed) this.line('stdout', 'user_message', { text: event.content });
         break;
       case 'tool_call_request':
         this.toolNames.set(event.id, event.name);
-        this.line(this.stdout, 'tool_call', { id: event.id, name: event.name, arguments: event.arguments, ...(event.provider_executed ? { provider_executed: true } : {}) });
+        this.line('stdout', 'tool_call', { id: event.id, name: event.name, arguments: event.arguments, ...(event.provider_executed ? { provider_executed: true } : {}) });
         break;
       case 'tool_call_response':
-        this.line(this.stdout, 'tool_result', {
+        this.line('stdout', 'tool_result', {
           id: event.id,
           name: this.toolNames.get(event.id) ?? null,
           outcome: event.outcome ?? (event.is_error ? 'error' : 'ok'),
@@ -63,10 +61,10 @@ export class JsonRenderer implements Renderer {
         });
         break;
       case 'inquiry_request':
-        this.line(this.stdout, 'inquiry_request', { id: event.id, tool_call_id: event.tool_call_id, inquiry: event.inquiry });
+        this.line('stdout', 'inquiry_request', { id: event.id, tool_call_id: event.tool_call_id, inquiry: event.inquiry });
         break;
       case 'inquiry_response':
-        this.line(this.stdout, 'inquiry_response', {
+        this.line('stdout', 'inquiry_response', {
           id: event.id,
           answer: event.answer,
           by: event.by,
@@ -79,12 +77,18 @@ export class JsonRenderer implements Renderer {
     }
   }
 
+  /** Tool results of a resumed turn are named after their calls, which came before this run. */
+  resuming(events: readonly ConversationEvent[]): void {
+    for (const event of events) if (event.type === 'tool_call_request') this.toolNames.set(event.id, event.name);
+    this.line('stderr', 'status', { message: `resuming the incomplete turn of ${this.conversationId ?? 'the conversation'}` });
+  }
+
   notice(level: 'info' | 'warning', message: string): void {
-    this.line(this.stderr, level === 'warning' ? 'warning' : 'status', { message });
+    this.line('stderr', level === 'warning' ? 'warning' : 'status', { message });
   }
 
   status(message: string): void {
-    this.line(this.stderr, 'status', { message });
+    this.line('stderr', 'status', { message });
   }
 
   /** Writes the error on stderr (when there is one) and the result as stdout's last line. */
@@ -93,25 +97,25 @@ export class JsonRenderer implements Renderer {
     this.finished = true;
     this.conversationId = result.conversation_id;
     const cid = result.conversation_id ?? '';
-    if (result.error && result.status !== 'interrupted') this.line(this.stderr, 'error', { ...result.error, exit_code: result.exit_code });
+    if (result.error && result.status !== 'interrupted') this.line('stderr', 'error', { ...result.error, exit_code: result.exit_code });
     else if (result.status === 'deferred') {
       const pending = result.pending_inquiry;
-      this.line(this.stderr, 'status', { message: `waiting for input${pending ? ` (${pending.tool}: ${pending.kind})` : ''}; resume with: jp query --continue --id=${cid}` });
+      this.line('stderr', 'status', { message: `waiting for input${pending ? ` (${pending.tool}: ${pending.kind})` : ''}; resume with: jp query --continue --id=${cid}` });
     } else if (result.status === 'interrupted') {
-      this.line(this.stderr, 'status', { message: `interrupted; the turn is saved; resume with: jp query --continue --id=${cid}` });
+      this.line('stderr', 'status', { message: `interrupted; the turn is saved; resume with: jp query --continue --id=${cid}` });
     } else if (result.status === 'denied') {
-      this.line(this.stderr, 'warning', { message: `the turn completed, but ${counted(result.permission_denials.length + result.unanswered.length, 'inquiry', 'inquiries')} could not be answered because no user was available` });
+      this.line('stderr', 'warning', { message: `the turn completed, but ${counted(result.permission_denials.length + result.unanswered.length, 'inquiry', 'inquiries')} could not be answered because no user was available` });
     }
-    this.stdout.write(JSON.stringify(result) + '\n');
+    this.output.write('stdout', JSON.stringify(result) + '\n');
   }
 
   /** A line for `--detach` on stdout. */
   detached(conversationId: string, pid: number | null): void {
     this.conversationId = conversationId;
-    this.line(this.stdout, 'detached', { pid });
+    this.line('stdout', 'detached', { pid });
   }
 
   flush(): Promise<void> {
-    return Promise.all([this.stdout.flush(), this.stderr.flush()]).then(() => undefined);
+    return this.output.flush();
   }
 }

@@ -2,16 +2,42 @@
  * Prompts on the controlling terminal (`/dev/tty`), never on stdin or stdout, so that
  * `echo ctx | jp query x | cat` still asks the human at the terminal. @inquirer is imported only
  * when a prompt is actually shown.
+ *
+ * Every prompt runs in a session (`session()`): the terminal's only owner while it is open (see
+ * TerminalOutput.exclusive: other output is held, the prompt starts on its own line), drawn on a
+ * fresh output stream of its own (a finished prompt ends its stream, never the terminal), so each
+ * prompt is drawn before it takes a key, however many came before it. A new kind of prompt is a
+ * method that opens a session and draws in it.
  */
 import type { Inquiry, JsonValue } from '../inquiry/types.ts';
 import type { InterruptAction } from '../protocol/messages.ts';
 import { openControllingTerminal, type TerminalStreams } from '../output/channels.ts';
+import { Writable } from 'node:stream';
+import { EditorFailed, editInTerminal } from './editor.ts';
+import { summarizeArguments } from './renderer.ts';
+import type { TerminalOutput } from './terminal-output.ts';
 
 export class PromptCancelled extends Error {}
 /** The human pressed Ctrl+C in a prompt. */
 export class PromptInterrupted extends Error {}
+/** The human pressed Ctrl+Z in a prompt: leave the run going without this client. */
+export class PromptDetached extends Error {}
 
 type Key = { name: string; ctrl: boolean; shift?: boolean; sequence?: string };
+
+/** What a prompt draws with: the terminal's input, an output of its own, and the abort signal. */
+export interface PromptContext {
+  input: NodeJS.ReadableStream;
+  output: NodeJS.WritableStream;
+  signal: AbortSignal;
+  clearPromptOnDone: boolean;
+}
+
+export interface InterruptChoice {
+  action: InterruptAction;
+  /** The text of a `reply`. */
+  reply?: string;
+}
 
 function isAbort(error: unknown): boolean {
   const name = (error as Error | undefined)?.name;
@@ -22,8 +48,41 @@ function isExit(error: unknown): boolean {
   return (error as Error | undefined)?.name === 'ExitPromptError';
 }
 
+/**
+ * An output for one prompt: writes go to the terminal; ending it (as a finished prompt does) leaves
+ * the terminal open. Width and TTY-ness are the terminal's, for the prompt's line wrapping.
+ */
+function promptOutput(terminal: TerminalStreams['output']): NodeJS.WritableStream {
+  const stream = new Writable({
+    // The terminal takes each write at once (TTY writes block), so the prompt's last write is on
+    // the terminal before its session ends and held output is released.
+    write(chunk: Buffer | string, _encoding, callback) {
+      terminal.write(chunk);
+      callback();
+    },
+  });
+  Object.defineProperties(stream, {
+    isTTY: { get: () => true },
+    columns: { get: () => terminal.columns },
+    rows: { get: () => terminal.rows },
+  });
+  return stream;
+}
+
+export interface TerminalPrompterOptions {
+  /** The owner of this client's output; prompts hold it while they are open. */
+  output?: TerminalOutput;
+  /** For the editor ($VISUAL, $EDITOR). */
+  environment: NodeJS.ProcessEnv;
+}
+
 export class TerminalPrompter {
+  private readonly options: TerminalPrompterOptions;
   private terminal: TerminalStreams | undefined;
+
+  constructor(options: TerminalPrompterOptions) {
+    this.options = options;
+  }
 
   private open(): TerminalStreams {
     this.terminal ??= openControllingTerminal();
@@ -36,47 +95,54 @@ export class TerminalPrompter {
     this.terminal = undefined;
   }
 
-  /** Writes a line to the terminal (not to stdout or stderr). */
-  say(text: string): void {
-    try {
-      this.open().output.write(text + '\n');
-    } catch {
-      // no terminal: nothing to say it on
-    }
-  }
-
-  private context(signal: AbortSignal): { input: NodeJS.ReadableStream; output: NodeJS.WritableStream; signal: AbortSignal; clearPromptOnDone: boolean } {
-    const terminal = this.open();
-    return { input: terminal.input, output: terminal.output, signal, clearPromptOnDone: false };
-  }
-
-  private async guard<T>(run: () => Promise<T>): Promise<T> {
-    try {
-      return await run();
-    } catch (error) {
-      if (isAbort(error)) throw new PromptCancelled('prompt cancelled');
-      if (isExit(error)) throw new PromptInterrupted('interrupted');
-      throw error;
-    } finally {
-      this.terminal?.input.pause();
-    }
+  /**
+   * Runs `show` as the terminal's only owner. `show` gets `context()` to draw each prompt with
+   * (several prompts may follow one another in one session: a menu and its reply box).
+   */
+  private session<T>(show: (context: () => PromptContext, terminal: TerminalStreams) => Promise<T>, signal: AbortSignal): Promise<T> {
+    const run = async (): Promise<T> => {
+      if (signal.aborted) throw new PromptCancelled('prompt cancelled');
+      const terminal = this.open();
+      // The prompt starts at the start of a clean row: what the terminal echoed there (`^C`) goes.
+      terminal.output.write('\r\u001b[K');
+      // Ctrl+Z reaches a prompt as a key (the terminal is in raw mode), not as SIGTSTP.
+      const suspend = new AbortController();
+      const onData = (data: Buffer | string): void => {
+        if (data.toString().includes('\u001a')) suspend.abort();
+      };
+      terminal.input.on('data', onData);
+      const combined = AbortSignal.any([signal, suspend.signal]);
+      const context = (): PromptContext => ({ input: terminal.input, output: promptOutput(terminal.output), signal: combined, clearPromptOnDone: false });
+      try {
+        return await show(context, terminal);
+      } catch (error) {
+        if (suspend.signal.aborted) throw new PromptDetached('detached');
+        if (isAbort(error)) throw new PromptCancelled('prompt cancelled');
+        if (isExit(error)) throw new PromptInterrupted('interrupted');
+        throw error;
+      } finally {
+        terminal.input.off('data', onData);
+        terminal.input.pause();
+      }
+    };
+    return this.options.output ? this.options.output.exclusive(run) : run();
   }
 
   /** Asks the human to settle an inquiry; the answer has the shape route()'s callers expect. */
   async ask(inquiry: Inquiry, signal: AbortSignal): Promise<JsonValue> {
     switch (inquiry.kind) {
       case 'run_tool':
-        return this.guard(() => this.permission(inquiry, signal));
+        return this.session((context, terminal) => this.permission(inquiry, context, terminal), signal);
       case 'deliver_tool_result':
-        return this.guard(() => this.delivery(inquiry, signal));
+        return this.session((context, terminal) => this.delivery(inquiry, context, terminal), signal);
       case 'tool_question': {
         const { question } = inquiry;
         const prompts = await import('@inquirer/prompts');
         const message = `${inquiry.tool} asks: ${question.text}`;
-        return this.guard(async () => {
+        return this.session(async (context) => {
           switch (question.answer_type) {
             case 'boolean':
-              return prompts.confirm({ message, ...(typeof question.default === 'boolean' ? { default: question.default } : {}) }, this.context(signal));
+              return prompts.confirm({ message, ...(typeof question.default === 'boolean' ? { default: question.default } : {}) }, context());
             case 'select':
               return prompts.select(
                 {
@@ -84,35 +150,41 @@ export class TerminalPrompter {
                   choices: (question.options ?? []).map((option) => ({ name: option, value: option })),
                   ...(typeof question.default === 'string' ? { default: question.default } : {}),
                 },
-                this.context(signal),
+                context(),
               );
             case 'text':
-              return prompts.input({ message, ...(typeof question.default === 'string' ? { default: question.default } : {}) }, this.context(signal));
+              return prompts.input({ message, ...(typeof question.default === 'string' ? { default: question.default } : {}) }, context());
             case 'form': {
               const { fillInForm } = await import('./elicitation-form.ts');
-              return (await fillInForm(inquiry.tool, question, this.context(signal))) as JsonValue;
+              return (await fillInForm(inquiry.tool, question, context())) as JsonValue;
             }
           }
-        });
+        }, signal);
       }
     }
   }
 
-  /** y run · Y run and remember for this turn · n skip · N skip and remember · p show arguments · e edit. */
-  private async permission(inquiry: Extract<Inquiry, { kind: 'run_tool' }>, signal: AbortSignal): Promise<JsonValue> {
-    const choice = await this.keyChoice(
-      `Run ${inquiry.tool}?`,
-      [
-        ['y', 'run'],
-        ['Y', 'run, and allow it for the rest of this turn'],
-        ['n', 'skip'],
-        ['N', 'skip, and for the rest of this turn'],
-        ['p', 'show the arguments'],
-        ['e', 'edit the arguments'],
-      ],
-      JSON.stringify(inquiry.arguments, null, 2),
-      signal,
-    );
+  /**
+   * y run · Y run and remember for this turn · n skip · N skip and remember · p show arguments ·
+   * e edit. With `run = "edit"` the editor opens at once.
+   */
+  private async permission(inquiry: Extract<Inquiry, { kind: 'run_tool' }>, context: () => PromptContext, terminal: TerminalStreams): Promise<JsonValue> {
+    const argumentsText = JSON.stringify(inquiry.arguments, null, 2) ?? 'null';
+    const choice = inquiry.edit
+      ? 'e'
+      : await this.keyChoice(
+          `Run ${inquiry.tool}? ${summarizeArguments(inquiry.arguments, 80)}`,
+          [
+            ['y', 'run'],
+            ['Y', 'run, and allow it for the rest of this turn'],
+            ['n', 'skip'],
+            ['N', 'skip, and for the rest of this turn'],
+            ['p', 'show the arguments'],
+            ['e', 'edit the arguments'],
+          ],
+          argumentsText,
+          context(),
+        );
     switch (choice) {
       case 'y':
         return 'run';
@@ -122,47 +194,60 @@ export class TerminalPrompter {
         return 'skip';
       case 'N':
         return 'skip_always';
-      default: {
-        const edited = await this.editJson(JSON.stringify(inquiry.arguments, null, 2), signal);
-        return { edit: edited as JsonValue };
-      }
+      default:
+        return { edit: (await this.editJson(`the arguments of ${inquiry.tool}`, argumentsText, terminal)) as JsonValue };
     }
   }
 
-  private async delivery(inquiry: Extract<Inquiry, { kind: 'deliver_tool_result' }>, signal: AbortSignal): Promise<JsonValue> {
-    const choice = await this.keyChoice(
-      `Send the result of ${inquiry.tool} to the assistant?`,
-      [
-        ['y', 'send it'],
-        ['n', 'withhold it'],
-        ['p', 'show the result'],
-        ['e', 'edit it first'],
-      ],
-      inquiry.result,
-      signal,
-    );
+  private async delivery(inquiry: Extract<Inquiry, { kind: 'deliver_tool_result' }>, context: () => PromptContext, terminal: TerminalStreams): Promise<JsonValue> {
+    const choice = inquiry.edit
+      ? 'e'
+      : await this.keyChoice(
+          `Send the result of ${inquiry.tool} to the assistant?`,
+          [
+            ['y', 'send it'],
+            ['n', 'withhold it'],
+            ['p', 'show the result'],
+            ['e', 'edit it first'],
+          ],
+          inquiry.result,
+          context(),
+        );
     if (choice === 'y') return 'deliver';
     if (choice === 'n') return 'skip';
-    const prompts = await import('@inquirer/prompts');
-    const edited = await prompts.editor({ message: 'Edit the result', default: inquiry.result }, this.context(signal));
-    return { edit: edited };
+    return { edit: await this.edit(`the result of ${inquiry.tool}`, inquiry.result, '.txt', terminal) };
   }
 
-  private async editJson(initial: string, signal: AbortSignal): Promise<unknown> {
-    const prompts = await import('@inquirer/prompts');
+  /** Opens the editor at once on `text`; says on the terminal what is being edited. */
+  private async edit(what: string, text: string, extension: string, terminal: TerminalStreams): Promise<string> {
+    terminal.output.write(`Editing ${what} in ${this.options.environment.VISUAL?.trim() || this.options.environment.EDITOR?.trim() || 'vi'}…\n`);
+    return editInTerminal(text, { terminal, environment: this.options.environment, extension });
+  }
+
+  /** Edits JSON until it parses (an empty file keeps the original); says what was wrong each time. */
+  private async editJson(what: string, initial: string, terminal: TerminalStreams): Promise<unknown> {
+    let text = initial;
     for (;;) {
-      const text = await prompts.editor({ message: 'Edit the arguments (JSON)', default: initial }, this.context(signal));
+      let edited: string;
       try {
-        return JSON.parse(text);
+        edited = await this.edit(what, text, '.json', terminal);
       } catch (error) {
-        this.say(`not valid JSON: ${(error as Error).message}`);
-        initial = text;
+        if (!(error instanceof EditorFailed)) throw error;
+        terminal.output.write(`${error.message}\n`);
+        return JSON.parse(initial);
+      }
+      if (edited.trim() === '') return JSON.parse(initial);
+      try {
+        return JSON.parse(edited);
+      } catch (error) {
+        terminal.output.write(`not valid JSON: ${(error as Error).message}; opening the editor again (empty the file to keep the original)\n`);
+        text = edited;
       }
     }
   }
 
   /** A one-key prompt: returns the key pressed (case-sensitive), `p` toggles the details. */
-  private async keyChoice(message: string, keys: [string, string][], details: string, signal: AbortSignal): Promise<string> {
+  private async keyChoice(message: string, keys: [string, string][], details: string, context: PromptContext): Promise<string> {
     const core = await import('@inquirer/core');
     const prompt = core.createPrompt<string, { message: string }>((config, done) => {
       const [showDetails, setShowDetails] = core.useState(false);
@@ -182,13 +267,14 @@ export class TerminalPrompter {
         }
       });
       const legend = keys.map(([key, meaning]) => `${key} ${meaning}`).join(' · ');
-      if (status === 'done') return `${config.message} ${chosen}`;
+      if (status === 'done') return `${config.message} ${chosen} (${keys.find(([key]) => key === chosen)?.[1] ?? ''})`;
       return `${config.message} [${keys.map(([key]) => key).join('/')}]\n  ${legend}${showDetails ? `\n${details}` : ''}`;
     });
-    return prompt({ message }, this.context(signal));
+    return prompt({ message }, context);
   }
 
-  async interruptMenu(options: InterruptAction[], signal: AbortSignal): Promise<InterruptAction> {
+  /** The Ctrl+C menu, and the reply box when the choice is `reply`, as one session. */
+  async interruptMenu(options: InterruptAction[], signal: AbortSignal): Promise<InterruptChoice> {
     const prompts = await import('@inquirer/prompts');
     const labels: Record<InterruptAction, string> = {
       stop: 'stop: save what was done and end the turn (resumable)',
@@ -197,18 +283,19 @@ export class TerminalPrompter {
       reply: 'reply: stop and tell the assistant something',
       detach: 'detach: let it run in the background',
     };
-    return this.guard(() =>
-      prompts.select({ message: 'Interrupted. What now?', choices: options.map((option) => ({ name: labels[option], value: option })) }, this.context(signal)),
-    );
-  }
-
-  async text(message: string, signal: AbortSignal): Promise<string> {
-    const prompts = await import('@inquirer/prompts');
-    return this.guard(() => prompts.input({ message }, this.context(signal)));
+    return this.session(async (context) => {
+      const action = await prompts.select<InterruptAction>(
+        { message: 'Interrupted. What now?', choices: options.map((option) => ({ name: labels[option], value: option })) },
+        context(),
+      );
+      if (action !== 'reply') return { action };
+      const reply = await prompts.input({ message: 'Your reply:' }, context());
+      return { action, reply };
+    }, signal);
   }
 
   async choose<T extends string>(message: string, choices: { value: T; name: string }[], signal: AbortSignal): Promise<T> {
     const prompts = await import('@inquirer/prompts');
-    return this.guard(() => prompts.select({ message, choices }, this.context(signal)));
+    return this.session((context) => prompts.select({ message, choices }, context()), signal);
   }
 }

@@ -5,10 +5,15 @@
  */
 import type { ConversationEvent } from '../conversation/events.ts';
 import type { ResultObject } from '../server/result.ts';
+import type { TerminalOutput } from './terminal-output.ts';
 
 export interface Renderer {
+  /** Where everything this renderer shows goes (the one owner of the terminal). */
+  readonly output: TerminalOutput;
   /** A persisted event. `replayed` is true for history read from disk when attaching. */
   event(event: ConversationEvent, replayed: boolean): void;
+  /** A resumed turn is about to go on: `events` is the log up to now (its last turn is the one resumed). */
+  resuming(events: readonly ConversationEvent[]): void;
   /** A streamed piece of assistant output not persisted yet. */
   delta(kind: 'message' | 'reasoning', text: string): void;
   notice(level: 'info' | 'warning', message: string): void;

@@ -16,10 +16,14 @@ import type { Inquiry } from '../inquiry/types.ts';
 import type { ServerLink } from '../protocol/link.ts';
 import { PROTOCOL_VERSION, type InterruptAction, type ServerHello, type ServerMessage } from '../protocol/messages.ts';
 import type { ResultObject } from '../server/result.ts';
-import { PromptCancelled, PromptInterrupted, type TerminalPrompter } from './prompts.ts';
+import { PromptCancelled, PromptDetached, PromptInterrupted, type TerminalPrompter } from './prompts.ts';
 import type { Renderer } from './renderer.ts';
 
-export type HistoryMode = 'none' | 'current-turn' | { tail: number };
+/**
+ * What a client shows before live events: nothing (a new turn), the turn it resumes summarised
+ * (`resume`: a foreground `--continue`), the current turn, or the last N content events.
+ */
+export type HistoryMode = 'none' | 'resume' | 'current-turn' | { tail: number };
 
 export interface TerminalClientOptions {
   link: ServerLink;
@@ -27,6 +31,11 @@ export interface TerminalClientOptions {
   /** Undefined when this client cannot prompt (no /dev/tty, --non-interactive, CI). */
   prompter: TerminalPrompter | undefined;
   readOnly: boolean;
+  /**
+   * This client started the run in the foreground and owns it until it detaches (DESIGN §8): if it
+   * goes away any other way, the run stops. An attached client never owns the run.
+   */
+  owner: boolean;
   history: HistoryMode;
   eventsFile: string;
   conversationId: string;
@@ -47,7 +56,7 @@ interface QueuedInquiry {
 
 /** Chooses the history events a client shows before live ones. */
 export function selectHistory(events: readonly ConversationEvent[], mode: HistoryMode): ConversationEvent[] {
-  if (mode === 'none') return [];
+  if (mode === 'none' || mode === 'resume') return [];
   if (mode === 'current-turn') {
     for (let index = events.length - 1; index >= 0; index--) if (events[index]!.type === 'turn_start') return events.slice(index);
     return [];
@@ -86,6 +95,7 @@ export class TerminalClient {
       version: PROTOCOL_VERSION,
       can_prompt: this.options.prompter !== undefined && !this.options.readOnly,
       read_only: this.options.readOnly,
+      ...(this.options.owner ? { owner: true } : {}),
     });
     return outcome;
   }
@@ -95,7 +105,9 @@ export class TerminalClient {
     this.settled = true;
     for (const queued of this.inquiries) queued.controller.abort();
     this.menuController?.abort();
-    this.options.prompter?.close();
+    // The terminal closes once the aborted prompts have drawn their last line.
+    const prompter = this.options.prompter;
+    void this.options.renderer.output.idle().then(() => prompter?.close());
     this.settle(outcome);
   }
 
@@ -145,7 +157,9 @@ export class TerminalClient {
 
   private greeted(hello: ServerHello): void {
     this.serverPid = hello.pid;
-    if (this.options.history !== 'none') {
+    if (this.options.history === 'resume') {
+      this.options.renderer.resuming(readEventLog(this.options.eventsFile).events.slice(0, hello.event_count));
+    } else if (this.options.history !== 'none') {
       const parsed = readEventLog(this.options.eventsFile);
       for (const event of selectHistory(parsed.events.slice(0, hello.event_count), this.options.history)) this.options.renderer.event(event, true);
     }
@@ -176,6 +190,11 @@ export class TerminalClient {
         this.interrupt();
         return;
       }
+      if (error instanceof PromptDetached) {
+        this.prompting = false;
+        this.detach();
+        return;
+      }
       if (!(error instanceof PromptCancelled)) throw error;
       if (!next.controller.signal.aborted) {
         // The terminal is gone (it could not be opened): let the run go on without this client,
@@ -193,11 +212,14 @@ export class TerminalClient {
 
   // ---- keys and signals ----------------------------------------------------------------------
 
-  /** Ctrl+C: the first asks the server for the interrupt menu, a second one stops the run. */
+  /**
+   * Ctrl+C: the first asks the server for the interrupt menu, a second one stops the run. A client
+   * that neither owns the run nor prompts only watches: Ctrl+C leaves it, the run goes on.
+   */
   interrupt(): void {
     if (this.settled) return;
-    const { link, prompter, readOnly } = this.options;
-    if (readOnly) {
+    const { link, prompter, readOnly, owner } = this.options;
+    if (readOnly || (!prompter && !owner)) {
       this.detach();
       return;
     }
@@ -224,9 +246,13 @@ export class TerminalClient {
     let action: InterruptAction = 'stop';
     let reply: string | undefined;
     try {
-      action = await prompter.interruptMenu(options, this.menuController.signal);
-      if (action === 'reply') reply = await prompter.text('Your reply:', this.menuController.signal);
+      ({ action, reply } = await prompter.interruptMenu(options, this.menuController.signal));
     } catch (error) {
+      if (error instanceof PromptDetached) {
+        this.menuOpen = false;
+        this.detach();
+        return;
+      }
       if (error instanceof PromptCancelled && this.menuController.signal.aborted) {
         this.menuOpen = false;
         this.interruptRequested = false;
@@ -253,9 +279,24 @@ export class TerminalClient {
     this.finish({ kind: 'detached' });
   }
 
-  /** SIGTERM to the client, or its stdout closed: stop the run. */
+  /**
+   * SIGTERM to the client, or its stdout closed. The owner stops the run (saved, resumable); an
+   * attached client only goes away, and the run goes on.
+   */
   shutdown(reason: 'terminate' | 'output_closed'): void {
     if (this.settled) return;
+    if (!this.options.owner) {
+      this.leave();
+      return;
+    }
     this.options.link.send({ type: 'shutdown', reason });
+  }
+
+  /** An attached client goes away without deciding anything for the run. */
+  private leave(): void {
+    this.detaching = true;
+    this.options.link.send({ type: 'disconnect' });
+    this.options.link.close();
+    this.finish({ kind: 'detached' });
   }
 }

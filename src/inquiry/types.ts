@@ -25,8 +25,10 @@ export interface Question {
 }
 
 export type Inquiry =
-  | { kind: 'run_tool'; tool: string; arguments: unknown }
-  | { kind: 'deliver_tool_result'; tool: string; result: string; is_error?: boolean }
+  /** `edit`: the configured attached policy is `edit` (the human edits the arguments before it runs). */
+  | { kind: 'run_tool'; tool: string; arguments: unknown; edit?: boolean }
+  /** `edit`: the configured attached policy is `edit` (the human edits the result before it is sent). */
+  | { kind: 'deliver_tool_result'; tool: string; result: string; is_error?: boolean; edit?: boolean }
   | { kind: 'tool_question'; tool: string; question: Question };
 
 export type InquiryKind = Inquiry['kind'];

@@ -12,6 +12,7 @@ const clientHelloSchema = z.object({
   version: z.number(),
   can_prompt: z.boolean(),
   read_only: z.optional(z.boolean()),
+  owner: z.optional(z.boolean()),
 });
 
 const clientMessageSchema = z.discriminatedUnion('type', [

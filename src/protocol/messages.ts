@@ -21,6 +21,11 @@ export interface ClientHello {
   version: number;
   can_prompt: boolean;
   read_only?: boolean | undefined;
+  /**
+   * The foreground `jp query` that started the run: it owns the run until it detaches, and the run
+   * stops (saved, resumable) if its connection ends without a `disconnect`.
+   */
+  owner?: boolean | undefined;
 }
 
 export type ClientMessage =

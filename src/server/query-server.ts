@@ -60,6 +60,9 @@ export class QueryServer implements TurnHost {
   private readonly options: QueryServerOptions;
   private readonly clients = new Set<ClientConnection>();
   private promptingClient: ClientConnection | undefined;
+  /** The foreground client that started the run, until it detaches (DESIGN §8 "Who owns a run"). */
+  private ownerClient: ClientConnection | undefined;
+  private ownerClaimed = false;
   private readonly pendingAsks = new Map<string, PendingAsk>();
   private readonly partial = { message: '', reasoning: '' };
   private stopController = new AbortController();
@@ -150,6 +153,10 @@ export class QueryServer implements TurnHost {
     }
     this.clients.add(connection);
     if (wantsToPrompt) this.promptingClient = connection;
+    if (hello.owner === true && hello.read_only !== true && !this.options.request.detached && !this.ownerClaimed) {
+      this.ownerClaimed = true;
+      this.ownerClient = connection;
+    }
     connection.send({
       type: 'hello',
       version: PROTOCOL_VERSION,
@@ -167,6 +174,15 @@ export class QueryServer implements TurnHost {
   private detachClient(connection: ClientConnection): void {
     if (!this.clients.delete(connection)) return;
     this.options.logger.debug('client detached', { connection: connection.id });
+    if (this.ownerClient === connection) {
+      // The owner went away without detaching (killed, its pipeline died): the run stops, saved and
+      // resumable, before its open inquiry could fall back to a policy and start anything.
+      this.ownerClient = undefined;
+      if (!this.finished) {
+        this.options.logger.info('the client that owns the run went away without detaching; stopping');
+        this.stop(new StopRequest('shutdown'));
+      }
+    }
     if (this.promptingClient === connection) this.promptingClient = undefined;
     for (const [id, ask] of this.pendingAsks) {
       if (ask.connection !== connection) continue;
@@ -190,17 +206,32 @@ export class QueryServer implements TurnHost {
       }
       case 'signal':
         if (connection === this.promptingClient) connection.send({ type: 'interrupt_menu', options: [...interruptActions] });
-        else this.stop(new StopRequest('SIGINT'));
+        else if (connection === this.ownerClient) this.stop(new StopRequest('SIGINT'));
+        else this.options.logger.info('ignored an interrupt from a client that neither owns the run nor prompts', { connection: connection.id });
         return;
       case 'interrupt_action':
+        if (connection !== this.promptingClient && connection !== this.ownerClient) {
+          this.options.logger.info('ignored an interrupt action from a client that neither owns the run nor prompts', { connection: connection.id });
+          return;
+        }
         this.interruptAction(connection, message.action, message.reply);
         return;
       case 'disconnect':
         if (message.detach) this.detachedByClient = true;
+        if (connection === this.ownerClient) {
+          this.ownerClient = undefined;
+          this.detachedByClient = true;
+        }
         this.detachClient(connection);
         connection.close();
         return;
       case 'shutdown':
+        // `user` is `jp conversation kill`; any other reason comes from a client's own signals,
+        // which stop the run only for the client that owns it or answers its prompts.
+        if (message.reason !== 'user' && connection !== this.ownerClient && connection !== this.promptingClient) {
+          this.options.logger.info('ignored a shutdown from a client that neither owns the run nor prompts', { connection: connection.id, reason: message.reason });
+          return;
+        }
         this.stop(new StopRequest(message.reason === 'interrupt' ? 'SIGINT' : message.reason === 'terminate' ? 'SIGTERM' : 'shutdown'));
         return;
     }
@@ -221,6 +252,7 @@ export class QueryServer implements TurnHost {
         return;
       case 'detach':
         this.detachedByClient = true;
+        if (connection === this.ownerClient) this.ownerClient = undefined;
         this.detachClient(connection);
         connection.close();
         return;

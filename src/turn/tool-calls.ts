@@ -129,7 +129,7 @@ export async function processToolCall(
     const remembered = previous ? undefined : context.remembered.get(tool.name);
     if (remembered === 'skip') return respond(context, call.id, 'The user declined to run this tool (for the rest of this turn).', true, 'denied');
     if (!remembered) {
-      const resolution = await context.resolver.resolve(call.id, { kind: 'run_tool', tool: tool.name, arguments: argumentsValue }, previous);
+      const resolution = await context.resolver.resolve(call.id, { kind: 'run_tool', tool: tool.name, arguments: argumentsValue, ...(runMode === 'edit' ? { edit: true } : {}) }, previous);
       if (resolution.kind === 'deferred') return { kind: 'deferred', inquiryId: resolution.id };
       const answer = resolution.answer;
       if (answer === 'run_always') context.remembered.set(tool.name, 'run');
@@ -227,7 +227,7 @@ export async function processToolCall(
     return respond(context, call.id, `The tool ran, but its result is withheld: conversation.tools.${tool.name}.result = "skip".`, isError, isError ? 'error' : 'ok');
   }
   if (resultMode === 'ask' || resultMode === 'edit') {
-    const inquiry: Inquiry = { kind: 'deliver_tool_result', tool: tool.name, result: content, ...(isError ? { is_error: true } : {}) };
+    const inquiry: Inquiry = { kind: 'deliver_tool_result', tool: tool.name, result: content, ...(isError ? { is_error: true } : {}), ...(resultMode === 'edit' ? { edit: true } : {}) };
     const resolution = await context.resolver.resolve(call.id, inquiry, recorded.takeInquiry('deliver_tool_result'));
     if (resolution.kind === 'deferred') return { kind: 'deferred', inquiryId: resolution.id };
     const answer = resolution.answer;

@@ -20,8 +20,11 @@ function currentBootId(): string {
 
 interface ProcStat {
   state: string;
+  processGroup: number;
   sessionId: number;
   ttyNumber: number;
+  /** The foreground process group of the process's controlling terminal (-1: none). */
+  terminalProcessGroup: number;
   startTicks: string;
 }
 
@@ -35,7 +38,14 @@ export function readProcStat(pid: number | 'self'): ProcStat | undefined {
   }
   // The command name is in parentheses and may itself contain spaces or parentheses.
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  return { state: fields[0]!, sessionId: Number(fields[3]), ttyNumber: Number(fields[4]), startTicks: fields[19]! };
+  return {
+    state: fields[0]!,
+    processGroup: Number(fields[2]),
+    sessionId: Number(fields[3]),
+    ttyNumber: Number(fields[4]),
+    terminalProcessGroup: Number(fields[5]),
+    startTicks: fields[19]!,
+  };
 }
 
 const hasProc = (() => {
@@ -61,6 +71,28 @@ export function processStartTime(pid: number): string | undefined {
     return started === '' ? undefined : started;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * Whether this process is in the foreground of its controlling terminal, or has none. A background
+ * job of an interactive shell (`jp query ... &`) is not: the terminal stops it (SIGTTOU, SIGTTIN) if
+ * it changes terminal modes or reads from it.
+ */
+export function inTerminalForeground(): boolean {
+  if (hasProc) {
+    const stat = readProcStat('self');
+    return !stat || stat.terminalProcessGroup <= 0 || stat.terminalProcessGroup === stat.processGroup;
+  }
+  try {
+    const { execFileSync } = createRequire(process.execPath)('node:child_process') as typeof import('node:child_process');
+    const [group, foreground] = execFileSync('ps', ['-o', 'pgid=,tpgid=', '-p', String(process.pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    return !(foreground! > 0) || foreground === group;
+  } catch {
+    return true;
   }
 }
 

@@ -158,7 +158,7 @@ describe('conversation commands', () => {
     const listed = await runJp(sandbox, ['conversation', 'ls']);
     assert.match(listed.stdout, new RegExp(`\\* ${id}\\s+\\S+ \\S+\\s+idle\\s+first question`));
     const printed = await runJp(sandbox, ['conversation', 'print', id!]);
-    assert.equal(printed.stdout, 'Answer.Answer.\n');
+    assert.equal(printed.stdout, 'Answer.\n\nAnswer.\n', 'each turn on its own, a blank line between turns');
     assert.match(printed.stderr, /> first question/);
     const last = await runJp(sandbox, ['conversation', 'print', '--last']);
     assert.equal(last.stdout, 'Answer.\n');

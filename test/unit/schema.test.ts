@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
 import { JsonRenderer } from '../../src/client/json-renderer.ts';
+import { TerminalOutput } from '../../src/client/terminal-output.ts';
 import { eventTypes, isConversationEvent, type ConversationEvent } from '../../src/conversation/events.ts';
 import { exitCodeOf, JpError, type RunStatus } from '../../src/errors.ts';
 import { SafeWriter } from '../../src/output/channels.ts';
@@ -571,8 +572,12 @@ describe('output-line.schema.json', () => {
     streams.stdout.on('data', (chunk: Buffer) => (written.stdout += chunk.toString('utf8')));
     streams.stderr.on('data', (chunk: Buffer) => (written.stderr += chunk.toString('utf8')));
     const renderer = new JsonRenderer(
-      new SafeWriter(streams.stdout as unknown as NodeJS.WriteStream),
-      new SafeWriter(streams.stderr as unknown as NodeJS.WriteStream),
+      new TerminalOutput({
+        stdout: new SafeWriter(streams.stdout as unknown as NodeJS.WriteStream),
+        stderr: new SafeWriter(streams.stderr as unknown as NodeJS.WriteStream),
+        statusLine: false,
+        color: false,
+      }),
       cid,
     );
     renderer.status('starting');

@@ -17,6 +17,7 @@ import { userSubdirectory } from '../../workspace/workspace.ts';
 import type { CommandContext } from '../context.ts';
 import { targetConversation } from '../targets.ts';
 import { createTerminalClient, finishOutcome, withClientSignals } from '../client-session.ts';
+import { watchedLive } from '../facts.ts';
 
 /** The live server of a conversation, or an error that says what to do instead. */
 export function requireRunning(workspace: Workspace, conversationId: string): RegistryEntry & { socket_path: string } {
@@ -55,10 +56,10 @@ export async function conversationAttachCommand(context: CommandContext, id: str
     environment: context.facts.environment,
     conversationId,
     quiet: context.globals.quiet,
-    spinner: false,
+    interactive: watchedLive(context.facts),
   });
   const link = await connectToServer(entry.socket_path);
-  const client = createTerminalClient(context, { link, renderer, conversationId, readOnly, history });
+  const client = createTerminalClient(context, { link, renderer, conversationId, readOnly, owner: false, history });
   const outcome = await withClientSignals(context, client, true, () => client.run());
   return finishOutcome(renderer, outcome, conversationId, { text: '', model: null, startedAt: Date.now() });
 }

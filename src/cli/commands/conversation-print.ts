@@ -27,11 +27,10 @@ export async function conversationPrintCommand(context: CommandContext, id: stri
     environment: context.facts.environment,
     conversationId,
     quiet: context.globals.quiet,
-    spinner: false,
+    interactive: false,
   });
   for (const event of events) renderer.event(event, true);
   if (parsed.skipped > 0) renderer.notice('warning', `skipped ${counted(parsed.skipped, 'damaged line')} (${parsed.skippedLines.length === 1 ? 'line' : 'lines'} ${parsed.skippedLines.join(', ')})`);
-  if (context.format !== 'json' && context.stdout.wroteAnything && !context.stdout.atLineStart) context.stdout.write('\n');
   await renderer.flush();
   return 0;
 }

@@ -27,7 +27,7 @@ export async function runInProcess(context: CommandContext, prepared: Prepared, 
   run.register();
   const pair = createInMemoryPair();
   run.server.accept(pair.server);
-  const client = createTerminalClient(context, { link: pair.client, renderer, conversationId, readOnly: false, history: 'none' });
+  const client = createTerminalClient(context, { link: pair.client, renderer, conversationId, readOnly: false, owner: true, history: request.resume ? 'resume' : 'none' });
   const outcome = await withClientSignals(context, client, false, async () => {
     const clientOutcome = client.run();
     run.finish(await run.server.run());

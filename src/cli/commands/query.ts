@@ -14,6 +14,7 @@ import { createRenderer } from '../../client/create-renderer.ts';
 import { JsonRenderer } from '../../client/json-renderer.ts';
 import { TerminalPrompter } from '../../client/prompts.ts';
 import { connectToServer } from '../../client/socket-link.ts';
+import { TerminalOutput } from '../../client/terminal-output.ts';
 import { JpError, toJpError, UsageError } from '../../errors.ts';
 import { registerSecretsFrom } from '../../redact.ts';
 import { buildErrorResult, resultQuery } from '../../server/result.ts';
@@ -24,7 +25,7 @@ import { activateConversation, activeConversation, sessionKey } from '../../work
 import { prepareWorkspace, userSubdirectory } from '../../workspace/workspace.ts';
 import { createTerminalClient, finishOutcome, withClientSignals } from '../client-session.ts';
 import type { CommandContext, FlagValue } from '../context.ts';
-import { canPrompt } from '../facts.ts';
+import { canPrompt, watchedLive } from '../facts.ts';
 import { combineInput, defaultStdinWaitMilliseconds, readStandardInput } from '../stdin.ts';
 import { requireExisting } from '../targets.ts';
 
@@ -88,7 +89,7 @@ export async function queryCommand(context: CommandContext, messageParts: string
     const jpError = toJpError(error);
     const result = buildErrorResult({ conversationId, query: messageArgument ?? '', error: jpError, model: null, startedAt });
     if (context.format === 'json') {
-      const renderer = new JsonRenderer(context.stdout, context.stderr, conversationId);
+      const renderer = new JsonRenderer(new TerminalOutput({ stdout: context.stdout, stderr: context.stderr, statusLine: false, color: false }), conversationId);
       renderer.finish(result);
       await renderer.flush();
     } else {
@@ -236,7 +237,7 @@ async function askAboutIncompleteTurn(
   if (!canPrompt(context.facts)) {
     throw new UsageError('incomplete_turn', `conversation ${conversationId} has an incomplete turn (${resumePoint}); nothing was sent. Choose:`, { hint });
   }
-  const prompter = new TerminalPrompter();
+  const prompter = new TerminalPrompter({ environment: context.facts.environment });
   try {
     const choice = await prompter.choose<'resume' | 'discard' | 'cancel'>(
       `Conversation ${conversationId} has an incomplete turn (${resumePoint}).`,
@@ -266,7 +267,8 @@ async function execute(context: CommandContext, prepared: Prepared, flags: Query
     environment: context.facts.environment,
     conversationId,
     quiet: context.globals.quiet,
-    spinner: !flags.detach,
+    interactive: !flags.detach && watchedLive(context.facts),
+    thinking: true,
   });
   if (flags.server === false) return (await import('./query-in-process.ts')).runInProcess(context, prepared, renderer);
 
@@ -312,7 +314,7 @@ async function execute(context: CommandContext, prepared: Prepared, flags: Query
     return 0;
   }
   const link = await connectToServer(spawned.socketPath);
-  const client = createTerminalClient(context, { link, renderer, conversationId, readOnly: false, history: 'none' });
+  const client = createTerminalClient(context, { link, renderer, conversationId, readOnly: false, owner: true, history: request.resume ? 'resume' : 'none' });
   const outcome = await withClientSignals(context, client, true, () => client.run());
   return finishOutcome(renderer, outcome, conversationId, { text: request.query, model: null, startedAt: request.started_at });
 }

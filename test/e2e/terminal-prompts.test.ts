@@ -1,0 +1,273 @@
+/**
+ * Every prompt is drawn before it takes a key, every time (DESIGN §13), tested on the rendered
+ * screen: each prompt of a batch and its keys, a prompt in the next model step, the editor's
+ * hand-off, the Ctrl+C menu and its choices, the reply box, a menu over an open prompt, Ctrl+Z in a
+ * prompt, and prompts of a resumed turn (`--continue`) and of an attached client.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { conversationIds, eventually, readEvents, runJp, type Sandbox, testProvider, useCleanup } from '../support/jp.ts';
+import { keys, Screen, type ScreenOptions } from '../support/screen.ts';
+
+const cleanup = useCleanup();
+
+function jp(sandbox: Sandbox, args: string[], options: ScreenOptions = {}): Screen {
+  return Screen.jp(sandbox, args, { cleanup, ...options });
+}
+
+const create = (path: string, content = path): { tool_call: { name: string; arguments: unknown } } => ({ tool_call: { name: 'fs_create_file', arguments: { path, content } } });
+
+/** The prompt for creating `path`, as the screen shows it. */
+const promptFor = (path: string): string => `Run fs_create_file? {"path":"${path}"`;
+
+/** An editor that says it opened (with the file's content), waits for Enter, then writes $EDITED. */
+function fakeEditor(sandbox: Sandbox): string {
+  const file = sandbox.write('editor.sh', `echo "EDITOR OPEN: $(tr -d '\\n ' < "$1")"\nread answer\nprintf '%s' "$EDITED" > "$1"\n`);
+  return `sh ${file}`;
+}
+
+describe('prompts of a batch and of the next step', () => {
+  it('each prompt of a batch is drawn before it takes a key: p shows the arguments, y runs, n skips, Y allows the rest of the turn', async () => {
+    const sandbox = cleanup.sandbox();
+    const script = testProvider(sandbox, {
+      steps: [{ parts: [{ text: 'Four files.\n\n' }, create('a.txt'), create('b.txt'), create('c.txt'), create('d.txt')] }, { parts: [create('e.txt')] }, { parts: [{ text: 'All done.' }] }],
+    });
+    const screen = jp(sandbox, ['query', ...script, 'make files']);
+    await screen.waitFor(promptFor('a.txt'), { on: 'screen' });
+    await screen.waitFor('[y/Y/n/N/p/e]', { on: 'screen' });
+    screen.press('p');
+    await screen.waitFor('"content": "a.txt"', { on: 'screen' });
+    screen.press('y');
+    await screen.waitFor(promptFor('b.txt'), { on: 'screen' });
+    screen.press('n');
+    await screen.waitFor(promptFor('c.txt'), { on: 'screen' });
+    screen.press('Y');
+    const exit = await screen.exited;
+    assert.equal(exit.exitCode, 0, screen.text());
+    assert.deepEqual(['a.txt', 'b.txt', 'c.txt', 'd.txt', 'e.txt'].map((file) => sandbox.exists(file)), [true, false, true, true, true]);
+    assert.equal(screen.count(promptFor('d.txt')), 0, 'Y allowed the rest of the turn');
+    assert.equal(screen.count(promptFor('e.txt')), 0);
+    assert.equal(screen.count('All done.'), 1);
+    assert.match(screen.text(), /↳ fs_create_file: denied/);
+  });
+
+  it('a prompt in the next model step is drawn; N skips the tool for the rest of the turn', async () => {
+    const sandbox = cleanup.sandbox();
+    const script = testProvider(sandbox, {
+      steps: [{ parts: [create('a.txt')] }, { parts: [{ text: 'Next step.\n\n' }, create('b.txt'), create('c.txt')] }, { parts: [{ text: 'Finished.' }] }],
+    });
+    const screen = jp(sandbox, ['query', ...script, 'go']);
+    await screen.waitFor(promptFor('a.txt'), { on: 'screen' });
+    screen.press('y');
+    await screen.waitFor(promptFor('b.txt'), { on: 'screen' });
+    screen.press('N');
+    const exit = await screen.exited;
+    assert.equal(exit.exitCode, 0, screen.text());
+    assert.deepEqual(['a.txt', 'b.txt', 'c.txt'].map((file) => sandbox.exists(file)), [true, false, false]);
+    assert.equal(screen.count(promptFor('c.txt')), 0);
+    assert.equal(screen.count('Finished.'), 1);
+  });
+});
+
+describe('the editor', () => {
+  it('e opens the editor at once, on the terminal; the edited arguments are what runs', async () => {
+    const sandbox = cleanup.sandbox();
+    const script = testProvider(sandbox, { steps: [{ parts: [create('original.txt', 'original')] }, { parts: [{ text: 'Edited and done.' }] }] });
+    const screen = jp(sandbox, ['query', ...script, 'go'], { env: { EDITOR: fakeEditor(sandbox), EDITED: '{"path":"edited.txt","content":"edited"}' } });
+    await screen.waitFor(promptFor('original.txt'), { on: 'screen' });
+    screen.press('e');
+    await screen.waitFor('EDITOR OPEN: {"path":"original.txt","content":"original"}', { on: 'screen' });
+    screen.press(keys.enter);
+    const exit = await screen.exited;
+    assert.equal(exit.exitCode, 0, screen.text());
+    assert.equal(sandbox.read('edited.txt'), 'edited');
+    assert.equal(sandbox.exists('original.txt'), false);
+  });
+
+  it('run = "edit" opens the editor without asking first', async () => {
+    const sandbox = cleanup.sandbox();
+    const script = testProvider(sandbox, { steps: [{ parts: [create('original.txt', 'original')] }, { parts: [{ text: 'Done.' }] }] });
+    const screen = jp(sandbox, ['query', ...script, '-c', 'conversation.tools.fs_create_file.run="edit"', 'go'], {
+      env: { EDITOR: fakeEditor(sandbox), EDITED: '{"path":"edited.txt","content":"edited"}' },
+    });
+    await screen.waitFor('EDITOR OPEN', { on: 'screen' });
+    assert.equal(screen.count('[y/Y/n/N/p/e]'), 0);
+    screen.press(keys.enter);
+    const exit = await screen.exited;
+    assert.equal(exit.exitCode, 0, screen.text());
+    assert.equal(sandbox.read('edited.txt'), 'edited');
+  });
+});
+
+describe('the Ctrl+C menu', () => {
+  /** Streams a paragraph, then another one later, while the test holds the menu open. */
+  const slowScript = { steps: [{ parts: [{ text: 'Line one.\n\n' }, { delay_ms: 400 }, { text: 'Line two.\n\n' }, { delay_ms: 3000 }, { text: 'Line three.' }] }] };
+
+  it('holds streamed text while the menu is open and shows it once after "continue", with no stray line', async () => {
+    const sandbox = cleanup.sandbox();
+    const screen = jp(sandbox, ['query', ...testProvider(sandbox, slowScript), 'stream']);
+    await screen.waitFor('Line one.');
+    screen.press(keys.ctrlC);
+    await screen.waitFor('continue: keep going', { on: 'screen' });
+    const [conversationId] = conversationIds(sandbox);
+    // The run went on streaming meanwhile: its text is on disk, and not on the screen.
+    await eventually('the second line persisted', () => readEvents(sandbox, conversationId!).some((event) => event.message?.includes('Line two.')));
+    assert.equal(screen.count('Line two.'), 0, 'nothing was drawn under the open menu');
+    screen.press(keys.down + keys.down);
+    await screen.waitFor('❯ continue', { on: 'screen' });
+    screen.press(keys.enter);
+    const exit = await screen.exited;
+    assert.equal(exit.exitCode, 0, screen.text());
+    const lines = screen.lines();
+    assert.deepEqual(
+      lines.filter((line) => /Line (one|two|three)\./.test(line)),
+      ['Line one.', 'Line two.', 'Line three.'],
+      'each line once, in order',
+    );
+    const menu = lines.findIndex((line) => line.includes('Interrupted. What now?'));
+    assert.ok(menu > lines.indexOf('Line one.') && menu < lines.indexOf('Line two.'), screen.text());
+    assert.doesNotMatch(screen.text(), /\^C/);
+  });
+
+  it('reply: the reply box is drawn, and the turn goes on with the reply', async () => {
+    const sandbox = cleanup.sandbox();
+    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'Working.\n\n' }, { delay_ms: 60_000 }, { text: 'never' }] }] });
+    const screen = jp(sandbox, ['query', ...script, 'work']);
+    await screen.waitFor('Working.');
+    screen.press(keys.ctrlC);
+    await screen.waitFor('reply: stop and tell the assistant something', { on: 'screen' });
+    screen.press(keys.down + keys.down + keys.down);
+    await screen.waitFor('❯ reply', { on: 'screen' });
+    screen.press(keys.enter);
+    await screen.waitFor('Your reply:', { on: 'screen' });
+    screen.press('use tabs' + keys.enter);
+    const [conversationId] = conversationIds(sandbox);
+    await eventually('the reply is in the conversation', () => readEvents(sandbox, conversationId!).some((event) => JSON.stringify(event).includes('use tabs')));
+    await screen.waitFor('Working.', { times: 2 });
+    screen.press(keys.ctrlC);
+    await screen.waitFor('Interrupted. What now?', { times: 2 });
+    screen.press(keys.ctrlC);
+    const exit = await screen.exited;
+    assert.equal(exit.exitCode, 130, screen.text());
+  });
+
+  it('abort ends the turn and drops it', async () => {
+    const sandbox = cleanup.sandbox();
+    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'Working.\n\n' }, { delay_ms: 60_000 }] }] });
+    const screen = jp(sandbox, ['query', ...script, 'work']);
+    await screen.waitFor('Working.');
+    screen.press(keys.ctrlC);
+    await screen.waitFor('abort: end the turn and drop it', { on: 'screen' });
+    screen.press(keys.down);
+    await screen.waitFor('❯ abort', { on: 'screen' });
+    screen.press(keys.enter);
+    await screen.exited;
+    const events = readEvents(sandbox, conversationIds(sandbox)[0]!);
+    assert.equal(events.at(-1)!.status, 'discarded', screen.text());
+  });
+
+  it('detach leaves the run going; the shell gets its terminal back', async () => {
+    const sandbox = cleanup.sandbox();
+    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'Working.\n\n' }, { delay_ms: 1500 }, { text: 'Finished in the background.' }] }] });
+    const screen = jp(sandbox, ['query', ...script, 'work']);
+    await screen.waitFor('Working.');
+    screen.press(keys.ctrlC);
+    await screen.waitFor('detach: let it run in the background', { on: 'screen' });
+    screen.press(keys.up);
+    await screen.waitFor('❯ detach', { on: 'screen' });
+    screen.press(keys.enter);
+    const exit = await screen.exited;
+    assert.equal(exit.exitCode, 0, screen.text());
+    assert.match(screen.text(), /Detached: jp-c\d+/);
+    const [conversationId] = conversationIds(sandbox);
+    const waited = await runJp(sandbox, ['conversation', 'wait', conversationId!]);
+    assert.equal(waited.code, 0, waited.stderr);
+    assert.match(JSON.stringify(readEvents(sandbox, conversationId!)), /Finished in the background\./);
+  });
+
+  it('Ctrl+C over an open prompt draws the menu; "continue" draws the prompt again, which then takes the key', async () => {
+    const sandbox = cleanup.sandbox();
+    const script = testProvider(sandbox, { steps: [{ parts: [create('a.txt')] }, { parts: [{ text: 'Created.' }] }] });
+    const screen = jp(sandbox, ['query', ...script, 'go']);
+    await screen.waitFor(promptFor('a.txt'), { on: 'screen' });
+    screen.press(keys.ctrlC);
+    await screen.waitFor('continue: keep going', { on: 'screen' });
+    screen.press(keys.down + keys.down);
+    await screen.waitFor('❯ continue', { on: 'screen' });
+    screen.press(keys.enter);
+    await screen.waitFor('[y/Y/n/N/p/e]', { on: 'screen', times: 1 });
+    await screen.waitFor(promptFor('a.txt'), { times: 2 });
+    screen.press('y');
+    const exit = await screen.exited;
+    assert.equal(exit.exitCode, 0, screen.text());
+    assert.equal(sandbox.read('a.txt'), 'a.txt');
+  });
+});
+
+describe('Ctrl+Z in a prompt', () => {
+  it('detaches: the run goes on without a client and its inquiry follows the detached policy (defer)', async () => {
+    const sandbox = cleanup.sandbox();
+    const script = testProvider(sandbox, { steps: [{ parts: [create('a.txt')] }, { parts: [{ text: 'Created.' }] }] });
+    const screen = jp(sandbox, ['query', ...script, 'go']);
+    await screen.waitFor(promptFor('a.txt'), { on: 'screen' });
+    screen.press(keys.ctrlZ);
+    const exit = await screen.exited;
+    assert.equal(exit.exitCode, 0, screen.text());
+    assert.match(screen.text(), /Detached: jp-c\d+/);
+    const [conversationId] = conversationIds(sandbox);
+    const waited = await runJp(sandbox, ['conversation', 'wait', conversationId!]);
+    assert.equal(waited.code, 4, waited.stderr);
+    assert.equal(sandbox.exists('a.txt'), false);
+  });
+});
+
+describe('prompts of a resumed turn and of an attached client', () => {
+  it('--continue shows what it resumes (done ✓, pending ⏸, with arguments), draws the prompt with no spinner over it, and names the tool of each result', async () => {
+    const sandbox = cleanup.sandbox();
+    sandbox.write('input.txt', 'input contents');
+    const script = testProvider(sandbox, {
+      steps: [{ parts: [{ tool_call: { name: 'fs_read_file', arguments: { path: 'input.txt' } } }, create('b.txt')] }, { parts: [{ text: 'Both done.' }] }],
+    });
+    const deferred = await runJp(sandbox, ['query', ...script, '-c', 'conversation.tools.defaults.detached="defer"', 'both']);
+    assert.equal(deferred.code, 4, deferred.stderr);
+    const [conversationId] = conversationIds(sandbox);
+    const screen = jp(sandbox, ['query', '--continue', `--id=${conversationId}`, ...script]);
+    await screen.waitFor(promptFor('b.txt'), { on: 'screen' });
+    const text = screen.text();
+    assert.match(text, new RegExp(`Resuming incomplete turn for ${conversationId}`));
+    assert.match(text, /⏳ Incomplete turn \(pending inquiry\)/);
+    assert.match(text, /✓ fs_read_file \{"path":"input.txt"\} — completed/);
+    assert.match(text, /⏸ fs_create_file \{"path":"b.txt","content":"b.txt"\} — run it\?/);
+    const promptRow = screen.visibleRows().find((row) => row.includes('Run fs_create_file?'))!;
+    assert.ok(promptRow.startsWith('Run fs_create_file?'), `the prompt starts its own row: ${promptRow}`);
+    assert.doesNotMatch(promptRow, /thinking/);
+    screen.press('y');
+    const exit = await screen.exited;
+    assert.equal(exit.exitCode, 0, screen.text());
+    assert.match(screen.text(), /↳ fs_create_file: ok/);
+    assert.doesNotMatch(screen.text(), /↳ tool:/);
+    assert.equal(screen.count('Both done.'), 1);
+  });
+
+  it('an attached client draws the prompt with the arguments; y runs it', async () => {
+    const sandbox = cleanup.sandbox();
+    // The run waits (in a tool that runs unattended) until the test has attached.
+    const script = testProvider(sandbox, {
+      steps: [
+        { parts: [{ text: 'Waiting for you.\n\n' }, { tool_call: { name: 'run_command', arguments: { command: 'while [ ! -f release ]; do sleep 0.05; done' } } }] },
+        { parts: [create('a.txt')] },
+        { parts: [{ text: 'Made it.' }] },
+      ],
+    });
+    const conversationId = (await runJp(sandbox, ['query', '--detach', ...script, '-c', 'conversation.tools.run_command.run="unattended"', 'go'])).stdout.trim();
+    const screen = jp(sandbox, ['conversation', 'attach', conversationId]);
+    await screen.waitFor('Waiting for you.');
+    sandbox.write('release', '');
+    await screen.waitFor(promptFor('a.txt'), { on: 'screen' });
+    screen.press('y');
+    const exit = await screen.exited;
+    assert.equal(exit.exitCode, 0, screen.text());
+    assert.equal(sandbox.read('a.txt'), 'a.txt');
+    assert.equal(screen.count('Made it.'), 1);
+  });
+});

@@ -1,0 +1,150 @@
+/**
+ * Streaming at a terminal, on the rendered screen (DESIGN §13): lines are committed, never
+ * rewritten, so answers taller than the screen appear exactly once in the scrollback; narrow
+ * terminals and a resize mid-stream keep lines whole; NO_COLOR means no style at all and
+ * FORCE_COLOR forces it; replays separate turns.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { runJp, type Sandbox, testProvider, useCleanup } from '../support/jp.ts';
+import { Screen, type ScreenOptions } from '../support/screen.ts';
+
+const cleanup = useCleanup();
+
+function jp(sandbox: Sandbox, args: string[], options: ScreenOptions = {}): Screen {
+  return Screen.jp(sandbox, args, { cleanup, ...options });
+}
+
+/** Streams `text` in pieces of about `size` characters, as a model does. */
+function streamed(text: string, size: number, delayMs = 0): unknown[] {
+  const parts: unknown[] = [];
+  for (let index = 0; index < text.length; index += size) {
+    parts.push({ text: text.slice(index, index + size) });
+    if (delayMs > 0) parts.push({ delay_ms: delayMs });
+  }
+  return parts;
+}
+
+const codeLines = Array.from({ length: 60 }, (_, index) => `const value${index} = compute(${index}); // line ${index}`);
+const paragraphWords = Array.from({ length: 3000 }, (_, index) => `w${index}`);
+
+describe('answers taller than the screen', () => {
+  it('at 100×30, a 60-line code block and a 3,000-word paragraph each appear exactly once in the scrollback, in order', async () => {
+    const sandbox = cleanup.sandbox();
+    const answer = `Here is the code:\n\n\`\`\`ts\n${codeLines.join('\n')}\n\`\`\`\n\n${paragraphWords.join(' ')}\n\nThe end.`;
+    const screen = jp(sandbox, ['query', ...testProvider(sandbox, { steps: [{ parts: streamed(answer, 7) }] }), 'show me'], { columns: 100, rows: 30 });
+    const exit = await screen.exited;
+    assert.equal(exit.exitCode, 0, screen.text());
+    const lines = screen.lines();
+    const at = codeLines.map((line) => lines.indexOf(line));
+    for (const [index, line] of codeLines.entries()) assert.equal(lines.filter((candidate) => candidate === line).length, 1, `code line ${index} once`);
+    assert.deepEqual(at, [...at].sort((a, b) => a - b), 'the code lines are in order');
+    assert.equal(at[59]! - at[0]!, 59, 'one row each, nothing between them');
+    const paragraph = lines.filter((line) => line.startsWith('w0 '));
+    assert.equal(paragraph.length, 1, 'the paragraph is drawn once');
+    assert.equal(paragraph[0], paragraphWords.join(' '), 'whole, as one line (the terminal wraps it)');
+    assert.ok(lines.indexOf(paragraph[0]!) > at[59]!, 'after the code');
+    assert.equal(screen.count('w2999'), 1);
+    assert.equal(screen.count('The end.'), 1);
+  });
+
+  it('a 40-column terminal keeps every line whole', async () => {
+    const sandbox = cleanup.sandbox();
+    const answer = `# A heading that is longer than forty columns\n\n- a list item that is also longer than forty columns\n\n\`\`\`\n${codeLines.slice(0, 5).join('\n')}\n\`\`\`\n\nSome **bold** words in a sentence that wraps around the narrow terminal.`;
+    const screen = jp(sandbox, ['query', ...testProvider(sandbox, { steps: [{ parts: streamed(answer, 5) }] }), 'narrow'], { columns: 40, rows: 20 });
+    assert.equal((await screen.exited).exitCode, 0, screen.text());
+    const lines = screen.lines();
+    assert.ok(lines.includes('A heading that is longer than forty columns'), lines.join('\n'));
+    assert.ok(lines.includes('• a list item that is also longer than forty columns'));
+    for (const line of codeLines.slice(0, 5)) assert.equal(lines.filter((candidate) => candidate === line).length, 1);
+    assert.ok(lines.includes('Some bold words in a sentence that wraps around the narrow terminal.'));
+  });
+
+  it('a resize while streaming keeps lines whole and drawn once', async () => {
+    const sandbox = cleanup.sandbox();
+    const sentences = Array.from({ length: 40 }, (_, index) => `Sentence number ${index} is here to be long enough to wrap at sixty columns of width.`);
+    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'Start.\n\n' }, ...sentences.flatMap((sentence) => [{ text: sentence + '\n' }, { delay_ms: 25 }])] }] });
+    const screen = jp(sandbox, ['query', ...script, 'resize'], { columns: 100, rows: 30 });
+    await screen.waitFor('Sentence number 5 ');
+    screen.resize(60, 20);
+    await screen.waitFor('Sentence number 20 ');
+    screen.resize(120, 30);
+    assert.equal((await screen.exited).exitCode, 0, screen.text());
+    const lines = screen.lines();
+    for (const sentence of sentences) assert.equal(lines.filter((line) => line === sentence).length, 1, `${sentence}\n---\n${lines.join('\n')}`);
+  });
+});
+
+describe('colour', () => {
+  const answer = '# Title\n\nSome **bold** and `code` and *em*.\n\n```js\nconst x = 1;\n```\n';
+
+  it('NO_COLOR: no colour and no bold anywhere, markdown included', async () => {
+    const sandbox = cleanup.sandbox();
+    const script = testProvider(sandbox, { steps: [{ parts: [{ text: answer }, { tool_call: { name: 'fs_read_file', arguments: { path: 'missing.txt' } } }] }, { parts: [{ text: 'Done **now**.' }] }] });
+    const screen = jp(sandbox, ['query', ...script, 'plain'], { env: { NO_COLOR: '1' } });
+    assert.equal((await screen.exited).exitCode, 0, screen.text());
+    assert.match(screen.text(), /Some bold and `code` and em\./);
+    assert.match(screen.text(), /Done now\./);
+    assert.equal(screen.styledText(), '', 'nothing is styled');
+  });
+
+  it('without NO_COLOR markdown is styled at a terminal; FORCE_COLOR styles it through a pipe', async () => {
+    const sandbox = cleanup.sandbox();
+    const script = testProvider(sandbox, { steps: [{ parts: [{ text: answer }] }] });
+    const screen = jp(sandbox, ['query', ...script, 'styled']);
+    assert.equal((await screen.exited).exitCode, 0, screen.text());
+    assert.match(screen.styledText(), /Title.*bold.*code.*em.*const/s);
+    const forced = await runJp(sandbox, ['query', '--new', ...script, '-F', 'text-pretty', 'forced'], { env: { FORCE_COLOR: '1' } });
+    assert.match(forced.stdout, /\u001b\[1mbold/);
+    const unforced = await runJp(sandbox, ['query', '--new', ...script, '-F', 'text-pretty', 'plain pipe']);
+    assert.doesNotMatch(unforced.stdout, /\u001b\[/);
+  });
+});
+
+describe('replays', () => {
+  it('print and attach --tail show each turn: the user message, the answer, tool calls with results, a blank line between turns; stdout only the answers', async () => {
+    const sandbox = cleanup.sandbox();
+    sandbox.write('notes.txt', 'some notes');
+    const first = testProvider(sandbox, { steps: [{ parts: [{ text: 'Reading.' }, { tool_call: { name: 'fs_read_file', arguments: { path: 'notes.txt' } } }] }, { parts: [{ text: 'MOCK_OK: one' }] }] }, 'one.json');
+    const second = testProvider(sandbox, { steps: [{ parts: [{ text: 'MOCK_OK: two' }] }] }, 'two.json');
+    assert.equal((await runJp(sandbox, ['query', ...first, 'first question'])).code, 0);
+    assert.equal((await runJp(sandbox, ['query', ...second, 'second question'])).code, 0);
+    const printed = await runJp(sandbox, ['conversation', 'print']);
+    assert.equal(printed.stdout, 'Reading.\nMOCK_OK: one\n\nMOCK_OK: two\n');
+    const screen = jp(sandbox, ['conversation', 'print']);
+    assert.equal((await screen.exited).exitCode, 0);
+    const lines = screen.lines().filter((line) => !line.startsWith('jp:'));
+    assert.deepEqual(lines, [
+      '> first question',
+      'Reading.',
+      '⚙ fs_read_file {"path":"notes.txt"}',
+      '  ↳ fs_read_file: ok — some notes',
+      'MOCK_OK: one',
+      '',
+      '> second question',
+      'MOCK_OK: two',
+    ]);
+    // attach --tail replays the same way, then goes on live.
+    const third = testProvider(
+      sandbox,
+      { steps: [{ parts: [{ text: 'Waiting.' }, { tool_call: { name: 'run_command', arguments: { command: 'while [ ! -f release ]; do sleep 0.05; done' } } }] }, { parts: [{ text: 'MOCK_OK: three' }] }] },
+      'three.json',
+    );
+    const detached = await runJp(sandbox, ['query', '--detach', ...third, '-c', 'conversation.tools.run_command.run="unattended"', 'third question']);
+    const conversationId = detached.stdout.trim();
+    const attached = jp(sandbox, ['conversation', 'attach', '--read-only', '--tail=20', conversationId]);
+    await attached.waitFor('Waiting.');
+    sandbox.write('release', '');
+    assert.equal((await attached.exited).exitCode, 0, attached.text());
+    const attachedLines = attached.lines().filter((line) => !line.startsWith('jp:'));
+    assert.deepEqual(attachedLines.slice(attachedLines.indexOf('> second question') - 1, attachedLines.indexOf('> third question') + 2), [
+      '',
+      '> second question',
+      'MOCK_OK: two',
+      '',
+      '> third question',
+      'Waiting.',
+    ]);
+    assert.equal(attached.count('MOCK_OK: three'), 1);
+  });
+});

@@ -17,6 +17,7 @@ const sections: Record<string, () => Promise<{ default: Section }>> = {
   locks: () => import('./sections/locks.ts'),
   fuzz: () => import('./sections/fuzz.ts'),
   'big-input': () => import('./sections/big-input.ts'),
+  mcp: () => import('./sections/mcp.ts'),
 };
 
 const chosen = process.argv.slice(2);

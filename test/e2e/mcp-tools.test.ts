@@ -18,6 +18,8 @@ const calls: Record<string, { name: string; arguments: unknown }> = {
   invalid: { name: 'mcp__everything__echo', arguments: { text: 'no message field' } },
   env: { name: 'mcp__everything__get-env', arguments: {} },
   progress: { name: 'mcp__everything__trigger-long-running-operation', arguments: { duration: 1.5, steps: 3 } },
+  slow: { name: 'mcp__everything__trigger-long-running-operation', arguments: { duration: 60, steps: 60 } },
+  toggle: { name: 'mcp__everything__toggle-simulated-logging', arguments: {} },
 };
 
 function keywordOf(request: RecordedRequest): string {
@@ -136,6 +138,41 @@ describe('MCP tools', { concurrency: 4 }, () => {
     assert.match(seen, /from-environment/);
     assert.doesNotMatch(seen, /stays-with-jp/);
     assert.doesNotMatch(seen, /OPENAI_API_KEY|ANTHROPIC_API_KEY|sk-test-key|sk-ant/);
+  });
+
+  it('trust_annotations = true: a tool the server marks read-only runs without asking; others still ask (exit 3 with no human)', async () => {
+    const sandbox = sandboxed();
+    writeUserConfig(sandbox, everythingStdio('everything', sandbox.root, 'trust_annotations = true\n'));
+    const readOnly = await query(sandbox, 'echo', ['--new']);
+    assert.equal(readOnly.code, 0, readOnly.stderr);
+    assert.ok(!readOnly.events.some((event) => event.type === 'inquiry_request'), 'no inquiry for a trusted read-only tool');
+    assert.match(toolResultSeenByModel(provider, sandbox)!.content, /^Echo: hello from the model$/);
+    const notReadOnly = await query(sandbox, 'toggle', ['--new']);
+    assert.equal(notReadOnly.code, 3, notReadOnly.stderr);
+    assert.equal(notReadOnly.result.permission_denials[0].tool_name, 'mcp__everything__toggle-simulated-logging');
+    const effective = await runJp(sandbox, ['config', 'show', '--effective', 'mcp__everything__echo']);
+    assert.equal(effective.code, 0, effective.stderr);
+    assert.match(effective.stdout, /run \(attached\)\s+= unattended\s+set by built-in \(readOnlyHint of the MCP server everything, trusted by mcp\.servers\.everything\.trust_annotations\)/);
+  });
+
+  it('without trust_annotations the same read-only tool asks, and config show says annotations count for nothing', async () => {
+    const sandbox = sandboxed();
+    writeUserConfig(sandbox, everythingStdio('everything', sandbox.root));
+    const effective = await runJp(sandbox, ['config', 'show', '--effective', 'mcp__everything__echo']);
+    assert.equal(effective.code, 0, effective.stderr);
+    assert.match(effective.stdout, /its annotations relax nothing/);
+    assert.match(effective.stdout, /run \(attached\)\s+= ask\s/);
+    const unknown = await runJp(sandbox, ['config', 'show', '--effective', 'mcp__nowhere__echo']);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /no MCP server of that name is configured/);
+  });
+
+  it('tool_timeout_secs: a call that takes longer is cancelled and the model told; the run goes on', async () => {
+    const sandbox = sandboxed();
+    writeUserConfig(sandbox, everythingStdio('everything', sandbox.root, 'tool_timeout_secs = 1\n') + '\n[conversation.tools.defaults]\ndetached = { run = "auto" }\n');
+    const run = await query(sandbox, 'slow');
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(toolResultSeenByModel(provider, sandbox)!.content, /timed out after 1 s and was cancelled \(mcp\.servers\.everything\.tool_timeout_secs\)/);
   });
 
   it('progress of a long call shows as status lines with --json (and the result arrives)', async () => {

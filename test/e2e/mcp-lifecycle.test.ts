@@ -5,7 +5,7 @@
  * `jp mcp ls` shows each server's state and tools, and a bad `[mcp.servers]` entry is exit 2.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { startFakeProvider, stepByToolResults, textStep, toolStep, type FakeProvider, type RecordedRequest } from '../support/fake-provider.ts';
@@ -154,6 +154,30 @@ describe('MCP server lifecycle', { concurrency: 4 }, () => {
     assert.equal(line.servers.find((server: any) => server.name === 'missing').state, 'failed');
     assert.equal(line.servers.find((server: any) => server.name === 'off').state, 'disabled');
     assert.deepEqual(serverProcesses(sandbox.root), [], 'ls ends the servers it started');
+  });
+
+  it('a url server whose bearer_token_env is not set fails to start, saying which variable', async () => {
+    const sandbox = sandboxed();
+    writeUserConfig(sandbox, '[mcp.servers.remote]\nurl = "http://127.0.0.1:9/mcp"\nbearer_token_env = "JP_TEST_MCP_TOKEN"\n');
+    const listed = await runJp(sandbox, ['mcp', 'ls']);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stdout, /^remote\s+http\s+failed: the variable JP_TEST_MCP_TOKEN \(mcp\.servers\.remote\.bearer_token_env\) is not set$/m);
+  });
+
+  it('--no-tools starts no server; enable = false keeps a tool from the model', async () => {
+    const sandbox = sandboxed();
+    writeUserConfig(sandbox, everythingStdio('everything', sandbox.root) + '\n[conversation.tools.mcp__everything__echo]\nenable = false\n');
+    const { args, env } = model();
+    const withTools = await runJp(sandbox, ['query', ...args, `${sandbox.root} with tools`], { env: { ...env, CI: 'true' } });
+    assert.equal(withTools.code, 0, withTools.stderr);
+    const offered = provider.requests.find((request) => request.messages.some((message) => message.text === `${sandbox.root} with tools`))!.toolNames;
+    assert.ok(offered.includes('mcp__everything__get-sum'));
+    assert.ok(!offered.includes('mcp__everything__echo'));
+    const noTools = await runJp(sandbox, ['query', '--new', '--no-tools', ...args, `${sandbox.root} no tools`], { env: { ...env, CI: 'true' } });
+    assert.equal(noTools.code, 0, noTools.stderr);
+    const conversationId = conversationIds(sandbox).pop()!;
+    const runLog = path.join(sandbox.userDirectory(), 'processes', `${conversationId}.log`);
+    assert.ok(!existsSync(runLog) || !readFileSync(runLog, 'utf8').includes('[mcp everything]'), 'no server was started');
   });
 
   it('a bad [mcp.servers] entry is exit 2 naming the file, the line and the key; nothing runs', async () => {

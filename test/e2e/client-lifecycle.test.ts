@@ -1,0 +1,170 @@
+/**
+ * Who owns a run (DESIGN §8): a foreground `jp query` owns its run until it detaches; its death in
+ * any other way stops the run (saved, resumable, no further tool starts). An attached client never
+ * stops a run by going away, and a viewer cannot stop one. A background job of an interactive
+ * shell never prompts and is never stopped by the terminal. While a tool runs at a terminal, stderr
+ * shows it and its elapsed time (never stdout, never non-interactive or JSON).
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { collect, conversationIds, eventually, jpBinary, processAlive, readEvents, runJp, type Sandbox, startJp, testProvider, useCleanup } from '../support/jp.ts';
+import { shellQuote } from '../support/pty.ts';
+import { keys, Screen } from '../support/screen.ts';
+
+const cleanup = useCleanup();
+
+const releaseWait = 'while [ ! -f release ]; do sleep 0.05; done';
+const unattended = ['-c', 'conversation.tools.run_command.run="unattended"'];
+
+/** A step holding in a tool until the test writes `release`, then a second tool that leaves a mark. */
+function holdingScript(sandbox: Sandbox): string[] {
+  return testProvider(sandbox, {
+    steps: [
+      { parts: [{ text: 'Holding.\n\n' }, { tool_call: { name: 'run_command', arguments: { command: releaseWait } } }, { tool_call: { name: 'run_command', arguments: { command: 'touch started.txt' } } }] },
+      { parts: [{ text: 'Finished.' }] },
+    ],
+  });
+}
+
+function serverPid(sandbox: Sandbox, conversationId: string): number | undefined {
+  try {
+    return JSON.parse(readFileSync(path.join(sandbox.userDirectory(), 'processes', `${conversationId}.json`), 'utf8')).pid;
+  } catch {
+    return undefined;
+  }
+}
+
+describe('the foreground client owns its run', () => {
+  it('SIGKILL to the foreground client stops the run as interrupted: saved, resumable, and the pending tool never starts', async () => {
+    const sandbox = cleanup.sandbox();
+    const screen = Screen.jp(sandbox, ['query', ...holdingScript(sandbox), ...unattended, 'hold'], { cleanup });
+    await screen.waitFor('Holding.');
+    const [conversationId] = conversationIds(sandbox);
+    await eventually('the first tool started', () => readEvents(sandbox, conversationId!).some((event) => event.type === 'tool_call_start'));
+    const server = await eventually('the server is registered', () => serverPid(sandbox, conversationId!));
+    process.kill(screen.pid, 'SIGKILL');
+    await eventually('the server stopped', () => !processAlive(server), 30_000);
+    sandbox.write('release', '');
+    const events = readEvents(sandbox, conversationId!);
+    assert.equal(events.at(-1)!.type, 'turn_end');
+    assert.equal(events.at(-1)!.status, 'interrupted');
+    assert.equal(events.filter((event) => event.type === 'tool_call_start').length, 1, 'the second tool never started');
+    assert.equal(sandbox.exists('started.txt'), false);
+    const listed = JSON.parse((await runJp(sandbox, ['conversation', 'ls', '--json'])).stdout);
+    assert.match(listed[0].status, /^interrupted/);
+  });
+
+  it('a hang-up (SIGHUP) detaches: the run goes on and finishes', async () => {
+    const sandbox = cleanup.sandbox();
+    const screen = Screen.jp(sandbox, ['query', ...holdingScript(sandbox), ...unattended, 'hold'], { cleanup });
+    await screen.waitFor('Holding.');
+    const [conversationId] = conversationIds(sandbox);
+    process.kill(screen.pid, 'SIGHUP');
+    await screen.exited;
+    sandbox.write('release', '');
+    const waited = await runJp(sandbox, ['conversation', 'wait', conversationId!]);
+    assert.equal(waited.code, 0, waited.stderr);
+    assert.equal(sandbox.exists('started.txt'), true);
+  });
+});
+
+describe('an attached client never stops the run', () => {
+  it('SIGTERM to `attach --read-only` (as `timeout` sends) only ends the viewer; the run finishes', async () => {
+    const sandbox = cleanup.sandbox();
+    const conversationId = (await runJp(sandbox, ['query', '--detach', ...holdingScript(sandbox), ...unattended, 'hold'])).stdout.trim();
+    const viewerArguments = ['conversation', 'attach', '--read-only', conversationId];
+    const viewer = startJp(sandbox, viewerArguments);
+    const viewing = collect(viewer, viewerArguments, 30_000);
+    await new Promise<void>((resolve) => viewer.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('Holding.') && resolve()));
+    viewer.kill('SIGTERM');
+    await viewing;
+    sandbox.write('release', '');
+    const waited = await runJp(sandbox, ['conversation', 'wait', conversationId]);
+    assert.equal(waited.code, 0, waited.stderr);
+    assert.equal(sandbox.exists('started.txt'), true);
+  });
+
+  it('SIGTERM to a prompting attached client leaves the run going', async () => {
+    const sandbox = cleanup.sandbox();
+    const conversationId = (await runJp(sandbox, ['query', '--detach', ...holdingScript(sandbox), ...unattended, 'hold'])).stdout.trim();
+    const screen = Screen.jp(sandbox, ['conversation', 'attach', conversationId], { cleanup });
+    await screen.waitFor('Holding.');
+    process.kill(screen.pid, 'SIGTERM');
+    await screen.exited;
+    sandbox.write('release', '');
+    const waited = await runJp(sandbox, ['conversation', 'wait', conversationId]);
+    assert.equal(waited.code, 0, waited.stderr);
+  });
+
+  it('a viewer cannot stop the run: its signal and shutdown are ignored; `jp conversation kill` still stops it', async () => {
+    const sandbox = cleanup.sandbox();
+    const conversationId = (await runJp(sandbox, ['query', '--detach', ...holdingScript(sandbox), ...unattended, 'hold'])).stdout.trim();
+    const socketPath = path.join(sandbox.userDirectory(), 'processes', `${conversationId}.sock`);
+    const socket = net.createConnection(socketPath);
+    await new Promise((resolve) => socket.once('connect', resolve));
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk.toString()));
+    socket.write(JSON.stringify({ type: 'hello', version: 1, can_prompt: false, read_only: true }) + '\n');
+    await eventually('the server said hello', () => received.includes('"hello"'));
+    socket.write(JSON.stringify({ type: 'signal', kind: 'interrupt' }) + '\n');
+    socket.write(JSON.stringify({ type: 'shutdown', reason: 'interrupt' }) + '\n');
+    socket.write(JSON.stringify({ type: 'shutdown', reason: 'terminate' }) + '\n');
+    socket.write(JSON.stringify({ type: 'interrupt_action', action: 'abort' }) + '\n');
+    sandbox.write('release', '');
+    const waited = await runJp(sandbox, ['conversation', 'wait', conversationId]);
+    socket.destroy();
+    assert.equal(waited.code, 0, waited.stderr);
+    assert.equal(sandbox.exists('started.txt'), true);
+
+    const second = (await runJp(sandbox, ['query', '--detach', '--new', ...testProvider(sandbox, { steps: [{ parts: [{ text: 'long' }, { delay_ms: 60_000 }] }] }, 'long.json'), 'x'])).stdout.trim();
+    const killed = await runJp(sandbox, ['conversation', 'kill', second]);
+    assert.equal(killed.code, 0, killed.stderr);
+  });
+});
+
+describe('a background job of an interactive shell', () => {
+  it('never prompts and is never stopped by the terminal: it finishes and prints its answer', async () => {
+    const sandbox = cleanup.sandbox();
+    const script = testProvider(sandbox, {
+      steps: [{ parts: [{ text: 'Background answer.\n\n' }, { tool_call: { name: 'fs_create_file', arguments: { path: 'a.txt', content: 'a' } } }] }, { parts: [{ text: 'After the tool.' }] }],
+    });
+    const screen = Screen.program(sandbox, 'bash', ['--norc', '--noprofile', '-i'], { env: { PS1: 'PROMPT$ ' }, cleanup });
+    await screen.waitFor('PROMPT$');
+    screen.press(`node ${shellQuote(jpBinary)} query ${script.map(shellQuote).join(' ')} hi > out.txt &` + keys.enter);
+    await screen.waitFor(/\[1\] \d+/);
+    // Quotes split the markers, so the echo of the typed line never matches them.
+    screen.press('wait %1; echo "EX""IT=$?"; jobs -l; echo "JOBS""-DONE"' + keys.enter);
+    await screen.waitFor('JOBS-DONE');
+    assert.match(screen.text(), /EXIT=3/, 'the permission was denied: nobody is at a background job');
+    assert.doesNotMatch(screen.text(), /Stopped/);
+    assert.doesNotMatch(screen.text(), /\[y\/Y\/n\/N\/p\/e\]/);
+    assert.equal(sandbox.read('out.txt'), 'Background answer.\n\nAfter the tool.\n');
+    assert.equal(sandbox.exists('a.txt'), false);
+  });
+});
+
+describe('a running tool at a terminal', () => {
+  it('shows the tool and its elapsed time on stderr, never on stdout', async () => {
+    const sandbox = cleanup.sandbox();
+    const script = testProvider(sandbox, { steps: [{ parts: [{ tool_call: { name: 'run_command', arguments: { command: releaseWait } } }] }, { parts: [{ text: 'Tool done.' }] }] });
+    const screen = Screen.shell(sandbox, `node ${shellQuote(jpBinary)} query ${[...script, ...unattended].map(shellQuote).join(' ')} go | cat > out.txt; echo EXIT=$?`, { cleanup });
+    await screen.waitFor(/running run_command · [1-9]\d*s/, { on: 'screen' });
+    sandbox.write('release', '');
+    await screen.waitFor('EXIT=0');
+    assert.equal(sandbox.read('out.txt'), 'Tool done.\n');
+    assert.doesNotMatch(screen.screenText(), /running run_command/, 'the status line is gone once the tool is done');
+  });
+
+  it('says nothing of it when non-interactive or in JSON', async () => {
+    const sandbox = cleanup.sandbox();
+    const script = testProvider(sandbox, { steps: [{ parts: [{ tool_call: { name: 'run_command', arguments: { command: 'sleep 1.2' } } }] }, { parts: [{ text: 'Tool done.' }] }] });
+    for (const flags of [['--non-interactive'], ['--json']]) {
+      const screen = Screen.jp(sandbox, ['query', '--new', ...script, ...unattended, ...flags, 'go'], { cleanup });
+      assert.equal((await screen.exited).exitCode, 0, screen.text());
+      assert.doesNotMatch(screen.raw(), /running run_command|thinking/, flags.join(' '));
+    }
+  });
+});

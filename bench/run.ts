@@ -18,6 +18,7 @@ const sections: Record<string, () => Promise<{ default: Section }>> = {
   fuzz: () => import('./sections/fuzz.ts'),
   'big-input': () => import('./sections/big-input.ts'),
   mcp: () => import('./sections/mcp.ts'),
+  terminal: () => import('./sections/terminal.ts'),
 };
 
 const chosen = process.argv.slice(2);

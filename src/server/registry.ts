@@ -6,12 +6,15 @@
  */
 import { readdirSync, statSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
+import { killMarkedProcesses } from '../tools/marked-processes.ts';
 import { readRegularFile, writeFileAtomic } from '../workspace/files.ts';
 import { isSameProcessAlive, processStartTime } from '../workspace/process-identity.ts';
 
 export interface ToolProcessGroup {
   pgid: number;
   start_time: string;
+  /** The JP_TOOL_PROCESS value of the group's processes, which escaped ones keep too. */
+  marker?: string;
 }
 
 export interface RegistryEntry {
@@ -32,6 +35,8 @@ export interface RegistryEntry {
    * MCP servers are in it; `kill --force` signals the whole group, so they die with the run.
    */
   process_group?: number | null;
+  /** Set once the run started a tool subprocess: the prefix of every JP_TOOL_PROCESS value it gave out. */
+  tool_marker?: string;
 }
 
 export function entryFile(processesDirectory: string, conversationId: string): string {
@@ -72,8 +77,12 @@ export function isEntryAlive(entry: RegistryEntry): boolean {
   return isSameProcessAlive(entry.pid, entry.start_time);
 }
 
-/** Kills the tool process groups a dead server left behind (each checked by its leader's start time). */
-function killOrphanedToolGroups(entry: RegistryEntry): void {
+/**
+ * Kills what the tools of a run left running: their process groups (each checked by its leader's
+ * start time), and every process still carrying one of the run's markers, which finds those that
+ * left their group (see marked-processes.ts for what stays out of reach).
+ */
+export function killToolProcesses(entry: RegistryEntry): void {
   for (const group of entry.tool_process_groups ?? []) {
     if (processStartTime(group.pgid) !== group.start_time) continue;
     try {
@@ -82,11 +91,12 @@ function killOrphanedToolGroups(entry: RegistryEntry): void {
       // already gone
     }
   }
+  if (typeof entry.tool_marker === 'string' && entry.tool_marker !== '') killMarkedProcesses(entry.tool_marker, { prefix: true });
 }
 
 /** Removes a stale entry (its process is gone): the JSON file, the socket, orphaned tool groups. */
 export function cleanStaleEntry(processesDirectory: string, entry: RegistryEntry): void {
-  killOrphanedToolGroups(entry);
+  killToolProcesses(entry);
   removeQuietly(entryFile(processesDirectory, entry.conversation_id));
   if (entry.socket_path) removeQuietly(entry.socket_path);
 }

@@ -25,7 +25,7 @@ import { processStartTime, ownProcessStartTime } from '../workspace/process-iden
 import { dataHome, describeWorkspace, userSubdirectory, type Workspace } from '../workspace/workspace.ts';
 import { runWaitingHook } from './hooks.ts';
 import { QueryServer } from './query-server.ts';
-import { removeOwnEntry, writeEntry, type RegistryEntry } from './registry.ts';
+import { killToolProcesses, removeOwnEntry, writeEntry, type RegistryEntry } from './registry.ts';
 import type { ResultObject } from './result.ts';
 import type { RunRequest } from './run-request.ts';
 import { counted } from '../plural.ts';
@@ -102,9 +102,13 @@ export class Run {
       tool_process_groups: [],
       process_group: options.leadsProcessGroup ? process.pid : null,
     };
+    const toolMarker = `${request.conversation_id}.${process.pid}.${Date.now().toString(36)}`;
+    let subprocesses = 0;
     const processes: ProcessTracker = {
-      started: (pgid) => {
-        this.entry.tool_process_groups.push({ pgid, start_time: processStartTime(pgid) ?? '' });
+      nextMarker: () => `${toolMarker}.${++subprocesses}`,
+      started: (pgid, marker) => {
+        this.entry.tool_marker = toolMarker;
+        this.entry.tool_process_groups.push({ pgid, start_time: processStartTime(pgid) ?? '', marker });
         this.writeEntry();
       },
       ended: (pgid) => {
@@ -181,6 +185,8 @@ export class Run {
       }
     }
     this.touchMetadata(null);
+    // Tool subprocesses die with the run, also those that left their process group.
+    killToolProcesses(this.entry);
     this.closed = true;
     try {
       this.log.close();

@@ -2,14 +2,23 @@
  * Tool subprocesses: each runs in its own process group (a new session), so the whole tree can be
  * killed by group when the run stops or the call times out. The registry is told about the group
  * so that `jp conversation kill --force` can reach it too.
+ *
+ * The call ends when the process jp started ends (or at its time limit, or when the run stops),
+ * never later: a child that left the group (`setsid cmd &`) may hold the output pipes open for as
+ * long as it lives. Once the started process is gone, its group is killed, the output still in the
+ * pipes is read for a short grace, and if a pipe is still held open then, the processes carrying
+ * this call's marker (see marked-processes.ts) are killed and the pipes closed. The result has the
+ * output read so far.
  */
 import { spawn } from 'node:child_process';
+import { killMarkedProcesses, markerVariable } from './marked-processes.ts';
 import type { ProcessTracker } from './tool.ts';
 
 export interface SubprocessOptions {
   file: string;
   arguments: string[];
   cwd: string;
+  /** The tool's environment (see environment.ts); JP_TOOL_PROCESS is added here. */
   environment: NodeJS.ProcessEnv;
   stdin?: string;
   signal: AbortSignal;
@@ -30,7 +39,10 @@ export interface SubprocessResult {
   spawnError?: string;
 }
 
-const killGraceMilliseconds = 2000;
+/** From SIGTERM to SIGKILL when the time limit passes or the run stops. */
+const killGraceMilliseconds = 1000;
+/** How long output is still read after the started process ended. */
+const outputGraceMilliseconds = 200;
 
 function killGroup(processGroupId: number, signal: NodeJS.Signals): void {
   try {
@@ -42,10 +54,11 @@ function killGroup(processGroupId: number, signal: NodeJS.Signals): void {
 
 export function runSubprocess(options: SubprocessOptions): Promise<SubprocessResult> {
   const maxBytes = options.maxOutputBytes ?? 4 * 1024 * 1024;
+  const marker = options.processes.nextMarker();
   return new Promise((resolve) => {
     const child = spawn(options.file, options.arguments, {
       cwd: options.cwd,
-      env: options.environment,
+      env: { ...options.environment, [markerVariable]: marker },
       detached: true,
       stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
@@ -57,8 +70,9 @@ export function runSubprocess(options: SubprocessOptions): Promise<SubprocessRes
     let aborted = false;
     let settled = false;
     let escalation: NodeJS.Timeout | undefined;
+    let outputGrace: NodeJS.Timeout | undefined;
     const processGroupId = child.pid;
-    if (processGroupId !== undefined) options.processes.started(processGroupId);
+    if (processGroupId !== undefined) options.processes.started(processGroupId, marker);
 
     const stop = (): void => {
       if (processGroupId === undefined) return;
@@ -90,15 +104,17 @@ export function runSubprocess(options: SubprocessOptions): Promise<SubprocessRes
       child.stdin!.end(options.stdin);
     }
 
+    let exit: { exitCode: number | null; signal: NodeJS.Signals | null } | undefined;
     const finish = (result: Omit<SubprocessResult, 'stdout' | 'stderr' | 'timedOut' | 'aborted'>): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timeout);
+      clearTimeout(escalation);
+      clearTimeout(outputGrace);
       options.signal.removeEventListener('abort', onAbort);
       if (processGroupId !== undefined) {
         // Anything the tool left behind in its group dies with it.
         killGroup(processGroupId, 'SIGKILL');
-        clearTimeout(escalation);
         options.processes.ended(processGroupId);
       }
       resolve({
@@ -110,10 +126,18 @@ export function runSubprocess(options: SubprocessOptions): Promise<SubprocessRes
       });
     };
     child.on('error', (error) => finish({ exitCode: null, signal: null, spawnError: error.message }));
-    // Background children left in the group would hold the output pipes open forever.
-    child.on('exit', () => {
+    child.on('exit', (exitCode, signal) => {
+      exit = { exitCode, signal };
       if (processGroupId !== undefined) killGroup(processGroupId, 'SIGKILL');
+      outputGrace = setTimeout(() => {
+        // A pipe is still open: held by a process that left the group.
+        killMarkedProcesses(marker);
+        child.stdout!.destroy();
+        child.stderr!.destroy();
+        child.stdin?.destroy();
+        finish(exit!);
+      }, outputGraceMilliseconds);
     });
-    child.on('close', (exitCode, signal) => finish({ exitCode, signal }));
+    child.on('close', (exitCode, signal) => finish(exit ?? { exitCode, signal }));
   });
 }

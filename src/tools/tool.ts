@@ -14,7 +14,9 @@ export type ToolResult =
 
 /** Told about tool subprocess groups, so a forced kill can reach them through the registry. */
 export interface ProcessTracker {
-  started(processGroupId: number): void;
+  /** The JP_TOOL_PROCESS value for the next subprocess: `<run marker>.<n>` (see marked-processes.ts). */
+  nextMarker(): string;
+  started(processGroupId: number, marker: string): void;
   ended(processGroupId: number): void;
 }
 

@@ -2,17 +2,18 @@
  * `jp conversation kill <cid> [--force]`. Graceful: a `shutdown` message; the server persists,
  * ends the turn as interrupted (resumable), kills its tool process groups and exits. `--force`:
  * SIGKILL to the registered pid (to its whole process group when it leads one: its MCP servers are
- * in it) after checking its start time, and to the tool process groups it recorded, then the stale
- * entry, socket and lock are cleaned up. The turn stays resumable.
+ * in it) after checking its start time, to the tool process groups it recorded and to the processes
+ * that left those groups but still carry the run's marker (killToolProcesses), then the stale entry,
+ * socket and lock are cleaned up. The turn stays resumable.
  * A conversation that is not running is already stopped: exit 0 (a stale entry is cleaned up
  * silently).
  */
 import { connectToServer } from '../../client/socket-link.ts';
 import { RunError } from '../../errors.ts';
 import { PROTOCOL_VERSION } from '../../protocol/messages.ts';
-import { cleanStaleEntry, isEntryAlive, liveEntry, readEntry } from '../../server/registry.ts';
+import { cleanStaleEntry, isEntryAlive, killToolProcesses, liveEntry, readEntry } from '../../server/registry.ts';
 import { removeDeadLock } from '../../workspace/lock.ts';
-import { isSameProcessAlive, processStartTime } from '../../workspace/process-identity.ts';
+import { isSameProcessAlive } from '../../workspace/process-identity.ts';
 import { userSubdirectory } from '../../workspace/workspace.ts';
 import type { CommandContext } from '../context.ts';
 import { requireExisting } from '../targets.ts';
@@ -46,14 +47,7 @@ export async function conversationKillCommand(context: CommandContext, id: strin
     return 0;
   }
   if (options.force) {
-    for (const group of entry.tool_process_groups ?? []) {
-      if (processStartTime(group.pgid) !== group.start_time) continue;
-      try {
-        process.kill(-group.pgid, 'SIGKILL');
-      } catch {
-        // gone already
-      }
-    }
+    killToolProcesses(entry);
     if (isEntryAlive(entry)) {
       try {
         // A server that leads its process group takes the group with it (its MCP servers are in it).

@@ -1,28 +1,101 @@
 /**
- * Secret redaction at write time (DESIGN §10): API keys never reach a log, an event, a registry
- * entry, socket traffic or an error message. The secrets are the values of the environment
- * variables that hold keys; every text jp writes passes through `redact`.
+ * Secret redaction (DESIGN §10). A secret is redacted once, where a text is made (an event, a tool
+ * result, an error, a result field, a log line), so the conversation log, the socket, memory,
+ * stdout/JSON and what goes back to the model hold the same text.
+ *
+ * The secrets are the values of environment variables: the provider key variables jp uses and the
+ * ones listed in `secrets.env_vars`, registered once per process (registerSecrets). Exact values
+ * only, no guessing from shapes or names: a value shorter than 8 characters is not redacted (it
+ * would blank out ordinary words).
  */
 
-const replacement = '[REDACTED]';
-const secretNamePattern = /(_API_KEY|_TOKEN|_SECRET|_PASSWORD)$/;
+export const redactedText = '[REDACTED]';
+const minimumSecretLength = 8;
 
+/** Longest first, so that a secret containing another is replaced whole. */
 let secrets: string[] = [];
-const bearerPattern = /(authorization["']?\s*[:=]\s*["']?(?:bearer|basic)\s+)[A-Za-z0-9._~+/=-]{8,}/gi;
-const keyShapePattern = /\b(sk-(?:ant-)?[A-Za-z0-9_-]{16,})/g;
 
-/** Registers the secret values found in `environment` plus any extra variable names (api_key_env). */
-export function registerSecretsFrom(environment: NodeJS.ProcessEnv, extraNames: string[] = []): void {
+/** Adds the values of `variableNames` in `environment` to the secrets of this process. */
+export function registerSecrets(environment: NodeJS.ProcessEnv, variableNames: Iterable<string>): void {
   const found = new Set(secrets);
-  for (const [name, value] of Object.entries(environment)) {
-    if (!value || value.length < 8) continue;
-    if (secretNamePattern.test(name) || extraNames.includes(name)) found.add(value);
+  for (const name of variableNames) {
+    const value = environment[name];
+    if (value !== undefined && value.length >= minimumSecretLength) found.add(value);
   }
   secrets = [...found].sort((a, b) => b.length - a.length);
 }
 
 export function redact(text: string): string {
   let result = text;
-  for (const secret of secrets) if (result.includes(secret)) result = result.split(secret).join(replacement);
-  return result.replace(bearerPattern, `$1${replacement}`).replace(keyShapePattern, replacement);
+  for (const secret of secrets) if (result.includes(secret)) result = result.split(secret).join(redactedText);
+  return result;
+}
+
+/** Redacts every string inside a JSON-like value (keys included); returns the value itself when nothing changed. */
+export function redactValue<T>(value: T): T {
+  if (secrets.length === 0) return value;
+  return redactInside(value) as T;
+}
+
+function redactInside(value: unknown): unknown {
+  if (typeof value === 'string') return redact(value);
+  if (Array.isArray(value)) {
+    let changed = false;
+    const items = value.map((item) => {
+      const redacted = redactInside(item);
+      if (redacted !== item) changed = true;
+      return redacted;
+    });
+    return changed ? items : value;
+  }
+  if (typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype) {
+    let changed = false;
+    const entries = Object.entries(value).map(([key, item]) => {
+      const redactedKey = redact(key);
+      const redacted = redactInside(item);
+      if (redacted !== item || redactedKey !== key) changed = true;
+      return [redactedKey, redacted] as const;
+    });
+    return changed ? Object.fromEntries(entries) : value;
+  }
+  return value;
+}
+
+/**
+ * Redacts a text that arrives in pieces (a model's stream): a secret split across two pieces is
+ * still caught, because the end of a piece that could be the start of a secret is held back until
+ * the next piece (or `end()`) decides.
+ */
+export class StreamRedactor {
+  private held = '';
+
+  /** The redacted text that can be released now. */
+  push(piece: string): string {
+    if (secrets.length === 0) return piece;
+    const text = redact(this.held + piece);
+    const keep = longestSecretStartAtEnd(text);
+    this.held = text.slice(text.length - keep);
+    return text.slice(0, text.length - keep);
+  }
+
+  /** Whatever was held back: the text ended, so it is no secret. */
+  end(): string {
+    const rest = this.held;
+    this.held = '';
+    return rest;
+  }
+}
+
+/** Length of the longest end of `text` that is the beginning (not all) of some secret. */
+function longestSecretStartAtEnd(text: string): number {
+  let longest = 0;
+  for (const secret of secrets) {
+    for (let length = Math.min(secret.length - 1, text.length); length > longest; length--) {
+      if (text.endsWith(secret.slice(0, length))) {
+        longest = length;
+        break;
+      }
+    }
+  }
+  return longest;
 }

@@ -46,6 +46,7 @@ const commandConfig = z.union([
   }),
 ]);
 
+const environmentVariableName = z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'));
 const positiveInteger = z.int().check(z.positive());
 const nonNegativeInteger = z.int().check(z.nonnegative());
 const positiveNumber = z.number().check(z.positive());
@@ -63,6 +64,8 @@ const toolConfig = z.strictObject({
   result: z.optional(resultMode),
   detached: z.optional(detached),
   timeout_secs: z.optional(positiveNumber),
+  /** Variables passed to the tool's subprocess even though they hold provider keys (which tools do not get otherwise). */
+  env_vars: z.optional(z.array(environmentVariableName)),
   questions: z.optional(z.record(z.string(), questionConfig)),
 });
 
@@ -88,7 +91,6 @@ const urlString = z.string().check(
   }, 'must be an http:// or https:// URL'),
 );
 
-const environmentVariableName = z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'));
 
 /** `[mcp.servers.<name>]` (DESIGN §9): a program started over stdio, or a streamable HTTP `url`. */
 const mcpServerConfig = z.strictObject({
@@ -162,6 +164,8 @@ export const configSchema = z.strictObject({
       test: z.optional(z.strictObject({ script: z.optional(z.string()) })),
     }),
   ),
+  /** Environment variables whose values are secrets: redacted wherever jp writes or sends text (DESIGN §10). */
+  secrets: z.optional(z.strictObject({ env_vars: z.optional(z.array(environmentVariableName)) })),
   conversation: z.optional(
     z.strictObject({
       tools: z.optional(toolsConfig),

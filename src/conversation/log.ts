@@ -18,22 +18,18 @@ export interface OpenedLog {
   tornTailSavedTo: string | undefined;
 }
 
-export type Redactor = (text: string) => string;
-
 export class ConversationLog {
   readonly file: string;
   private fd: number | undefined;
-  private readonly redact: Redactor;
   private count: number;
   /** Bytes of complete events in the file: a failed append is cut back to this. */
   private size: number;
 
-  private constructor(file: string, fd: number, count: number, size: number, redact: Redactor) {
+  private constructor(file: string, fd: number, count: number, size: number) {
     this.file = file;
     this.fd = fd;
     this.count = count;
     this.size = size;
-    this.redact = redact;
   }
 
   /**
@@ -43,7 +39,7 @@ export class ConversationLog {
    * without following a symlink: anything but a regular file is damage (DamagedFileError) and is
    * never written to; neither is a file that cannot be read.
    */
-  static open(file: string, redact: Redactor = (text) => text): OpenedLog {
+  static open(file: string): OpenedLog {
     const fd = openRegularFile(file, constants.O_RDWR | constants.O_CREAT | constants.O_APPEND, 0o600)!;
     try {
       let content: Buffer;
@@ -77,7 +73,7 @@ export class ConversationLog {
         fsyncSync(fd);
       }
       return {
-        log: new ConversationLog(file, fd, parsed.events.length, size, redact),
+        log: new ConversationLog(file, fd, parsed.events.length, size),
         events: parsed.events,
         skipped: parsed.skipped,
         tornTailSavedTo,
@@ -96,7 +92,8 @@ export class ConversationLog {
   /** Appends one event as one write of one line. Returns its 0-based index among valid events. */
   append(event: ConversationEvent): number {
     if (this.fd === undefined) throw new RunError('log_closed', `conversation log ${this.file} is closed`);
-    const line = this.redact(JSON.stringify(event)) + '\n';
+    // Events arrive redacted: secrets are redacted where an event is made (src/redact.ts).
+    const line = JSON.stringify(event) + '\n';
     const bytes = Buffer.from(line, 'utf8');
     try {
       writeAll(this.fd, bytes);

@@ -11,7 +11,6 @@
 import { closeSync, constants, fsyncSync, lstatSync, mkdirSync, readdirSync, readSync, renameSync, rmSync, statSync, fstatSync } from 'node:fs';
 import path from 'node:path';
 import { asDiskFull, DamagedFileError, JpError, UsageError } from '../errors.ts';
-import { redact } from '../redact.ts';
 import { describeFileType, openRegularFile, readRegularFile, writeAll, writeFileAtomic } from '../workspace/files.ts';
 import type { ConversationEvent } from './events.ts';
 import { readEventLog } from './reader.ts';
@@ -78,7 +77,7 @@ export function createConversation(conversationsDirectory: string, initial: NewC
       const metadata: ConversationMetadata = { id, title: initial.title ?? null, created_at: timestamp, updated_at: timestamp };
       if (initial.forkedFrom) metadata.forked_from = initial.forkedFrom;
       writing = metadataFile(conversationsDirectory, id);
-      writeFileAtomic(path.join(pending, 'metadata.json'), redact(JSON.stringify(metadata, null, 2)) + '\n');
+      writeFileAtomic(path.join(pending, 'metadata.json'), JSON.stringify(metadata, null, 2) + '\n');
       try {
         renameSync(pending, conversationDirectory(conversationsDirectory, id));
         return metadata;
@@ -139,7 +138,7 @@ function processExists(pid: number): boolean {
 }
 
 export function writeMetadata(conversationsDirectory: string, metadata: ConversationMetadata): void {
-  writeFileAtomic(metadataFile(conversationsDirectory, metadata.id), redact(JSON.stringify(metadata, null, 2)) + '\n');
+  writeFileAtomic(metadataFile(conversationsDirectory, metadata.id), JSON.stringify(metadata, null, 2) + '\n');
 }
 
 export interface StoredMetadata {

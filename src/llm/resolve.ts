@@ -26,6 +26,26 @@ export interface ModelSpec {
 
 const defaultKeyVariables: Record<string, string> = { openai: 'OPENAI_API_KEY', anthropic: 'ANTHROPIC_API_KEY' };
 
+/** The variables that hold provider keys whatever the configuration says. */
+export const defaultProviderKeyVariables: readonly string[] = Object.values(defaultKeyVariables);
+
+/**
+ * Every variable jp may read a provider key from under `config`: the defaults and each configured
+ * `api_key_env`. Tool subprocesses do not get them (DESIGN §10), and their values are secrets.
+ */
+export function providerKeyVariables(config: Config): string[] {
+  const providers = config.providers ?? {};
+  const names = new Set(defaultProviderKeyVariables);
+  for (const configured of [providers.openai?.api_key_env, providers.anthropic?.api_key_env]) if (configured) names.add(configured);
+  for (const entry of Object.values(providers['openai-compatible'] ?? {})) if (entry?.api_key_env) names.add(entry.api_key_env);
+  return [...names];
+}
+
+/** The variables whose values are secrets: the provider key variables and `secrets.env_vars`. */
+export function secretVariables(config: Config): string[] {
+  return [...new Set([...providerKeyVariables(config), ...(config.secrets?.env_vars ?? [])])];
+}
+
 function alternatives(): string {
   return [
     'Models you can use instead:',

@@ -15,14 +15,15 @@ import type { BuiltinDetachedDefault } from '../config/policy.ts';
 import { toJpError, type JpError } from '../errors.ts';
 import type { Inquiry } from '../inquiry/types.ts';
 import { createChatModel } from '../llm/create.ts';
-import type { ModelSpec } from '../llm/resolve.ts';
+import { providerKeyVariables, secretVariables, type ModelSpec } from '../llm/resolve.ts';
 import type { ChatModel } from '../llm/types.ts';
 import type { Logger } from '../output/logger.ts';
 import { interruptActions, PROTOCOL_VERSION, type ClientHello, type ClientMessage, type ServerMessage } from '../protocol/messages.ts';
 import type { ConfiguredServer, McpServers } from '../tools/mcp/servers.ts';
 import { isMcpToolName, isToolIncluded } from '../tools/registry.ts';
+import { redact, registerSecrets } from '../redact.ts';
+import { toolEnvironment } from '../tools/environment.ts';
 import type { Tool, ProcessTracker } from '../tools/tool.ts';
-import { registerSecretsFrom } from '../redact.ts';
 import { TurnRun, type TurnOutcome } from '../turn/engine.ts';
 import { StopRequest, type ClientAnswer, type TurnHost } from '../turn/host.ts';
 import type { ClientConnection } from './connection.ts';
@@ -38,6 +39,8 @@ export interface QueryServerOptions {
   mcpServers: ConfiguredServer[];
   /** Where a line an MCP server writes on its stderr goes (the run's log). */
   serverOutput(server: string, line: string): void;
+  /** jp's environment: the model's keys come from it, and the tools' environment (without them). */
+  environment: NodeJS.ProcessEnv;
   log: ConversationLog;
   events: ConversationEvent[];
   logger: Logger;
@@ -84,7 +87,7 @@ export class QueryServer implements TurnHost {
     this.firstClientArrived = new Promise((resolve) => (this.firstClient = resolve));
     const retries = options.config.value.assistant?.request?.max_retries ?? 4;
     this.model = createChatModel(options.model, options.config.value, {
-      environment: process.env,
+      environment: options.environment,
       onRetry: (attempt, delay, error) => this.notice('warning', `${error.message}; retrying in ${(delay / 1000).toFixed(1)} s (attempt ${attempt} of ${retries})`),
       ...(options.logger.enabled('wire') ? { wire: (message: string, fields: Record<string, unknown>) => options.logger.wire(message, fields) } : {}),
       onWarning: (message) => this.notice('warning', message),
@@ -291,7 +294,8 @@ export class QueryServer implements TurnHost {
     this.broadcast({ type: 'delta', event });
   }
 
-  notice(level: 'info' | 'warning', message: string): void {
+  notice(level: 'info' | 'warning', text: string): void {
+    const message = redact(text);
     this.options.logger[level === 'info' ? 'info' : 'warn'](message);
     this.broadcast({ type: 'notice', level, message });
   }
@@ -334,8 +338,9 @@ export class QueryServer implements TurnHost {
   private startMcpServers(): Promise<McpServers | undefined> {
     const { mcpServers, request, config } = this.options;
     if (mcpServers.length === 0) return Promise.resolve(undefined);
-    registerSecretsFrom(process.env, mcpServers.flatMap((server) => (server.spec.bearerTokenVariable ? [server.spec.bearerTokenVariable] : [])));
-    for (const server of mcpServers) registerSecretsFrom(server.spec.env);
+    registerSecrets(this.options.environment, mcpServers.flatMap((server) => (server.spec.bearerTokenVariable ? [server.spec.bearerTokenVariable] : [])));
+    // A literal value in a server's `env` is a secret when its name is one (secrets.env_vars).
+    for (const server of mcpServers) registerSecrets(server.spec.env, secretVariables(config.value));
     const selection = { noTools: request.tools.no_tools, enabled: request.tools.enabled };
     const started = Date.now();
     return import('../tools/mcp/servers.ts').then(async ({ McpServers }) => {
@@ -411,6 +416,10 @@ export class QueryServer implements TurnHost {
       events.push(event);
     }
     const model = await this.model;
+    const withheld = providerKeyVariables(config.value);
+    const toolConfigs = (config.value.conversation?.tools ?? {}) as Record<string, { env_vars?: string[] } | undefined>;
+    const environmentOfTool = (tool: string): NodeJS.ProcessEnv =>
+      toolEnvironment(this.options.environment, { withheld, passThrough: toolConfigs[tool]?.env_vars ?? [] });
     const tools = await this.runTools();
     const turn = (resume: boolean, message: string | undefined, reply?: string): Promise<TurnOutcome> =>
       new TurnRun({
@@ -422,6 +431,7 @@ export class QueryServer implements TurnHost {
         config,
         builtinDetached: () => this.builtinDetached(),
         toolRoot: request.workspace.tool_root,
+        toolEnvironment: environmentOfTool,
         maxTurns: config.value.assistant?.max_turns ?? 25,
         systemPrompt: config.value.assistant?.system_prompt,
         signal: this.stopController.signal,

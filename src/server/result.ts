@@ -6,6 +6,7 @@ import type { ConversationEvent } from '../conversation/events.ts';
 import { describeTurn, splitTurns } from '../conversation/turn-state.ts';
 import { exitCodeOf, type JpError, type RunStatus } from '../errors.ts';
 import type { FinishReason, Source, Usage } from '../llm/types.ts';
+import { redactValue } from '../redact.ts';
 import { summarizeTurn, type PendingInquiry, type PermissionDenial, type ToolSummary, type Unanswered } from '../turn/summary.ts';
 import type { TurnOutcome } from '../turn/engine.ts';
 import { truncateOutput } from '../tools/truncate.ts';
@@ -78,7 +79,8 @@ export function buildTurnResult(options: {
   const summary = summarizeTurn(options.events.slice(Math.max(0, options.outcome.turnStart)));
   const { status, exitCode } = statusOfTurn(options.outcome, summary);
   const error = options.outcome.error;
-  return {
+  // Made here, so redacted here: the query and errors may quote a secret (the events are redacted already).
+  return redactValue<ResultObject>({
     v: 1,
     type: 'result',
     ts: new Date().toISOString(),
@@ -101,7 +103,7 @@ export function buildTurnResult(options: {
     },
     warnings: options.outcome.warnings ?? [],
     error: error ? errorObject(error) : options.outcome.status === 'interrupted' ? { code: 'interrupted', message: 'the run was interrupted; resume it with `jp query --continue`' } : null,
-  };
+  });
 }
 
 /** A result for a run that failed before (or without) a turn: usage errors, locks, startup failures. */
@@ -112,7 +114,7 @@ export function buildErrorResult(options: {
   model: string | null;
   startedAt: number;
 }): ResultObject {
-  return {
+  return redactValue<ResultObject>({
     v: 1,
     type: 'result',
     ts: new Date().toISOString(),
@@ -135,7 +137,7 @@ export function buildErrorResult(options: {
     },
     warnings: [],
     error: errorObject(options.error),
-  };
+  });
 }
 
 function errorObject(error: JpError): { code: string; message: string; hint?: string } {

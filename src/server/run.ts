@@ -13,10 +13,10 @@ import { eventsFile, titleFrom, updateMetadata } from '../conversation/store.ts'
 import { loadConfig, type LoadedConfig } from '../config/load.ts';
 import { userConfigFile } from '../config/paths.ts';
 import type { ModelSpec } from '../llm/resolve.ts';
-import { resolveModelSpec } from '../llm/resolve.ts';
+import { resolveModelSpec, secretVariables } from '../llm/resolve.ts';
 import type { Logger } from '../output/logger.ts';
 import { PROTOCOL_VERSION } from '../protocol/messages.ts';
-import { redact } from '../redact.ts';
+import { redact, registerSecrets } from '../redact.ts';
 import { configuredMcpServers, type ConfiguredServer } from '../tools/mcp/servers.ts';
 import { buildToolRegistry } from '../tools/registry.ts';
 import type { ProcessTracker, Tool } from '../tools/tool.ts';
@@ -31,6 +31,8 @@ import type { RunRequest } from './run-request.ts';
 import { counted } from '../plural.ts';
 
 export interface RunSetup {
+  /** The environment jp runs in; tools get it without the provider keys (see tools/environment.ts). */
+  environment: NodeJS.ProcessEnv;
   workspace: Workspace;
   config: LoadedConfig;
   model: ModelSpec;
@@ -39,7 +41,10 @@ export interface RunSetup {
   mcpServers: ConfiguredServer[];
 }
 
-/** Rebuilds what the client resolved, from the request and this process's environment. */
+/**
+ * Rebuilds what the client resolved, from the request and this process's environment, and
+ * registers the run's secrets (secretVariables) before anything of the run is made.
+ */
 export function loadRunSetup(request: RunRequest, environment: NodeJS.ProcessEnv): RunSetup {
   const workspace = describeWorkspace(request.workspace.root, request.workspace.is_default, request.workspace.tool_root, environment);
   // Settings recorded by earlier queries on this conversation (config_delta events); reading needs no lock.
@@ -52,12 +57,13 @@ export function loadRunSetup(request: RunRequest, environment: NodeJS.ProcessEnv
     cfgArguments: request.config.cfg_arguments,
     flags: request.config.flags,
   });
+  registerSecrets(environment, secretVariables(config.value));
   const model = resolveModelSpec(config.value, environment, request.cwd);
   // File tools never reach jp's own rules and state: the user's config directory and jp's data.
   const protectedDirectories = [path.dirname(request.config.user_file ?? userConfigFile(environment, environment.HOME || os.homedir())), path.join(dataHome(environment), 'jp')];
   const tools = buildToolRegistry(config.value, { noTools: request.tools.no_tools, enabled: request.tools.enabled }, { protectedDirectories });
   const mcpServers = request.tools.no_tools ? [] : configuredMcpServers(config, environment, request.workspace.tool_root);
-  return { workspace, config, model, tools, mcpServers };
+  return { environment, workspace, config, model, tools, mcpServers };
 }
 
 export interface RunOptions {
@@ -85,7 +91,7 @@ export class Run {
     this.options = options;
     const { request, setup, logger } = options;
     this.processesDirectory = userSubdirectory(setup.workspace, 'processes');
-    const opened = ConversationLog.open(eventsFile(setup.workspace.conversationsDirectory, request.conversation_id), redact);
+    const opened = ConversationLog.open(eventsFile(setup.workspace.conversationsDirectory, request.conversation_id));
     if (opened.tornTailSavedTo) logger.warn('repaired a torn last line of the log', { saved_to: opened.tornTailSavedTo });
     if (opened.skipped > 0) logger.warn('skipped damaged lines in the log', { count: opened.skipped });
     this.log = opened.log;
@@ -126,6 +132,7 @@ export class Run {
       serverOutput: options.socketPath
         ? (server, line) => process.stderr.write(`[mcp ${server}] ${line}\n`)
         : (server, line) => logger.debug('mcp server output', { server, line }),
+      environment: setup.environment,
       log: this.log,
       events: opened.events,
       logger,
@@ -154,7 +161,7 @@ export class Run {
     const { conversationsDirectory } = this.options.setup.workspace;
     try {
       const kept = updateMetadata(conversationsDirectory, this.options.request.conversation_id, (metadata) => {
-        if (!metadata.title && message) metadata.title = titleFrom(message);
+        if (!metadata.title && message) metadata.title = titleFrom(redact(message));
         metadata.updated_at = new Date().toISOString();
       });
       if (kept) {

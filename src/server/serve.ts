@@ -11,7 +11,8 @@ import { createRequire } from 'node:module';
 import { jpVersion } from '../cli/version.ts';
 import { JpError, toJpError } from '../errors.ts';
 import { createLogger, silentLogger, type Logger } from '../output/logger.ts';
-import { registerSecretsFrom } from '../redact.ts';
+import { defaultProviderKeyVariables } from '../llm/resolve.ts';
+import { redact, redactValue, registerSecrets } from '../redact.ts';
 import { StopRequest } from '../turn/host.ts';
 import { takeOverLock } from '../workspace/lock.ts';
 import { userSubdirectory } from '../workspace/workspace.ts';
@@ -118,9 +119,9 @@ export async function serveMain(): Promise<number> {
     const request = await readRequest(channel);
     // The client went away before sending its request.
     if (!request) return 0;
+    registerSecrets(process.env, defaultProviderKeyVariables);
     logger = await createLogger(request.log, { role: 'server', conversation_id: request.conversation_id });
     const setup = loadRunSetup(request, process.env);
-    registerSecretsFrom(process.env, setup.model.apiKeyVariable ? [setup.model.apiKeyVariable] : []);
     const processesDirectory = userSubdirectory(setup.workspace, 'processes');
     const socketPath = socketPathFor(processesDirectory, request.conversation_id, setup.workspace.id, process.env);
     const lock = takeOverLock(userSubdirectory(setup.workspace, 'locks'), request.conversation_id, request.lock_token ?? '', {
@@ -161,13 +162,13 @@ export async function serveMain(): Promise<number> {
   } catch (error) {
     const jpError = toJpError(error);
     logger.error('server failed', { code: jpError.code, error: jpError.message });
-    process.stderr.write(`jp server: ${jpError.message}\n`);
+    process.stderr.write(`jp server: ${redact(jpError.message)}\n`);
     run?.finish(undefined);
     if (listener) await closeListener(listener);
     if (!channel.destroyed && channel.writable) {
       await report(channel, {
         ready: false,
-        error: { code: jpError.code, message: jpError.message, ...(jpError.hint ? { hint: jpError.hint } : {}), exit_code: jpError.exitCode },
+        error: redactValue({ code: jpError.code, message: jpError.message, ...(jpError.hint ? { hint: jpError.hint } : {}), exit_code: jpError.exitCode }),
       });
     }
     return JpError.isInstance(error) ? error.exitCode : 1;

@@ -116,7 +116,7 @@ export function createLocalTool(name: string, config: ToolConfig): Tool {
         arguments: argumentList,
         cwd: context.toolRoot,
         environment: {
-          ...process.env,
+          ...context.environment,
           JP_TOOL_NAME: name,
           JP_TOOL_ARGUMENTS: JSON.stringify(argumentsValue),
           JP_TOOL_ANSWERS: JSON.stringify(context.answers),

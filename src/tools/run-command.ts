@@ -27,7 +27,7 @@ export const runCommandTool: Tool = defineTool({
       file: '/bin/sh',
       arguments: ['-c', command],
       cwd: directory,
-      environment: { ...process.env, JP_CONVERSATION_ID: context.conversationId },
+      environment: { ...context.environment, JP_CONVERSATION_ID: context.conversationId },
       signal: context.signal,
       timeoutMilliseconds: context.timeoutMilliseconds,
       processes: context.processes,

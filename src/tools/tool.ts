@@ -32,6 +32,8 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Directory the tool is confined to (the workspace root). */
   toolRoot: string;
+  /** The environment for the tool's subprocesses: jp's own without the provider keys (environment.ts). */
+  environment: NodeJS.ProcessEnv;
   conversationId: string;
   /** Answers to the questions this call asked, by question id. */
   answers: Record<string, JsonValue>;

@@ -23,6 +23,7 @@ import {
   type ToolSpec,
   type Usage,
 } from '../llm/types.ts';
+import { redactValue, StreamRedactor } from '../redact.ts';
 import type { Tool } from '../tools/tool.ts';
 import { buildPrompt } from './history.ts';
 import { StopRequest, type TurnHost } from './host.ts';
@@ -40,6 +41,8 @@ export interface TurnOptions {
   /** The built-in detached policy, read at each inquiry: it changes when a client detaches. */
   builtinDetached: () => BuiltinDetachedDefault;
   toolRoot: string;
+  /** The environment of a tool's subprocesses: jp's own without the provider keys (tools/environment.ts). */
+  toolEnvironment(tool: string): NodeJS.ProcessEnv;
   maxTurns: number;
   systemPrompt: string | undefined;
   /** Aborted to stop the run; its reason is a StopRequest. */
@@ -87,6 +90,11 @@ export class TurnRun {
   private pendingReasoning = '';
   /** The step being streamed has shown something (text, reasoning, a provider's tool). */
   private stepShown = false;
+  /**
+   * The step's streamed text is redacted as it arrives, so what clients see streaming is exactly
+   * what is persisted; a secret split across pieces is caught (src/redact.ts).
+   */
+  private streamed = { message: new StreamRedactor(), reasoning: new StreamRedactor() };
   private stepSources: Source[] = [];
   private finishReason: FinishReason | null = null;
   private readonly warnings: { code: string; message: string }[] = [];
@@ -111,6 +119,7 @@ export class TurnRun {
       tools: options.tools,
       resolver,
       toolRoot: options.toolRoot,
+      toolEnvironment: (tool) => options.toolEnvironment(tool),
       conversationId: options.conversationId,
       signal: options.signal,
       append: (event) => this.append(event),
@@ -118,9 +127,16 @@ export class TurnRun {
     };
   }
 
-  private append(event: ConversationEvent): void {
+  /**
+   * Every event of a turn is made here: it is redacted (src/redact.ts) before it is persisted, sent
+   * to clients, or kept for the next request to the model, so all of them hold the same text.
+   * Returns the event as kept.
+   */
+  private append<E extends ConversationEvent>(made: E): E {
+    const event = redactValue(made);
     this.options.host.append(event);
     this.events.push(event);
+    return event;
   }
 
   private turnEvents(): ConversationEvent[] {
@@ -277,22 +293,20 @@ export class TurnRun {
     this.stepShown = false;
     this.stepSources = [];
     this.finishReason = null;
+    this.streamed = { message: new StreamRedactor(), reasoning: new StreamRedactor() };
     const tools = this.toolSpecs.filter((spec) => this.options.tools.get(spec.name)?.available?.() !== false);
     for await (const part of this.options.model.stream({ messages, tools, signal: this.options.signal })) {
       switch (part.type) {
         case 'text':
           this.stepShown = true;
-          this.pendingMessage += part.text;
-          this.options.host.delta({ kind: 'message', text: part.text });
-          this.flushAtParagraph();
+          this.releaseText(this.streamed.message.push(part.text), '');
           break;
         case 'reasoning':
           this.stepShown = true;
-          this.pendingReasoning += part.text;
-          this.options.host.delta({ kind: 'reasoning', text: part.text });
-          this.flushAtParagraph();
+          this.releaseText('', this.streamed.reasoning.push(part.text));
           break;
         case 'reasoning_end':
+          this.releaseText('', this.streamed.reasoning.end());
           this.persistReasoning(this.pendingReasoning, part.metadata);
           this.pendingReasoning = '';
           break;
@@ -317,15 +331,7 @@ export class TurnRun {
           break;
         case 'tool_call': {
           this.flushPending(false);
-          const event: EventOf<'tool_call_request'> = {
-            type: 'tool_call_request',
-            timestamp: now(),
-            id: part.id,
-            name: part.name,
-            arguments: parseArguments(part.input),
-          };
-          this.append(event);
-          calls.push(event);
+          calls.push(this.append({ type: 'tool_call_request', timestamp: now(), id: part.id, name: part.name, arguments: parseArguments(part.input) }));
           break;
         }
         case 'finish':
@@ -339,6 +345,19 @@ export class TurnRun {
     this.stepShown = false;
     this.finishReason = finish.reason;
     return { calls, finish };
+  }
+
+  /** Streamed text, redacted (see `streamed`): forwarded to clients and queued for persisting. */
+  private releaseText(message: string, reasoning: string): void {
+    if (message) {
+      this.pendingMessage += message;
+      this.options.host.delta({ kind: 'message', text: message });
+    }
+    if (reasoning) {
+      this.pendingReasoning += reasoning;
+      this.options.host.delta({ kind: 'reasoning', text: reasoning });
+    }
+    if (message || reasoning) this.flushAtParagraph();
   }
 
   private flushAtParagraph(): void {
@@ -358,6 +377,8 @@ export class TurnRun {
    * no pending text); `sources` go on the step's last text chunk.
    */
   private flushPending(incomplete: boolean, sources: Source[] = []): void {
+    // What the redactors held back as a possible start of a secret is text like any other now.
+    this.releaseText(this.streamed.message.end(), this.streamed.reasoning.end());
     if (this.pendingReasoning) this.persistReasoning(this.pendingReasoning);
     if (this.pendingMessage || incomplete || sources.length > 0) {
       this.append({

@@ -13,6 +13,7 @@ import { resolveResultMode, resolveRunMode } from '../config/policy.ts';
 import type { ToolDefaultsConfig, ToolConfig } from '../config/schema.ts';
 import type { AnsweredBy, Inquiry, JsonValue, Question } from '../inquiry/types.ts';
 import type { Tool, ToolAnswer, ToolResult } from '../tools/tool.ts';
+import { redactValue } from '../redact.ts';
 import { truncateOutput } from '../tools/truncate.ts';
 import type { TurnHost } from './host.ts';
 import type { InquiryResolver, RecordedInquiry, Resolution } from './inquiries.ts';
@@ -23,6 +24,7 @@ export interface ToolCallContext {
   tools: Map<string, Tool>;
   resolver: InquiryResolver;
   toolRoot: string;
+  toolEnvironment(tool: string): NodeJS.ProcessEnv;
   conversationId: string;
   signal: AbortSignal;
   append(event: ConversationEvent): void;
@@ -294,6 +296,7 @@ async function execute(
     result = await tool.execute(argumentsValue, {
       signal: context.signal,
       toolRoot: context.toolRoot,
+      environment: context.toolEnvironment(tool.name),
       conversationId: context.conversationId,
       answers: { ...given.answers },
       answeredBy: { ...given.answeredBy },
@@ -305,11 +308,12 @@ async function execute(
   } catch (error) {
     if (context.signal.aborted) throw context.signal.reason;
     if (deferredInquiry !== undefined) return { kind: 'deferred', inquiryId: deferredInquiry };
-    return { kind: 'error', message: `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}` };
+    result = { kind: 'error', message: `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}` };
   }
   // Stopped while it ran: no response is written, so a resumed turn reports its outcome as unknown.
   if (context.signal.aborted) throw context.signal.reason;
   // Deferred while it ran: the call was cancelled; it runs again once a human has answered.
   if (deferredInquiry !== undefined) return { kind: 'deferred', inquiryId: deferredInquiry };
-  return result;
+  // A tool result is made here: redacted before anything (a prompt, the log, the model) sees it.
+  return redactValue(result);
 }

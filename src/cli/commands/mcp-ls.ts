@@ -3,7 +3,8 @@
  * why, disabled) and the tools it offers under their jp names. The servers are started as a run
  * would start them (same limits, same environment), listed, and ended.
  */
-import { registerSecretsFrom } from '../../redact.ts';
+import { secretVariables } from '../../llm/resolve.ts';
+import { registerSecrets } from '../../redact.ts';
 import { configuredMcpServers, McpServers, type McpServerStatus } from '../../tools/mcp/servers.ts';
 import type { CommandContext } from '../context.ts';
 import { jpVersion } from '../version.ts';
@@ -28,8 +29,9 @@ export async function mcpLsCommand(context: CommandContext): Promise<number> {
   const loaded = await context.config();
   const logger = await context.logger();
   const servers = configuredMcpServers(loaded, context.facts.environment, context.workspace().toolRoot);
-  registerSecretsFrom(context.facts.environment, servers.flatMap((server) => (server.spec.bearerTokenVariable ? [server.spec.bearerTokenVariable] : [])));
-  for (const server of servers) registerSecretsFrom(server.spec.env);
+  registerSecrets(context.facts.environment, [...secretVariables(loaded.value), ...servers.flatMap((server) => (server.spec.bearerTokenVariable ? [server.spec.bearerTokenVariable] : []))]);
+  // A literal value in a server's `env` is a secret when its name is one (secrets.env_vars).
+  for (const server of servers) registerSecrets(server.spec.env, secretVariables(loaded.value));
   const running = await McpServers.start(servers, {
     environment: context.facts.environment,
     clientVersion: jpVersion,

@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { redact, redactValue, registerSecrets, StreamRedactor } from '../../src/redact.ts';
+import { toolEnvironment } from '../../src/tools/environment.ts';
+
+registerSecrets({ KEY: 'sk-canary-0123456789', SHORT: 'abc', OTHER: 'hunter2hunter2' }, ['KEY', 'SHORT', 'OTHER', 'MISSING']);
+
+describe('redact', () => {
+  it('replaces the registered values only, and never a value shorter than 8 characters', () => {
+    assert.equal(redact('key=sk-canary-0123456789; pw hunter2hunter2; abc'), 'key=[REDACTED]; pw [REDACTED]; abc');
+    assert.equal(redact('sk-something-else'), 'sk-something-else', 'no guessing from shapes');
+  });
+
+  it('redacts every string of a value, keys included, and keeps an unchanged value as it is', () => {
+    const clean = { a: ['x', { b: 1 }] };
+    assert.equal(redactValue(clean), clean);
+    assert.deepEqual(redactValue({ content: 'sk-canary-0123456789', list: ['hunter2hunter2'], ['sk-canary-0123456789']: true, n: 1 }), {
+      content: '[REDACTED]',
+      list: ['[REDACTED]'],
+      '[REDACTED]': true,
+      n: 1,
+    });
+  });
+
+  it('catches a secret split across streamed pieces, and releases text that turned out not to be one', () => {
+    const stream = new StreamRedactor();
+    const pieces = ['the key is sk-can', 'ary-01234', '56789 and sk-', 'cannot'];
+    const released = pieces.map((piece) => stream.push(piece)).join('') + stream.end();
+    assert.equal(released, 'the key is [REDACTED] and sk-cannot');
+    const ending = new StreamRedactor();
+    assert.equal(ending.push('ends with sk-ca'), 'ends with ');
+    assert.equal(ending.end(), 'sk-ca');
+  });
+});
+
+describe('toolEnvironment', () => {
+  it('withholds the provider key variables unless passed through by name, and sets literal values last', () => {
+    const parent = { PATH: '/bin', OPENAI_API_KEY: 'k1', ANTHROPIC_API_KEY: 'k2', GITHUB_TOKEN: 'g' };
+    const environment = toolEnvironment(parent, { withheld: ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY'], passThrough: ['ANTHROPIC_API_KEY'], set: { X: '1' } });
+    assert.deepEqual(environment, { PATH: '/bin', ANTHROPIC_API_KEY: 'k2', GITHUB_TOKEN: 'g', X: '1' });
+    assert.equal(parent.OPENAI_API_KEY, 'k1', 'the parent environment is left alone');
+  });
+});

@@ -7,6 +7,7 @@ import os from 'node:os';
 import { formatErrorForHumans, type JpError } from '../errors.ts';
 import type { ConfigInputs, LoadedConfig } from '../config/load.ts';
 import { userConfigFile } from '../config/paths.ts';
+import { registerSecrets } from '../redact.ts';
 import { resolveFormat, SafeWriter, type OutputFormat } from '../output/channels.ts';
 import { createLogger, defaultLogFile, type Logger, type LogSettings } from '../output/logger.ts';
 import { dataHome, resolveWorkspace, type Workspace } from '../workspace/workspace.ts';
@@ -64,8 +65,21 @@ export class CommandContext {
   }
 
   logger(): Promise<Logger> {
-    this.cachedLogger ??= createLogger(this.logSettings(), { role: 'client' });
+    this.cachedLogger ??= this.registerSecrets().then(() => createLogger(this.logSettings(), { role: 'client' }));
     return this.cachedLogger;
+  }
+
+  private secretsRegistered: Promise<void> | undefined;
+
+  /**
+   * Registers the secrets this process can know of (clientSecretVariables) before it writes anything
+   * that may quote one; the TOML parser is loaded only then.
+   */
+  registerSecrets(): Promise<void> {
+    this.secretsRegistered ??= import('../config/secret-variables.ts').then(({ clientSecretVariables }) =>
+      registerSecrets(this.facts.environment, clientSecretVariables(this.configInputs())),
+    );
+    return this.secretsRegistered;
   }
 
   /** One chrome line on stderr, in the output format. */

@@ -16,8 +16,6 @@ import { TerminalPrompter } from '../../client/prompts.ts';
 import { connectToServer } from '../../client/socket-link.ts';
 import { TerminalOutput } from '../../client/terminal-output.ts';
 import { JpError, toJpError, UsageError } from '../../errors.ts';
-import { defaultProviderKeyVariables } from '../../llm/resolve.ts';
-import { registerSecrets } from '../../redact.ts';
 import { buildErrorResult, resultQuery } from '../../server/result.ts';
 import type { RunRequest } from '../../server/run-request.ts';
 import { spawnServer } from '../../server/spawn.ts';
@@ -109,8 +107,7 @@ async function prepare(
 ): Promise<Prepared> {
   const { facts } = context;
   const workspace = context.workspace();
-  // This process loads no configuration: the run's own secrets are registered where it runs (loadRunSetup).
-  registerSecrets(facts.environment, defaultProviderKeyVariables);
+  await context.registerSecrets();
 
   const waitSetting = facts.environment.JP_STDIN_WAIT_MS;
   const stdin = await readStandardInput({

@@ -2,16 +2,16 @@
  * `jp conversation kill <cid> [--force]`. Graceful: a `shutdown` message; the server persists,
  * ends the turn as interrupted (resumable), kills its tool process groups and exits. `--force`:
  * SIGKILL to the registered pid (to its whole process group when it leads one: its MCP servers are
- * in it) after checking its start time, to the tool process groups it recorded and to the processes
- * that left those groups but still carry the run's marker (killToolProcesses), then the stale entry,
- * socket and lock are cleaned up. The turn stays resumable.
+ * in it) after checking its start time, then to the tool process groups it recorded and to the
+ * processes that left those groups but still carry the run's marker (killToolProcesses), and the
+ * stale entry, socket and lock are cleaned up. The turn stays resumable.
  * A conversation that is not running is already stopped: exit 0 (a stale entry is cleaned up
  * silently).
  */
 import { connectToServer } from '../../client/socket-link.ts';
 import { RunError } from '../../errors.ts';
 import { PROTOCOL_VERSION } from '../../protocol/messages.ts';
-import { cleanStaleEntry, isEntryAlive, killToolProcesses, liveEntry, readEntry } from '../../server/registry.ts';
+import { cleanStaleEntry, isEntryAlive, liveEntry, readEntry } from '../../server/registry.ts';
 import { removeDeadLock } from '../../workspace/lock.ts';
 import { isSameProcessAlive } from '../../workspace/process-identity.ts';
 import { userSubdirectory } from '../../workspace/workspace.ts';
@@ -47,7 +47,7 @@ export async function conversationKillCommand(context: CommandContext, id: strin
     return 0;
   }
   if (options.force) {
-    killToolProcesses(entry);
+    // The server first: killed tools first, it could still record their end and go on with the turn.
     if (isEntryAlive(entry)) {
       try {
         // A server that leads its process group takes the group with it (its MCP servers are in it).
@@ -58,6 +58,7 @@ export async function conversationKillCommand(context: CommandContext, id: strin
       }
     }
     await waitForExit(entry.pid, entry.start_time, 2000);
+    // Its tools (killToolProcesses), and its entry, socket and lock.
     cleanStaleEntry(processes, entry);
     removeDeadLock(userSubdirectory(workspace, 'locks'), conversationId);
     context.status(`Killed pid ${entry.pid} (${conversationId}). The turn is saved; resume it with \`jp query --continue --id=${conversationId}\`.`);

@@ -16,6 +16,7 @@ import { TerminalPrompter } from '../../client/prompts.ts';
 import { connectToServer } from '../../client/socket-link.ts';
 import { TerminalOutput } from '../../client/terminal-output.ts';
 import { JpError, toJpError, UsageError } from '../../errors.ts';
+import { redact } from '../../redact.ts';
 import { buildErrorResult, resultQuery } from '../../server/result.ts';
 import type { RunRequest } from '../../server/run-request.ts';
 import { spawnServer } from '../../server/spawn.ts';
@@ -149,7 +150,7 @@ async function prepare(
     existing ??
     (forkSource
       ? forkConversation(workspace.conversationsDirectory, forkSource).id
-      : createConversation(workspace.conversationsDirectory, { title: message?.trim() ? titleFrom(message) : null }).id);
+      : createConversation(workspace.conversationsDirectory, { title: message?.trim() ? titleFrom(redact(message)) : null }).id);
   onConversation(conversationId);
 
   const waitSeconds = Number(facts.environment.JP_LOCK_WAIT ?? '0');

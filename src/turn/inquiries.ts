@@ -4,6 +4,7 @@
  * none, the detached policy decides, and every decision not made by a human is explained in plain
  * words naming the config key that would change it.
  */
+import { redactValue } from '../redact.ts';
 import type { EventOf } from '../conversation/events.ts';
 import { now } from '../conversation/events.ts';
 import type { LoadedConfig } from '../config/load.ts';
@@ -167,8 +168,10 @@ export class InquiryResolver {
    * Settles one inquiry. `recorded` is its earlier state in the log (a resumed turn): a recorded
    * answer is reused, a recorded request without answer is asked again under the same id.
    */
-  async resolve(toolCallId: string, inquiry: Inquiry, recorded?: RecordedInquiry, options: { duringCall?: boolean } = {}): Promise<Resolution> {
+  async resolve(toolCallId: string, asked: Inquiry, recorded?: RecordedInquiry, options: { duringCall?: boolean } = {}): Promise<Resolution> {
     const { host, config, builtinDetached } = this.context;
+    // An inquiry is made here (a tool's question may quote anything): what is logged, prompted or sent to a client is redacted.
+    const inquiry = redactValue(asked);
     if (recorded?.response) {
       const response = recorded.response;
       return { kind: 'answered', id: response.id, answer: response.answer, by: response.by, action: response.action, reason: response.reason };

@@ -4,28 +4,11 @@
  * bounds, yes/no, one choice, several choices), each showing its default, then a last look before
  * the answers are sent. An optional field can be left empty. The answer is a FormAnswer.
  */
-import { Writable } from 'node:stream';
-import type { Context } from '@inquirer/type';
 import { fieldProblem, type FormAnswer, type FormField } from '../inquiry/form.ts';
 import type { JsonValue, Question } from '../inquiry/types.ts';
+import type { PromptContext } from './prompts.ts';
 
 type Prompts = typeof import('@inquirer/prompts');
-
-/**
- * The context for one prompt of the form. @inquirer ends the output stream it is given when its
- * prompt is done (it pipes into it); the terminal must stay open for the next field, so each prompt
- * writes through a stream of its own that forwards to the terminal and never ends it.
- */
-function forPrompt(context: Context): Context {
-  const terminal = (context.output ?? process.stdout) as NodeJS.WriteStream;
-  const output = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      terminal.write(chunk, callback);
-    },
-  });
-  for (const property of ['columns', 'rows', 'isTTY'] as const) Object.defineProperty(output, property, { get: () => terminal[property] });
-  return { ...context, output };
-}
 
 /** A field's line: its title or name, what it is for, and its constraints. */
 export function fieldLabel(field: FormField): string {
@@ -44,8 +27,7 @@ export function fieldLabel(field: FormField): string {
 
 const leaveEmpty = '\u0000leave-empty';
 
-async function askField(prompts: Prompts, field: FormField, shared: Context): Promise<JsonValue | undefined> {
-  const context = forPrompt(shared);
+async function askField(prompts: Prompts, field: FormField, context: PromptContext): Promise<JsonValue | undefined> {
   const message = fieldLabel(field);
   const validate = (value: JsonValue | undefined): true | string => {
     if (value === undefined || value === '') return field.required ? 'This field is required.' : true;
@@ -111,8 +93,11 @@ async function askField(prompts: Prompts, field: FormField, shared: Context): Pr
   }
 }
 
-/** Shows the form for `question` (asked by `tool`) and returns the person's answer. */
-export async function fillInForm(tool: string, question: Question, context: Context): Promise<FormAnswer> {
+/**
+ * Shows the form for `question` (asked by `tool`) and returns the person's answer. `context` gives
+ * each prompt of the form its own context (a finished prompt ends its output, see prompts.ts).
+ */
+export async function fillInForm(tool: string, question: Question, context: () => PromptContext): Promise<FormAnswer> {
   const prompts = await import('@inquirer/prompts');
   const fields = question.fields ?? [];
   const start = await prompts.select(
@@ -123,14 +108,14 @@ export async function fillInForm(tool: string, question: Question, context: Cont
         { name: 'decline: do not give this information', value: 'decline' },
       ],
     },
-    forPrompt(context),
+    context(),
   );
   if (start === 'decline') return { action: 'decline' };
   const content: Record<string, JsonValue> = {};
   for (const field of fields) {
-    const value = await askField(prompts, field, context);
+    const value = await askField(prompts, field, context());
     if (value !== undefined) content[field.name] = value;
   }
-  const send = await prompts.confirm({ message: `Send these answers to ${tool}? (no: decline)`, default: true }, forPrompt(context));
+  const send = await prompts.confirm({ message: `Send these answers to ${tool}? (no: decline)`, default: true }, context());
   return send ? { action: 'accept', content } : { action: 'decline' };
 }

@@ -156,7 +156,7 @@ export class TerminalPrompter {
               return prompts.input({ message, ...(typeof question.default === 'string' ? { default: question.default } : {}) }, context());
             case 'form': {
               const { fillInForm } = await import('./elicitation-form.ts');
-              return (await fillInForm(inquiry.tool, question, context())) as JsonValue;
+              return (await fillInForm(inquiry.tool, question, context)) as JsonValue;
             }
           }
         }, signal);

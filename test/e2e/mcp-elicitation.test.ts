@@ -8,33 +8,15 @@
  * an attached client gets it too. The server's own report of what it received is the proof.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { before, describe, it } from 'node:test';
-import xterm from '@xterm/headless';
 import { startFakeProvider, stepByToolResults, textStep, toolStep, type FakeProvider, type RecordedRequest, type ScriptedStep } from '../support/fake-provider.ts';
-import { conversationIds, eventually, fakeModelArguments, jpBinary, readEvents, runJp, useCleanup, type Sandbox } from '../support/jp.ts';
+import { conversationIds, eventually, fakeModelArguments, readEvents, runJp, useCleanup, type Sandbox } from '../support/jp.ts';
 import { createAjv, schemaProblem } from '../support/schemas.ts';
 import { everythingStdio, killServers, writeUserConfig } from '../support/mcp.ts';
-import { runInTerminal, shellQuote, type TerminalSession } from '../support/pty.ts';
+import { keys, Screen } from '../support/screen.ts';
 
 const tool = 'mcp__everything__trigger-elicitation-request';
-const columns = 200;
-const rows = 50;
-
-/** The rendered screen (visible rows) of everything a terminal showed. */
-function screen(session: TerminalSession): Promise<string[]> {
-  const terminal = new xterm.Terminal({ cols: columns, rows, allowProposedApi: true });
-  return new Promise((resolve) => {
-    terminal.write(session.output(), () => {
-      const buffer = terminal.buffer.active;
-      const lines: string[] = [];
-      for (let index = buffer.viewportY; index < buffer.viewportY + rows; index++) lines.push(buffer.getLine(index)?.translateToString(true) ?? '');
-      terminal.dispose();
-      resolve(lines);
-    });
-  });
-}
+const size = { columns: 200, rows: 50 };
 
 function userMessage(request: RecordedRequest): string {
   return request.messages.find((entry) => entry.role === 'user')?.text ?? '';
@@ -169,11 +151,9 @@ describe('MCP elicitation', { concurrency: 4 }, () => {
     assert.match(JSON.parse(listed.stdout)[0].status, new RegExp(`waiting-for-input \\(${tool}\\)`));
 
     const model = fakeModelArguments('openai-chat', provider.baseUrl);
-    const command = `node ${shellQuote(jpBinary)} query --continue --id=${run.conversationId} ${model.args.map(shellQuote).join(' ')}; echo "exit=$?" > code.txt`;
-    const terminal = runInTerminal(sandbox, command, { env: model.env });
-    await fillTheForm(terminal, 'Grace Hopper');
-    await terminal.exited;
-    assert.equal(readFileSync(path.join(sandbox.workspace, 'code.txt'), 'utf8').trim(), 'exit=0');
+    const screen = Screen.jp(sandbox, ['query', '--continue', `--id=${run.conversationId}`, ...model.args], { ...size, env: model.env, cleanup });
+    await fillTheForm(screen, 'Grace Hopper');
+    assert.equal((await screen.exited).exitCode, 0, screen.text());
     const events = readEvents(sandbox, run.conversationId);
     const answer = events.find((event) => event.type === 'inquiry_response')!;
     assert.equal(answer.by, 'user');
@@ -184,17 +164,14 @@ describe('MCP elicitation', { concurrency: 4 }, () => {
     const sandbox = sandboxed();
     configure(sandbox, 'deny');
     const model = fakeModelArguments('openai-chat', provider.baseUrl);
-    const command = `node ${shellQuote(jpBinary)} query ${model.args.map(shellQuote).join(' ')} ${shellQuote(`${sandbox.root} call:elicit`)}; echo "exit=$?" > code.txt`;
-    const terminal = runInTerminal(sandbox, command, { env: model.env });
-    const shown = await fillTheForm(terminal, 'Grace Hopper');
+    const screen = Screen.jp(sandbox, ['query', ...model.args, `${sandbox.root} call:elicit`], { ...size, env: model.env, cleanup });
+    const shown = await fillTheForm(screen, 'Grace Hopper');
     assert.ok(shown.some((line) => line.includes(`${tool} asks: Please provide inputs for the following fields:`)), shown.join('\n'));
     const integer = shown.find((line) => line.includes('Integer — Your favorite integer'))!;
     assert.ok(integer, shown.join('\n'));
-    assert.match(integer, /\(1 to 100, whole number\) \(optional\)/);
-    await terminal.exited;
-    assert.equal(readFileSync(path.join(sandbox.workspace, 'code.txt'), 'utf8').trim(), 'exit=0');
-    const final = await screen(terminal);
-    assert.ok(final.some((line) => /Integer — .* 7$/.test(line.trimEnd())), `the answer stays on the screen:\n${final.join('\n')}`);
+    assert.match(integer, /\(1 to 100, whole number\) \(optional\) \(42\)/, 'bounds and default shown');
+    assert.equal((await screen.exited).exitCode, 0, screen.text());
+    assert.ok(screen.lines().some((line) => /✔ Integer — .* 7$/.test(line)), `the answer stays on the screen:\n${screen.text()}`);
     const events = readEvents(sandbox, conversationIds(sandbox)[0]!);
     const response = events.find((event) => event.type === 'inquiry_response')!;
     assert.equal(response.by, 'user');
@@ -212,14 +189,14 @@ describe('MCP elicitation', { concurrency: 4 }, () => {
     const detached = await runJp(sandbox, ['query', '--detach', ...model.args, `${sandbox.root} call:wait-then-elicit`], { env: model.env });
     assert.equal(detached.code, 0, detached.stderr);
     const conversationId = detached.stdout.trim();
-    const terminal = runInTerminal(sandbox, `node ${shellQuote(jpBinary)} conversation attach ${conversationId}`);
+    const screen = Screen.jp(sandbox, ['conversation', 'attach', conversationId], { ...size, cleanup });
     // The history of the turn is drawn once the client is attached as the prompting client.
-    await terminal.waitFor('run_command');
+    await screen.waitFor('run_command');
     sandbox.write('go', '');
-    await terminal.waitFor(`${tool} asks: Please provide inputs`);
-    terminal.write('\u001b[B'); // down: decline
-    terminal.write('\r');
-    await terminal.exited;
+    await screen.waitFor(`${tool} asks: Please provide inputs`);
+    screen.press(keys.down); // decline
+    screen.press(keys.enter);
+    await screen.exited;
     const events = readEvents(sandbox, conversationId);
     const response = events.find((event) => event.type === 'inquiry_response')!;
     assert.equal(response.by, 'user');
@@ -232,28 +209,24 @@ describe('MCP elicitation', { concurrency: 4 }, () => {
 
 /**
  * Plays the human: answers the form with `name`, yes to the terms, 7 as the integer, and the
- * defaults elsewhere. Returns the screen as it was while the integer field was asked.
+ * defaults elsewhere, each key once its prompt is drawn. Returns the screen as it was while the
+ * integer field was asked.
  */
-async function fillTheForm(terminal: TerminalSession, name: string): Promise<string[]> {
-  let from = 0;
-  const next = async (pattern: string | RegExp): Promise<void> => {
-    await terminal.waitFor(pattern, { from });
-    from = terminal.text().length;
-  };
-  await next('asks: Please provide inputs for the following fields:');
-  terminal.write('\r'); // answer
-  await next('String — Your full, legal name (required)');
-  terminal.write(`${name}\r`);
-  await next('Boolean — Agree to the terms and conditions (optional)');
-  terminal.write('\u001b[B\r'); // down to "yes"
+async function fillTheForm(screen: Screen, name: string): Promise<string[]> {
+  const asked = (label: string): Promise<void> => screen.waitFor(`? ${label}`, { on: 'screen' });
+  await asked(`${tool} asks: Please provide inputs for the following fields:`);
+  screen.press(keys.enter); // answer
+  await asked('String — Your full, legal name (required)');
+  screen.press(`${name}${keys.enter}`);
+  await asked('Boolean — Agree to the terms and conditions (optional)');
+  screen.press(keys.down + keys.enter); // "yes"
   for (const field of ['String with default', 'String with email format', 'String with uri format', 'String with date format']) {
-    await next(field);
-    terminal.write('\r');
+    await asked(field);
+    screen.press(keys.enter);
   }
-  await next('Integer — Your favorite integer');
-  await terminal.waitFor('(42)', { from: from - 200 });
-  const shown = await screen(terminal);
-  terminal.write('7\r');
+  await asked('Integer — Your favorite integer');
+  const shown = screen.visibleRows();
+  screen.press(`7${keys.enter}`);
   for (const field of [
     'Number in range 1-1000',
     'Untitled Single Select Enum',
@@ -262,10 +235,10 @@ async function fillTheForm(terminal: TerminalSession, name: string): Promise<str
     'Titled Multiple Select Enum',
     'Legacy Titled Single Select Enum',
   ]) {
-    await next(field);
-    terminal.write('\r');
+    await asked(field);
+    screen.press(keys.enter);
   }
-  await next('Send these answers');
-  terminal.write('\r');
+  await asked('Send these answers');
+  screen.press(keys.enter);
   return shown;
 }

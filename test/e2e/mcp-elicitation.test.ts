@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { startFakeProvider, stepByToolResults, textStep, toolStep, type FakeProvider, type RecordedRequest, type ScriptedStep } from '../support/fake-provider.ts';
-import { conversationIds, eventually, fakeModelArguments, readEvents, runJp, useCleanup, type Sandbox } from '../support/jp.ts';
+import { conversationIds, eventually, fakeModelArguments, readEvents, runJp, sleep, useCleanup, type Sandbox } from '../support/jp.ts';
 import { createAjv, schemaProblem } from '../support/schemas.ts';
 import { everythingStdio, killServers, writeUserConfig } from '../support/mcp.ts';
 import { keys, Screen } from '../support/screen.ts';
@@ -54,8 +54,8 @@ describe('MCP elicitation', { concurrency: 4 }, () => {
     cleanup.add(() => provider.close());
   });
 
-  function configure(sandbox: Sandbox, policy: string, extra = ''): void {
-    writeUserConfig(sandbox, `${everythingStdio('everything', sandbox.root)}\n[conversation.tools."${tool}"]\nrun = "unattended"\ndetached = { tool = "${policy}" }\n${extra}`);
+  function configure(sandbox: Sandbox, policy: string, extra = '', serverExtra = ''): void {
+    writeUserConfig(sandbox, `${everythingStdio('everything', sandbox.root, serverExtra)}\n[conversation.tools."${tool}"]\nrun = "unattended"\ndetached = { tool = "${policy}" }\n${extra}`);
   }
 
   async function headless(sandbox: Sandbox, words: string) {
@@ -160,12 +160,13 @@ describe('MCP elicitation', { concurrency: 4 }, () => {
     assert.match(toolResult(events), /- Name: Grace Hopper/);
   });
 
-  it('at a terminal: a form drawn field by field with defaults and bounds; the server receives the answers', async () => {
+  it('at a terminal: a form drawn field by field with defaults and bounds; the server receives the answers; the call time limit waits for the human', async () => {
     const sandbox = sandboxed();
-    configure(sandbox, 'deny');
+    configure(sandbox, 'deny', '', 'tool_timeout_secs = 1\n');
     const model = fakeModelArguments('openai-chat', provider.baseUrl);
     const screen = Screen.jp(sandbox, ['query', ...model.args, `${sandbox.root} call:elicit`], { ...size, env: model.env, cleanup });
-    const shown = await fillTheForm(screen, 'Grace Hopper');
+    // The person takes longer than the call's time limit to answer: the limit does not run meanwhile.
+    const shown = await fillTheForm(screen, 'Grace Hopper', { thinkMs: 2000 });
     assert.ok(shown.some((line) => line.includes(`${tool} asks: Please provide inputs for the following fields:`)), shown.join('\n'));
     const integer = shown.find((line) => line.includes('Integer — Your favorite integer'))!;
     assert.ok(integer, shown.join('\n'));
@@ -210,9 +211,9 @@ describe('MCP elicitation', { concurrency: 4 }, () => {
 /**
  * Plays the human: answers the form with `name`, yes to the terms, 7 as the integer, and the
  * defaults elsewhere, each key once its prompt is drawn. Returns the screen as it was while the
- * integer field was asked.
+ * integer field was asked. `thinkMs`: how long the person looks at the form before sending it.
  */
-async function fillTheForm(screen: Screen, name: string): Promise<string[]> {
+async function fillTheForm(screen: Screen, name: string, options: { thinkMs?: number } = {}): Promise<string[]> {
   const asked = (label: string): Promise<void> => screen.waitFor(`? ${label}`, { on: 'screen' });
   await asked(`${tool} asks: Please provide inputs for the following fields:`);
   screen.press(keys.enter); // answer
@@ -239,6 +240,7 @@ async function fillTheForm(screen: Screen, name: string): Promise<string[]> {
     screen.press(keys.enter);
   }
   await asked('Send these answers');
+  if (options.thinkMs) await sleep(options.thinkMs);
   screen.press(keys.enter);
   return shown;
 }

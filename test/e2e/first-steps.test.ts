@@ -1,0 +1,70 @@
+/**
+ * A new user's first steps on whatever Node runs the tests (`.ci/run` runs this file again on Node 22
+ * and 24): --version, init, a query against a local provider, a detached query waited for, and
+ * the compiled-code cache of Node 22+ (none on Node 20), which a mistyped command never adds to.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { startFakeProvider, textStep } from '../support/fake-provider.ts';
+import { fakeModelArguments, readEvents, runJp, useCleanup } from '../support/jp.ts';
+
+const cleanup = useCleanup();
+const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const nodeMajor = Number(process.versions.node.split('.')[0]);
+
+/** Every file under a directory with its size and modification time, sorted. */
+function snapshot(directory: string): string[] {
+  if (!existsSync(directory)) return [];
+  return readdirSync(directory, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => {
+      const file = path.join(entry.parentPath, entry.name);
+      const stat = statSync(file);
+      return `${path.relative(directory, file)} ${stat.size} ${stat.mtimeMs}`;
+    })
+    .sort();
+}
+
+describe(`first steps on Node ${process.version}`, () => {
+  it('--version, init, a query against a local provider, --detach and conversation wait', async () => {
+    const sandbox = cleanup.sandbox({ init: false });
+    const shown = await runJp(sandbox, ['--version']);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.equal(shown.stdout, `jp ${version}\n`);
+
+    const initialized = await runJp(sandbox, ['init']);
+    assert.equal(initialized.code, 0, initialized.stderr);
+
+    const provider = await startFakeProvider({ wire: 'openai-chat', steps: [textStep('First answer.')] });
+    cleanup.add(() => provider.close());
+    const model = fakeModelArguments('openai-chat', provider.baseUrl);
+    const answered = await runJp(sandbox, ['query', ...model.args, 'hello'], { env: model.env });
+    assert.equal(answered.code, 0, answered.stderr);
+    assert.equal(answered.stdout, 'First answer.\n');
+
+    sandbox.write('later.json', JSON.stringify({ steps: [{ parts: [{ text: 'done ' }, { delay_ms: 200 }, { text: 'later' }] }] }));
+    const detached = await runJp(sandbox, ['query', '--new', '--detach', '-m', 'test', '-c', 'providers.test.script=later.json', 'go']);
+    assert.equal(detached.code, 0, detached.stderr);
+    const conversationId = detached.stdout.trim();
+    const waited = await runJp(sandbox, ['conversation', 'wait', conversationId]);
+    assert.equal(waited.code, 0, waited.stderr);
+    assert.equal(readEvents(sandbox, conversationId).filter((event) => event.type === 'chat_response').map((event) => event.message).join(''), 'done later');
+  });
+
+  it(nodeMajor >= 22 ? 'compiled code is kept in a private cache, and a mistyped command adds nothing to it' : 'Node 20 keeps no compiled code, and nothing else takes its place', async () => {
+    const sandbox = cleanup.sandbox();
+    const cache = path.join(sandbox.env.HOME!, '.cache', 'jp', 'compile-cache');
+    for (const args of [['conversation', 'ls'], ['config', 'show']]) assert.equal((await runJp(sandbox, args)).code, 0);
+    if (nodeMajor < 22) {
+      assert.deepEqual(readdirSync(sandbox.env.HOME!), [], 'nothing under HOME');
+    } else {
+      assert.ok(snapshot(cache).length > 0, 'compiled code was kept');
+      assert.equal(statSync(cache).mode & 0o777, 0o700);
+    }
+    const before = snapshot(sandbox.env.HOME!);
+    for (const typo of ['quer', 'conversation-ls']) assert.equal((await runJp(sandbox, [typo, 'x'])).code, 2);
+    assert.deepEqual(snapshot(sandbox.env.HOME!), before);
+  });
+});

@@ -3,11 +3,12 @@
  * command's module is imported only when that command runs, so `jp conversation ls` does not load
  * the engine, the providers or the prompt library.
  */
-import { Command, CommanderError, Option } from 'commander';
+import { Argument, Command, CommanderError, Option } from 'commander';
 import { JpError, toJpError, UsageError } from '../errors.ts';
 import { resolveFormat, type OutputFormat, type RequestedFormat } from '../output/channels.ts';
 import type { Logger } from '../output/logger.ts';
 import { buildErrorResult } from '../server/result.ts';
+import { completionCandidates, completionScript, shells, type Shell } from './completion.ts';
 import { CommandContext } from './context.ts';
 import { readFacts } from './facts.ts';
 import { addGlobalOptions, readGlobalOptions } from './global-options.ts';
@@ -125,6 +126,26 @@ export function buildProgram(programFile: string, setExitCode: (code: number) =>
   leaf(mcp, 'ls')
     .description('each configured MCP server: its transport, its state (ready, failed: why, disabled) and its tools')
     .action(wrap(async (context) => (await import('./commands/mcp-ls.ts')).mcpLsCommand(context)));
+
+  leaf(program, 'completion')
+    .description('print the shell completion script (commands, flags, providers, conversation ids)')
+    .addArgument(new Argument('<shell>', 'the shell').choices(shells))
+    .action(
+      wrap(async (context, command) => {
+        context.stdout.write(completionScript(command.args[0] as Shell));
+        return 0;
+      }),
+    );
+  // What the completion scripts ask at every Tab: the candidates for the last word, one a line.
+  program
+    .command('__complete', { hidden: true })
+    .argument('[words...]')
+    .allowUnknownOption()
+    .helpOption(false)
+    .exitOverride()
+    .action((words: string[]) => {
+      process.stdout.write(completionCandidates(program, words, process.cwd(), process.env).map((candidate) => `${candidate}\n`).join(''));
+    });
   return program;
 }
 

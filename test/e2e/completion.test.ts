@@ -1,0 +1,77 @@
+/**
+ * Shell completion (`jp completion bash|zsh|fish`), as a person uses it: each shell runs in a real
+ * terminal, loads the script jp printed, and completes `jp con<Tab>` (the commands starting so),
+ * `jp conv<Tab>` and a conversation id. Plus the candidates themselves, from the command tree.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, symlinkSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { conversationIds, jpBinary, runJp, testProvider, useCleanup, type Sandbox } from '../support/jp.ts';
+import { Screen } from '../support/screen.ts';
+
+const cleanup = useCleanup();
+
+/** A workspace with one conversation, and `jp` on PATH as a user has it (a symlink). */
+async function prepared(): Promise<{ sandbox: Sandbox; conversationId: string; env: NodeJS.ProcessEnv }> {
+  const sandbox = cleanup.sandbox();
+  const bin = path.join(sandbox.root, 'bin');
+  mkdirSync(bin);
+  symlinkSync(jpBinary, path.join(bin, 'jp'));
+  const result = await runJp(sandbox, ['query', ...testProvider(sandbox, { steps: [{ parts: [{ text: 'hi' }] }] }), 'hello']);
+  assert.equal(result.code, 0, result.stderr);
+  const [conversationId] = conversationIds(sandbox);
+  return { sandbox, conversationId: conversationId!, env: { PATH: `${bin}:${process.env.PATH}`, PS1: '$ ', SHELL: '' } };
+}
+
+// How many Tabs list the candidates of an ambiguous word: bash lists on the second, zsh and fish on the first.
+const shells: { shell: 'bash' | 'zsh' | 'fish'; program: string; args: string[]; load: string; list: string }[] = [
+  { shell: 'bash', program: 'bash', args: ['--norc', '--noprofile', '-i'], load: 'source <(jp completion bash)', list: '\t\t' },
+  { shell: 'zsh', program: 'zsh', args: ['-f', '-i'], load: 'autoload -Uz compinit && compinit -u && source <(jp completion zsh)', list: '\t' },
+  { shell: 'fish', program: 'fish', args: ['--no-config', '-i'], load: 'jp completion fish | source', list: '\t' },
+];
+
+describe('shell completion', () => {
+  for (const { shell, program, args, load, list } of shells) {
+    it(`${shell}: loads the script and completes jp con<Tab>, jp conv<Tab> and a conversation id`, async () => {
+      const { sandbox, conversationId, env } = await prepared();
+      const screen = Screen.program(sandbox, program, args, { env, cleanup, columns: 120 });
+      screen.press(`${load}\r`);
+      screen.press('echo loaded\r');
+      await screen.waitFor(/^loaded$/m);
+
+      screen.press(`jp con${list}`);
+      await screen.waitFor(/config/, { on: 'screen' });
+      await screen.waitFor(/conversation/, { on: 'screen' });
+      screen.press('v\t');
+      await screen.waitFor(/jp conversation $/m, { on: 'screen' });
+      screen.press('print \t');
+      await screen.waitFor(`jp conversation print ${conversationId}`, { on: 'screen' });
+      screen.press('\r');
+      await screen.waitFor('hi', { on: 'screen' });
+      screen.press('exit\r');
+      await screen.exited;
+    });
+  }
+
+  it('the candidates come from the command tree, option choices, providers and the workspace', async () => {
+    const { sandbox, conversationId } = await prepared();
+    const candidates = async (...words: string[]): Promise<string[]> => {
+      const result = await runJp(sandbox, ['__complete', '--', ...words]);
+      assert.equal(result.code, 0, result.stderr);
+      return result.stdout.split('\n').filter((line) => line !== '');
+    };
+    assert.ok((await candidates('')).includes('conversation'));
+    assert.ok(!(await candidates('')).includes('__complete'), 'the hidden command is not offered');
+    assert.deepEqual((await candidates('conversation', 'attach', '')), [conversationId]);
+    assert.deepEqual((await candidates('query', '--id', '')), [conversationId]);
+    assert.deepEqual((await candidates('q', '-F', '')), ['auto', 'text', 'text-pretty', 'json']);
+    assert.ok((await candidates('query', '-m', '')).includes('anthropic/'));
+    const flags = await candidates('query', '--');
+    for (const flag of ['--detach', '--no-server', '--json', '--cfg']) assert.ok(flags.includes(flag), flag);
+    assert.deepEqual(await candidates('completion', 'x'), [], 'a leaf without subcommands or ids offers nothing');
+    const script = await runJp(sandbox, ['completion', 'tcsh']);
+    assert.equal(script.code, 2);
+    assert.match(script.stderr, /bash, zsh, fish/);
+  });
+});

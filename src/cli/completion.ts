@@ -29,7 +29,7 @@ _jp() {
 }
 compdef _jp jp
 `,
-  fish: `# jp completion for fish: add to ~/.config/fish/config.fish:  jp completion fish | source
+  fish: `# jp completion for fish: jp completion fish > ~/.config/fish/completions/jp.fish
 complete -c jp -f -a '(jp __complete -- (commandline -opc)[2..-1] (commandline -ct) 2>/dev/null)'
 `,
 };

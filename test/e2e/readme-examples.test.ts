@@ -53,6 +53,13 @@ const exceptions: Exception[] = [
   },
   { command: 'npm test', skip: true, reason: 'the test suite that runs this test' },
   {
+    command: 'npm install -g jp-agent',
+    skip: true,
+    reason: "installs from the npm registry into the user's global prefix; installing the packed tarball as users do is tested in install.test.ts",
+  },
+  { command: 'npm link', skip: true, reason: "changes the user's global prefix; npm link into a temporary prefix is tested in install.test.ts" },
+  { command: 'jp', outcomes: [{ exitCode: 2, stderr: /no command given\. Start here:/ }], reason: 'bare jp is a usage case: where to start, then the commands, exit 2' },
+  {
     command: 'jp query --continue',
     outcomes: [{ exitCode: 2, stderr: /has no incomplete turn to continue/ }],
     reason: 'needs a turn that stopped half way; in the sandbox every turn before it completed, and jp says so (resuming is tested in resume.test.ts)',

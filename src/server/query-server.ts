@@ -37,6 +37,8 @@ export interface QueryServerOptions {
   tools: Map<string, Tool>;
   /** Started with the run, ended with it; their tools join `tools`. */
   mcpServers: ConfiguredServer[];
+  /** This process leads its own process group (a spawned server): the run's MCP servers stay in it. */
+  leadsProcessGroup: boolean;
   /** Where a line an MCP server writes on its stderr goes (the run's log). */
   serverOutput(server: string, line: string): void;
   /** jp's environment: the model's keys come from it, and the tools' environment (without them). */
@@ -350,6 +352,7 @@ export class QueryServer implements TurnHost {
         stderr: this.options.serverOutput,
         warning: (message) => this.notice('warning', message),
         include: (name) => isToolIncluded(config.value, selection, name),
+        placement: { ownGroup: !this.options.leadsProcessGroup, processes: this.processes },
       });
       this.options.logger.info('MCP servers started', { milliseconds: Date.now() - started, servers: servers.statuses().map((status) => `${status.name}: ${status.state}`) });
       return servers;

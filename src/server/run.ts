@@ -128,6 +128,7 @@ export class Run {
       model: setup.model,
       tools: setup.tools,
       mcpServers: setup.mcpServers,
+      leadsProcessGroup: options.leadsProcessGroup,
       /** A spawned server's stderr is its run log; in-process, server output goes to the trace log only. */
       serverOutput: options.socketPath
         ? (server, line) => process.stderr.write(`[mcp ${server}] ${line}\n`)

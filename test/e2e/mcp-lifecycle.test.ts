@@ -11,6 +11,7 @@ import { before, describe, it } from 'node:test';
 import { startFakeProvider, stepByToolResults, textStep, toolStep, type FakeProvider, type RecordedRequest } from '../support/fake-provider.ts';
 import { conversationIds, eventually, fakeModelArguments, readEvents, runJp, startJp, useCleanup, type Sandbox } from '../support/jp.ts';
 import { createAjv, schemaProblem } from '../support/schemas.ts';
+import { keys, Screen } from '../support/screen.ts';
 import { everythingStdio, killServers, serverProcesses, writeUserConfig } from '../support/mcp.ts';
 
 const longCall = { name: 'mcp__everything__trigger-long-running-operation', arguments: { duration: 120, steps: 120 } };
@@ -30,6 +31,7 @@ describe('MCP server lifecycle', { concurrency: 4 }, () => {
       steps: (request: RecordedRequest) => {
         const message = request.messages.find((entry) => entry.role === 'user')?.text ?? '';
         if (message.endsWith('call:long')) return stepByToolResults([toolStep([longCall]), textStep('Carried on.')])(request);
+        if (message.endsWith('call:short')) return stepByToolResults([toolStep([{ ...longCall, arguments: { duration: 3, steps: 3 } }]), textStep('Carried on.')])(request);
         return textStep('An answer without tools.');
       },
     });
@@ -60,6 +62,34 @@ describe('MCP server lifecycle', { concurrency: 4 }, () => {
       await eventually('no server process of the run', () => serverProcesses(sandbox.root).length === 0);
     });
   }
+
+  it('--no-server: Ctrl+C at the terminal opens the menu and the MCP server lives on (its own process group); continue finishes the call', async () => {
+    const sandbox = sandboxed();
+    writeUserConfig(sandbox, everythingStdio('everything', sandbox.root) + unattended);
+    const { args, env } = model();
+    const screen = Screen.jp(sandbox, ['query', '--no-server', ...args, `${sandbox.root} call:short`], { env, columns: 150, cleanup });
+    await screen.waitFor('progress 1/3');
+    screen.press(keys.ctrlC);
+    await screen.waitFor('continue: keep going', { on: 'screen' });
+    screen.press(keys.down + keys.down + keys.enter);
+    assert.equal((await screen.exited).exitCode, 0, screen.text());
+    assert.match(screen.text(), /↳ mcp__everything__trigger-long-running-operation: ok — Long running operation completed/);
+    assert.doesNotMatch(screen.text(), /stopped/);
+  });
+
+  it('--no-server: kill --force ends its MCP server too (registered as a process group of the run)', async () => {
+    const sandbox = sandboxed();
+    writeUserConfig(sandbox, everythingStdio('everything', sandbox.root, '', { stubborn: true }) + unattended);
+    const { args, env } = model();
+    const child = startJp(sandbox, ['query', '--no-server', ...args, `${sandbox.root} call:long`], { env: { ...env, CI: 'true' } });
+    child.stdout!.resume();
+    child.stderr!.resume();
+    await eventually('the long call to be running', () => conversationIds(sandbox).length === 1 && readEvents(sandbox, conversationIds(sandbox)[0]!).some((event) => event.type === 'tool_call_start'), 60_000);
+    assert.equal(serverProcesses(sandbox.root).length, 1);
+    const killed = await runJp(sandbox, ['conversation', 'kill', '--force', conversationIds(sandbox)[0]!]);
+    assert.equal(killed.code, 0, killed.stderr);
+    await eventually('no server process of the run', () => serverProcesses(sandbox.root).length === 0);
+  });
 
   it('a resumed turn starts the servers again', async () => {
     const sandbox = sandboxed();
@@ -93,7 +123,7 @@ describe('MCP server lifecycle', { concurrency: 4 }, () => {
     process.kill(pid, 'SIGKILL');
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     assert.equal(code, 0, stderr);
-    assert.match(stderr, /the MCP server everything stopped \(it exited or closed the connection/);
+    assert.match(stderr, /the MCP server everything stopped \(it exited \(signal SIGKILL\)/);
     const events = readEvents(sandbox, conversationIds(sandbox)[0]!);
     const response = events.find((event) => event.type === 'tool_call_response')!;
     assert.equal(response.is_error, true);

@@ -38,6 +38,7 @@ export async function mcpLsCommand(context: CommandContext): Promise<number> {
     stderr: (server, line) => logger.debug('mcp server output', { server, line }),
     warning: (message) => logger.warn(message),
     include: () => true,
+    placement: { ownGroup: false, processes: undefined },
   });
   const statuses = running.statuses();
   await running.close();

@@ -11,7 +11,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { Question } from '../../inquiry/types.ts';
-import type { ToolAnswer, ToolResult } from '../tool.ts';
+import type { ProcessTracker, ToolAnswer, ToolResult } from '../tool.ts';
+import type { ServerProcessTransport } from './stdio-transport.ts';
 import { elicitationQuestion, elicitationResult } from './elicitation.ts';
 import { describeCallResult } from './result.ts';
 
@@ -44,6 +45,12 @@ export interface RemoteTool {
   annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean; title?: string };
 }
 
+/** Where a stdio server's process goes (see stdio-transport.ts). */
+export interface Placement {
+  ownGroup: boolean;
+  processes: ProcessTracker | undefined;
+}
+
 export interface ConnectionEvents {
   /** A line the server wrote on its stderr. */
   stderr(line: string): void;
@@ -70,7 +77,7 @@ interface ActiveCall {
 
 type Sdk = {
   Client: typeof import('@modelcontextprotocol/sdk/client/index.js').Client;
-  StdioClientTransport: typeof import('@modelcontextprotocol/sdk/client/stdio.js').StdioClientTransport;
+  ServerProcessTransport: typeof import('./stdio-transport.ts').ServerProcessTransport;
   StreamableHTTPClientTransport: typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js').StreamableHTTPClientTransport;
   ElicitRequestSchema: typeof import('@modelcontextprotocol/sdk/types.js').ElicitRequestSchema;
   AjvJsonSchemaValidator: typeof import('@modelcontextprotocol/sdk/validation/ajv').AjvJsonSchemaValidator;
@@ -80,14 +87,14 @@ type Sdk = {
 async function loadSdk(): Promise<Sdk> {
   const [client, stdio, http, types, ajv] = await Promise.all([
     import('@modelcontextprotocol/sdk/client/index.js'),
-    import('@modelcontextprotocol/sdk/client/stdio.js'),
+    import('./stdio-transport.ts'),
     import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
     import('@modelcontextprotocol/sdk/types.js'),
     import('@modelcontextprotocol/sdk/validation/ajv'),
   ]);
   return {
     Client: client.Client,
-    StdioClientTransport: stdio.StdioClientTransport,
+    ServerProcessTransport: stdio.ServerProcessTransport,
     StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
     ElicitRequestSchema: types.ElicitRequestSchema,
     AjvJsonSchemaValidator: ajv.AjvJsonSchemaValidator,
@@ -115,20 +122,19 @@ export class McpConnection {
   tools: RemoteTool[] = [];
   private readonly events: ConnectionEvents;
   private client: Client | undefined;
-  private transport: (Transport & { pid?: number | null }) | undefined;
+  private transport: Transport | undefined;
+  private process: ServerProcessTransport | undefined;
   private validators: InstanceType<Sdk['AjvJsonSchemaValidator']> | undefined;
   private activeCall: ActiveCall | undefined;
   private readonly recentStderr: string[] = [];
   private closing = false;
 
-  constructor(spec: McpServerSpec, events: ConnectionEvents) {
+  private readonly placement: Placement;
+
+  constructor(spec: McpServerSpec, events: ConnectionEvents, placement: Placement) {
     this.spec = spec;
     this.events = events;
-  }
-
-  /** The server's process id (stdio), for ending it with the process. */
-  get pid(): number | undefined {
-    return this.transport?.pid ?? undefined;
+    this.placement = placement;
   }
 
   /** Starts (or reaches) the server and lists its tools, within its start-up time limit. Never throws. */
@@ -143,7 +149,9 @@ export class McpConnection {
     } catch (error) {
       this.state = 'failed';
       const tail = this.recentStderr.length > 0 ? `; its last output: ${this.recentStderr.join(' | ')}` : '';
-      this.problem = `${describeError(error)}${tail}`;
+      const spawnFailed = ['ENOENT', 'EACCES'].includes((error as NodeJS.ErrnoException | undefined)?.code ?? '');
+      const exited = this.process?.exitDescription;
+      this.problem = `${exited && !spawnFailed ? `it exited during start-up (${exited})` : describeError(error)}${tail}`;
       await this.shutdown();
     } finally {
       clearTimeout(timer);
@@ -159,15 +167,15 @@ export class McpConnection {
     this.client = client;
     const { spec } = this;
     if (spec.transport === 'stdio') {
-      const transport = new sdk.StdioClientTransport({ command: spec.command!, args: spec.args, env: spec.env, cwd: spec.cwd, stderr: 'pipe' });
-      let partial = '';
-      transport.stderr?.on('data', (chunk: Buffer) => {
-        partial += chunk.toString('utf8');
-        const lines = partial.split('\n');
-        partial = lines.pop() ?? '';
-        for (const line of lines) this.stderrLine(line);
+      this.process = new sdk.ServerProcessTransport({
+        command: spec.command!,
+        args: spec.args,
+        env: spec.env,
+        cwd: spec.cwd,
+        ...this.placement,
+        stderrLine: (line) => this.stderrLine(line),
       });
-      this.transport = transport;
+      this.transport = this.process;
     } else {
       const headers = { ...spec.headers };
       if (spec.bearerTokenVariable) {
@@ -201,7 +209,8 @@ export class McpConnection {
     if (this.closing || this.state !== 'ready') return;
     this.state = 'stopped';
     const tail = this.recentStderr.length > 0 ? `; its last output: ${this.recentStderr.join(' | ')}` : '';
-    this.problem = `it exited or closed the connection${tail}`;
+    const how = this.process?.exitDescription;
+    this.problem = `${how ? `it exited (${how})` : 'it closed the connection'}${tail}`;
     this.events.stopped(this.problem);
   }
 
@@ -316,12 +325,6 @@ export class McpConnection {
 
   /** Synchronous last resort when the process exits: a stdio server must not outlive the run. */
   killNow(): void {
-    const pid = this.pid;
-    if (pid === undefined) return;
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
+    this.process?.killNow();
   }
 }

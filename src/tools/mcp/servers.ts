@@ -9,7 +9,7 @@ import { originOf, type LoadedConfig } from '../../config/load.ts';
 import type { McpServerConfig } from '../../config/schema.ts';
 import { ConfigError } from '../../errors.ts';
 import type { Tool } from '../tool.ts';
-import { McpConnection, type McpServerSpec } from './connection.ts';
+import { McpConnection, type McpServerSpec, type Placement } from './connection.ts';
 import { createMcpTool, maxToolNameLength, mcpToolName } from './tool.ts';
 
 const defaultStartupTimeoutSeconds = 30;
@@ -80,6 +80,8 @@ export interface McpStartOptions {
   warning(message: string): void;
   /** Whether a tool is offered (`conversation.tools.<name>.enable`, `--tool`). */
   include(toolName: string): boolean;
+  /** Where stdio servers run: the run's process group, or groups of their own (see stdio-transport.ts). */
+  placement: Placement;
 }
 
 export interface McpServerStatus {
@@ -116,7 +118,7 @@ export class McpServers {
             stderr: (line) => options.stderr(server.spec.name, line),
             stopped: (reason) => options.warning(`the MCP server ${server.spec.name} stopped (${reason}); the run goes on without its tools`),
             warning: options.warning,
-          }),
+          }, options.placement),
       );
     const running = new McpServers(
       connections,
@@ -182,7 +184,13 @@ export async function mcpToolPolicyFacts(
   if (!server.spec.trustAnnotations) {
     return { server: name, runDefault: undefined, note: `MCP tool of the server ${name}; its annotations relax nothing (mcp.servers.${name}.trust_annotations is not set)` };
   }
-  const running = await McpServers.start([{ ...server, enabled: true }], { ...options, stderr: () => {}, warning: () => {}, include: () => true });
+  const running = await McpServers.start([{ ...server, enabled: true }], {
+    ...options,
+    stderr: () => {},
+    warning: () => {},
+    include: () => true,
+    placement: { ownGroup: false, processes: undefined },
+  });
   try {
     const tool = running.tools.get(toolName);
     if (running.warnings.length > 0) return { server: name, runDefault: undefined, note: `MCP tool of the server ${name}, which could not be asked about its annotations: ${running.warnings[0]}` };

@@ -51,7 +51,9 @@ export class CommandContext {
   /** Loads and validates the configuration; the schema is imported only by commands that need it. */
   async config(flags: FlagValue[] = [], conversation?: ConfigInputs['conversation']): Promise<LoadedConfig> {
     const { loadConfig } = await import('../config/load.ts');
-    return loadConfig(this.configInputs(flags, conversation));
+    const { storedTrust } = await import('./workspace-trust.ts');
+    // Commands other than `jp query` never ask about trust: they go by what the user decided.
+    return loadConfig({ ...this.configInputs(flags, conversation), trustedWorkspaceSha256: storedTrust(this.workspace()) });
   }
 
   logSettings(): LogSettings {
@@ -80,6 +82,12 @@ export class CommandContext {
       registerSecrets(this.facts.environment, clientSecretVariables(this.configInputs())),
     );
     return this.secretsRegistered;
+  }
+
+  /** A warning on stderr, in the output format; shown even with --quiet. */
+  warn(message: string): void {
+    if (this.format === 'json') this.jsonLine(this.stderr, 'warning', { message });
+    else this.stderr.write(`jp: warning: ${message}\n`);
   }
 
   /** One chrome line on stderr, in the output format. */

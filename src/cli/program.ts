@@ -114,6 +114,12 @@ export function buildProgram(programFile: string, setExitCode: (code: number) =>
     .description('copy the complete turns of a conversation into a new one')
     .action(wrap(async (context, command) => (await import('./commands/conversation-manage.ts')).conversationForkCommand(context, conversationOf(command, 'required'))));
 
+  leaf(program, 'trust')
+    .description("trust this workspace's .jp/config.toml as it is now (its settings that need trust apply only then)")
+    .option('--revoke', 'do not trust it: runs ignore its settings that need trust, and never ask about it')
+    .option('--show', 'print whether it is trusted and which of its settings need trust')
+    .action(wrap(async (context, command) => (await import('./commands/trust.ts')).trustCommand(context, command.opts())));
+
   const config = program.command('config').description('inspect the configuration').exitOverride();
   addGlobalOptions(config);
   leaf(config, 'show')

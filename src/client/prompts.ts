@@ -298,4 +298,10 @@ export class TerminalPrompter {
     const prompts = await import('@inquirer/prompts');
     return this.session((context) => prompts.select({ message, choices }, context()), signal);
   }
+
+  /** A yes/no question; Enter gives `fallback`. */
+  async confirm(message: string, fallback: boolean, signal: AbortSignal): Promise<boolean> {
+    const prompts = await import('@inquirer/prompts');
+    return this.session((context) => prompts.confirm({ message, default: fallback }, context()), signal);
+  }
 }

@@ -2,12 +2,15 @@
  * The configuration cascade (DESIGN §3), later layers win:
  * built-in defaults → user file → workspace file → JP_CFG_* environment → --cfg → flags.
  * Every layer is validated on its own so an error names where it came from. Loading never writes.
+ * The keys of the workspace file that need trust (trust.ts) are left out unless the caller trusts
+ * that file's content (`trustedWorkspaceSha256`); they are listed in `ignored`.
  */
 import { readFileSync } from 'node:fs';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import { ConfigError } from '../errors.ts';
 import { locateKey } from './locate.ts';
 import { builtinDefaults, configSchema, type Config } from './schema.ts';
+import { configContentHash, keysNeedingTrust, withoutKeys, type UntrustedKey } from './trust.ts';
 
 export type LayerKind = 'default' | 'user' | 'workspace' | 'env' | 'conversation' | 'cfg' | 'flag';
 
@@ -18,11 +21,20 @@ export interface Layer {
   value: Record<string, unknown>;
 }
 
+export interface IgnoredKey extends UntrustedKey {
+  /** `<file>:<line>` of the key. */
+  where: string;
+}
+
 export interface LoadedConfig {
   value: Config;
   /** For every leaf key path (dotted), the layer that set it. */
   sources: Map<string, Layer>;
   layers: Layer[];
+  /** Keys of an untrusted workspace config that were left out. */
+  ignored: IgnoredKey[];
+  /** The workspace config file that was read, with its content hash, if there is one. */
+  workspace: { file: string; sha256: string; trusted: boolean } | undefined;
 }
 
 export interface ConfigInputs {
@@ -37,12 +49,19 @@ export interface ConfigInputs {
   cfgArguments: string[];
   /** Values set by dedicated flags (`--model` ...), each with the flag that set it. */
   flags: { label: string; path: string[]; value: unknown }[];
+  /**
+   * The content hash (configContentHash) of the workspace config its user trusts, decided once by
+   * the client (src/cli/workspace-trust.ts) and passed down; null or absent: not trusted.
+   */
+  trustedWorkspaceSha256?: string | null;
 }
 
 export const environmentPrefix = 'JP_CFG_';
 
 export function loadConfig(inputs: ConfigInputs): LoadedConfig {
   const layers: Layer[] = [{ kind: 'default', label: 'built-in default', value: builtinDefaults as Record<string, unknown> }];
+  let ignored: IgnoredKey[] = [];
+  let workspace: LoadedConfig['workspace'];
   for (const [kind, file] of [
     ['user', inputs.userFile],
     ['workspace', inputs.workspaceFile],
@@ -50,11 +69,22 @@ export function loadConfig(inputs: ConfigInputs): LoadedConfig {
     if (!file) continue;
     const source = readOptional(file);
     if (source === undefined) continue;
-    const value = parseFile(file, source);
-    validateLayer(value, (keyPath) => {
+    let value = parseFile(file, source);
+    const where = (keyPath: readonly string[]): string => {
       const line = locateKey(source, keyPath);
       return line === undefined ? file : `${file}:${line}`;
-    });
+    };
+    validateLayer(value, where);
+    if (kind === 'workspace') {
+      const sha256 = configContentHash(source);
+      const trusted = inputs.trustedWorkspaceSha256 === sha256;
+      workspace = { file, sha256, trusted };
+      if (!trusted) {
+        const untrusted = keysNeedingTrust(value);
+        ignored = untrusted.map((key) => ({ ...key, where: where(key.path) }));
+        value = withoutKeys(value, untrusted);
+      }
+    }
     layers.push({ kind, label: file, value });
   }
   // Sorted by code point: localeCompare would initialise ICU collation, tens of ms at start-up.
@@ -97,7 +127,7 @@ export function loadConfig(inputs: ConfigInputs): LoadedConfig {
   for (const layer of layers) merged = mergeLayer(merged, layer, sources, []);
   const result = configSchema.safeParse(merged, { reportInput: true });
   if (!result.success) throw schemaError(result.error.issues, () => 'the merged configuration');
-  return { value: result.data, sources, layers };
+  return { value: result.data, sources, layers, ignored, workspace };
 }
 
 function readOptional(file: string): string | undefined {

@@ -91,7 +91,6 @@ const urlString = z.string().check(
   }, 'must be an http:// or https:// URL'),
 );
 
-
 /** `[mcp.servers.<name>]` (DESIGN §9): a program started over stdio, or a streamable HTTP `url`. */
 const mcpServerConfig = z.strictObject({
   command: z.optional(z.string().check(z.minLength(1))),
@@ -185,19 +184,4 @@ export type DetachedConfig = z.infer<typeof detached>;
 export type RunMode = (typeof runModes)[number];
 export type ResultMode = (typeof resultModes)[number];
 
-/** The built-in layer: the lowest layer of the cascade. */
-export const builtinDefaults = {
-  assistant: {
-    model: 'openai/gpt-4.1-mini',
-    max_turns: 25,
-    request: { max_retries: 4, backoff_base_ms: 1000, backoff_max_ms: 30000, idle_timeout_secs: 120 },
-  },
-  conversation: {
-    tools: {
-      defaults: { run: 'ask', result: 'unattended', output_limit: 30000, timeout_secs: 600 },
-      fs_read_file: { run: 'unattended' },
-      fs_list_files: { run: 'unattended' },
-      ask_user: { run: 'unattended' },
-    },
-  },
-} as unknown as Config;
+export { builtinDefaults } from './defaults.ts';

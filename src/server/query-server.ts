@@ -27,7 +27,7 @@ import type { Tool, ProcessTracker } from '../tools/tool.ts';
 import { TurnRun, type TurnOutcome } from '../turn/engine.ts';
 import { StopRequest, type ClientAnswer, type TurnHost } from '../turn/host.ts';
 import type { ClientConnection } from './connection.ts';
-import { buildErrorResult, buildTurnResult, type ResultObject } from './result.ts';
+import { buildErrorResult, buildTurnResult, untrustedKeysWarning, type ResultObject, type ResultWarning } from './result.ts';
 import type { RunRequest } from './run-request.ts';
 
 export interface QueryServerOptions {
@@ -363,6 +363,7 @@ export class QueryServer implements TurnHost {
   async run(): Promise<ResultObject> {
     const { request, logger } = this.options;
     logger.info('run started', { model: this.options.model.id, detached: request.detached, resume: request.resume, discard_turn: request.discard_turn });
+    if (this.options.config.ignored.length > 0) logger.warn('untrusted workspace config: keys ignored', { keys: this.options.config.ignored.map((key) => key.key) });
     // Started at once, so that they come up while the server waits for its client and its model.
     this.mcp = this.startMcpServers();
     this.mcp.catch(() => {
@@ -401,7 +402,16 @@ export class QueryServer implements TurnHost {
 
   private errorResult(error: JpError): ResultObject {
     const { request, model } = this.options;
-    return buildErrorResult({ conversationId: request.conversation_id, query: request.query, error, model: model.id, startedAt: request.started_at });
+    return buildErrorResult({ conversationId: request.conversation_id, query: request.query, error, model: model.id, startedAt: request.started_at, warnings: this.runWarnings() });
+  }
+
+  /**
+   * The run's own warnings for its result: the keys of an untrusted workspace config that were left
+   * out (the client that decided about trust has named them on stderr already).
+   */
+  private runWarnings(): ResultWarning[] {
+    const { ignored, workspace } = this.options.config;
+    return ignored.length > 0 && workspace ? [untrustedKeysWarning(workspace.file, ignored.map((key) => key.key))] : [];
   }
 
   private async runTurns(): Promise<ResultObject> {
@@ -473,6 +483,7 @@ export class QueryServer implements TurnHost {
       events,
       model: spec.id,
       startedAt: request.started_at,
+      warnings: this.runWarnings(),
     });
   }
 

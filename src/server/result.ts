@@ -22,6 +22,22 @@ export function resultQuery(text: string): string {
   return truncateOutput(text, maxResultQueryCharacters, 'query');
 }
 
+export interface ResultWarning {
+  code: string;
+  message: string;
+  /** For `workspace_untrusted`: the keys that were ignored. */
+  keys?: string[];
+}
+
+/** The warning of a run that ignored keys of an untrusted workspace config. */
+export function untrustedKeysWarning(file: string, keys: readonly string[]): ResultWarning {
+  return {
+    code: 'workspace_untrusted',
+    message: `ignored ${keys.join(', ')} in ${file}: this workspace config is not trusted; review it, then run \`jp trust\` to use these settings`,
+    keys: [...keys],
+  };
+}
+
 export interface ResultObject {
   v: 1;
   type: 'result';
@@ -46,8 +62,8 @@ export interface ResultObject {
     /** Why the model's last response ended (`length`: cut at the output limit); null when it did not end. */
     finish_reason: FinishReason | null;
   };
-  /** What the run says although it went on, e.g. an answer cut at the output limit. */
-  warnings: { code: string; message: string }[];
+  /** What the run says although it went on, e.g. an answer cut at the output limit, untrusted keys ignored. */
+  warnings: ResultWarning[];
   /** `hint` says how to fix it, when jp knows. */
   error: { code: string; message: string; hint?: string } | null;
 }
@@ -75,6 +91,8 @@ export function buildTurnResult(options: {
   events: readonly ConversationEvent[];
   model: string | null;
   startedAt: number;
+  /** Warnings of the run itself (untrusted keys), before the turn's own. */
+  warnings?: ResultWarning[];
 }): ResultObject {
   const summary = summarizeTurn(options.events.slice(Math.max(0, options.outcome.turnStart)));
   const { status, exitCode } = statusOfTurn(options.outcome, summary);
@@ -101,7 +119,7 @@ export function buildTurnResult(options: {
       usage: options.outcome.usage,
       finish_reason: options.outcome.finishReason ?? null,
     },
-    warnings: options.outcome.warnings ?? [],
+    warnings: [...(options.warnings ?? []), ...(options.outcome.warnings ?? [])],
     error: error ? errorObject(error) : options.outcome.status === 'interrupted' ? { code: 'interrupted', message: 'the run was interrupted; resume it with `jp query --continue`' } : null,
   });
 }
@@ -113,6 +131,7 @@ export function buildErrorResult(options: {
   error: JpError;
   model: string | null;
   startedAt: number;
+  warnings?: ResultWarning[];
 }): ResultObject {
   return redactValue<ResultObject>({
     v: 1,
@@ -135,7 +154,7 @@ export function buildErrorResult(options: {
       usage: null,
       finish_reason: null,
     },
-    warnings: [],
+    warnings: options.warnings ?? [],
     error: errorObject(options.error),
   });
 }

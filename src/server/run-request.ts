@@ -21,6 +21,11 @@ export interface RunRequest {
     user_file: string | undefined;
     workspace_file: string | undefined;
     cfg_arguments: string[];
+    /**
+     * The content hash of the workspace config its user trusts, decided by the client
+     * (src/cli/workspace-trust.ts); null: not trusted. The config is loaded with it, never re-decided.
+     */
+    trusted_workspace_sha256: string | null;
     flags: { label: string; path: string[]; value: unknown }[];
   };
   tools: { no_tools: boolean; enabled: string[] };

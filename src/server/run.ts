@@ -55,6 +55,7 @@ export function loadRunSetup(request: RunRequest, environment: NodeJS.ProcessEnv
     environment,
     conversation: { id: request.conversation_id, delta },
     cfgArguments: request.config.cfg_arguments,
+    trustedWorkspaceSha256: request.config.trusted_workspace_sha256,
     flags: request.config.flags,
   });
   registerSecrets(environment, secretVariables(config.value));

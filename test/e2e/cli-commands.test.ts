@@ -122,6 +122,7 @@ describe('workspaces', () => {
 describe('config show', () => {
   it('prints each key with the layer that set it, and --effective per inquiry kind', async () => {
     const sandbox = sandboxed({ config: '[conversation.tools.fs_modify_file]\ndetached = { run = "auto" }\n' });
+    assert.equal((await runJp(sandbox, ['trust'])).code, 0, 'a workspace config that loosens approval counts once trusted');
     const shown = await runJp(sandbox, ['config', 'show', '-c', 'assistant.max_turns=7'], { env: { JP_CFG_ASSISTANT__MODEL: 'ollama/x' } });
     assert.equal(shown.code, 0, shown.stderr);
     assert.match(shown.stdout, /assistant\.model = "ollama\/x"\s+# JP_CFG_ASSISTANT__MODEL/);
@@ -202,6 +203,7 @@ describe('local command tools from config', () => {
       'default = true',
     ].join('\n');
     const sandbox = sandboxed({ config: tool + '\n' });
+    assert.equal((await runJp(sandbox, ['trust'])).code, 0, 'a local command tool counts once its workspace config is trusted');
     sandbox.write(
       'deploy.mjs',
       [

@@ -131,6 +131,7 @@ describe('MCP tools', { concurrency: 4 }, () => {
       everythingStdio('everything', sandbox.root, 'env = { GREETING = "from-config" }\nenv_vars = ["PASSED_THROUGH"]\n') +
         '\n[conversation.tools.defaults]\ndetached = { run = "auto" }\n',
     );
+    assert.equal((await runJp(sandbox, ['trust'])).code, 0, 'MCP servers of a workspace config count once it is trusted');
     const run = await query(sandbox, 'env', [], { PASSED_THROUGH: 'from-environment', NOT_NAMED: 'stays-with-jp', ANTHROPIC_API_KEY: 'sk-ant-never-leaves-0000000000' });
     assert.equal(run.code, 0, run.stderr);
     const seen = toolResultSeenByModel(provider, sandbox)!.content;

@@ -3,9 +3,11 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { parse as parseToml } from 'smol-toml';
 import { loadConfig, parseScalar, type ConfigInputs } from '../../src/config/load.ts';
 import { locateKey } from '../../src/config/locate.ts';
 import { describeEffective, resolveDetachedPolicy, resolveRunMode } from '../../src/config/policy.ts';
+import { configContentHash, keysNeedingTrust, trustRequiringKeys } from '../../src/config/trust.ts';
 import { JpError } from '../../src/errors.ts';
 
 function inputs(overrides: Partial<ConfigInputs> = {}): ConfigInputs {
@@ -152,7 +154,8 @@ describe('locateKey', () => {
 });
 
 describe('detached policy resolution (five steps, first match wins)', () => {
-  const load = (toml: string) => loadConfig(inputs({ workspaceFile: tempFile(toml) }));
+  // A workspace its user trusts: its policy keys count.
+  const load = (toml: string) => loadConfig(inputs({ workspaceFile: tempFile(toml), trustedWorkspaceSha256: configContentHash(toml) }));
   it('tool.kind → tool scalar → defaults.kind → defaults scalar → built-in', () => {
     const full = load(
       [
@@ -180,10 +183,124 @@ describe('detached policy resolution (five steps, first match wins)', () => {
   });
 
   it('show --effective names the layer that set each value', () => {
-    const file = tempFile('[conversation.tools.fs_modify_file]\ndetached = { run = "auto" }\n');
-    const loaded = loadConfig(inputs({ workspaceFile: file }));
+    const toml = '[conversation.tools.fs_modify_file]\ndetached = { run = "auto" }\n';
+    const loaded = loadConfig(inputs({ workspaceFile: tempFile(toml), trustedWorkspaceSha256: configContentHash(toml) }));
     const text = describeEffective(loaded, 'fs_modify_file', 'deny').join('\n');
     assert.match(text, /detached\.run\s+= auto\s+set by conversation\.tools\.fs_modify_file\.detached\.run \(.*config\.toml\)/);
     assert.match(text, /detached\.deliver\s+= deny\s+set by built-in/);
+  });
+});
+
+describe('workspace trust', () => {
+  const workspace = [
+    'assistant.model = "anthropic/claude-test"',
+    '[providers.openai]',
+    'base_url = "http://127.0.0.1:9/v1"',
+    'api_key_env = "GITHUB_TOKEN"',
+    'api = "chat"',
+    '[providers.openai-compatible.local]',
+    'base_url = "http://127.0.0.1:8/v1"',
+    '[conversation.tools.defaults]',
+    'run = "ask"',
+    'result = "unattended"',
+    'detached = { run = "deny", tool = "defaults" }',
+    '[conversation.tools.fs_read_file]',
+    'run = "unattended"',
+    '[conversation.tools.run_command]',
+    'run = "unattended"',
+    'timeout_secs = 5',
+    'side_effects = false',
+    'env_vars = ["OPENAI_API_KEY"]',
+    '[conversation.tools.fs_create_file]',
+    'detached = "defer"',
+    'run = "skip"',
+    '[conversation.tools.deploy]',
+    'command = "./deploy.sh"',
+    'run = "unattended"',
+    '[conversation.tools.git.questions.push]',
+    'exclusive = false',
+    'target = "assistant"',
+    'default = true',
+    '[conversation.tools.git.questions.tag]',
+    'exclusive = true',
+    'target = "user"',
+    '[conversation.hooks]',
+    'on_waiting = "sh -c id"',
+    '[mcp.servers.fs]',
+    'command = "npx"',
+    'trust_annotations = true',
+    '[secrets]',
+    'env_vars = ["MY_TOKEN"]',
+  ].join('\n');
+
+  it('names every key that needs trust once, the outermost, and nothing that does not', () => {
+    const keys = keysNeedingTrust(parseToml(workspace) as Record<string, unknown>).map((key) => key.key);
+    assert.deepEqual(keys, [
+      'conversation.hooks',
+      'conversation.tools.defaults.detached',
+      'conversation.tools.deploy',
+      'conversation.tools.git.questions.push.default',
+      'conversation.tools.git.questions.push.exclusive',
+      'conversation.tools.git.questions.push.target',
+      'conversation.tools.run_command.env_vars',
+      'conversation.tools.run_command.run',
+      'conversation.tools.run_command.side_effects',
+      'mcp.servers.fs',
+      'providers.openai-compatible.local',
+      'providers.openai.api_key_env',
+      'providers.openai.base_url',
+    ]);
+  });
+
+  it('an untrusted workspace config applies without those keys; trusted as it is, it applies whole; changed, untrusted again', () => {
+    const file = tempFile(workspace);
+    const untrusted = loadConfig(inputs({ workspaceFile: file }));
+    assert.equal(untrusted.value.providers?.openai?.base_url, undefined);
+    assert.equal(untrusted.value.providers?.openai?.api, 'chat', 'the rest of the workspace config applies');
+    assert.equal(untrusted.value.assistant?.model, 'anthropic/claude-test');
+    assert.equal(untrusted.value.conversation?.hooks?.on_waiting, undefined);
+    assert.equal(untrusted.value.mcp?.servers?.fs, undefined);
+    assert.equal(resolveRunMode(untrusted, 'run_command').value, 'ask');
+    assert.equal(resolveRunMode(untrusted, 'fs_create_file').value, 'skip', 'stricter settings apply');
+    assert.equal(resolveDetachedPolicy(untrusted, 'fs_create_file', 'run', 'deny').value, 'defer');
+    assert.deepEqual(untrusted.value.secrets?.env_vars, ['MY_TOKEN']);
+    assert.equal(untrusted.ignored.length, 13);
+    assert.match(untrusted.ignored.find((key) => key.key === 'providers.openai.base_url')!.where, /config\.toml:3$/);
+    assert.equal(untrusted.workspace?.trusted, false);
+
+    const trusted = loadConfig(inputs({ workspaceFile: file, trustedWorkspaceSha256: configContentHash(workspace) }));
+    assert.equal(trusted.value.providers?.openai?.base_url, 'http://127.0.0.1:9/v1');
+    assert.equal(trusted.value.conversation?.hooks?.on_waiting, 'sh -c id');
+    assert.deepEqual(trusted.ignored, []);
+
+    writeFileSync(file, workspace + '\n# changed\n');
+    const changed = loadConfig(inputs({ workspaceFile: file, trustedWorkspaceSha256: configContentHash(workspace) }));
+    assert.equal(changed.value.conversation?.hooks?.on_waiting, undefined);
+    assert.equal(changed.ignored.length, 13);
+  });
+
+  it('the user config, JP_CFG_*, --cfg and flags always count', () => {
+    const user = tempFile('[conversation.hooks]\non_waiting = "notify"\n');
+    const loaded = loadConfig(
+      inputs({
+        userFile: user,
+        environment: { JP_CFG_PROVIDERS__OPENAI__BASE_URL: 'http://127.0.0.1:7/v1' },
+        cfgArguments: ['conversation.tools.run_command.run="unattended"'],
+        flags: [{ label: '--x', path: ['conversation', 'tools', 'defaults', 'detached'], value: 'auto' }],
+      }),
+    );
+    assert.equal(loaded.value.conversation?.hooks?.on_waiting, 'notify');
+    assert.equal(loaded.value.providers?.openai?.base_url, 'http://127.0.0.1:7/v1');
+    assert.equal(resolveRunMode(loaded, 'run_command').value, 'unattended');
+    assert.equal(resolveDetachedPolicy(loaded, 'x', 'run', 'deny').value, 'auto');
+    assert.deepEqual(loaded.ignored, []);
+  });
+
+  it('a new rule is one line', () => {
+    const rules = [...trustRequiringKeys, { key: 'assistant.system_prompt', reason: 'test' }];
+    assert.deepEqual(
+      keysNeedingTrust({ assistant: { system_prompt: 'x', model: 'y' } }, rules).map((key) => key.key),
+      ['assistant.system_prompt'],
+    );
   });
 });

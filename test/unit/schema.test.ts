@@ -228,6 +228,7 @@ const stdoutLines: Record<string, Json[]> = {
   result: [
     result('success', 0),
     result('success', 0, { warnings: [{ code: 'output_limit', message: "the answer was cut at the model's output limit" }] }),
+    result('denied', 3, { warnings: [{ code: 'workspace_untrusted', message: 'ignored conversation.tools.run_command.detached in .jp/config.toml', keys: ['conversation.tools.run_command.detached'] }] }),
     result('usage', 2, { conversation_id: null, metadata: { model: null, iterations: 0, duration_ms: 0, usage: null, finish_reason: null } }),
   ],
   initialized: [line('initialized', { path: '/home/me/project/.jp' }, null)],
@@ -241,6 +242,14 @@ const stdoutLines: Record<string, Json[]> = {
           'assistant.max_turns': { value: 25, source: 'built-in default' },
           'conversation.tools.run_command.enabled': { value: true, source: '--cfg conversation.tools.run_command.enabled=true' },
         },
+      },
+      null,
+    ),
+    line(
+      'config',
+      {
+        keys: { 'assistant.model': { value: 'openai/gpt-4.1-mini', source: 'built-in default' } },
+        ignored: { 'providers.openai.base_url': { value: 'http://127.0.0.1:9/v1', source: '/home/me/project/.jp/config.toml:2', reason: 'decides where your requests go' } },
       },
       null,
     ),
@@ -260,6 +269,21 @@ const stdoutLines: Record<string, Json[]> = {
       },
       null,
     ),
+  ],
+  trust: [
+    line(
+      'trust',
+      {
+        workspace: '/home/me/project',
+        config_file: '/home/me/project/.jp/config.toml',
+        config_sha256: 'a'.repeat(64),
+        state: 'no decision',
+        decided_at: null,
+        needs_trust: [{ key: 'conversation.hooks', value: { on_waiting: 'notify-send jp' }, reason: 'runs a command' }],
+      },
+      null,
+    ),
+    line('trust', { workspace: '/w', config_file: '/w/.jp/config.toml', config_sha256: null, state: 'no config', decided_at: null, needs_trust: [] }, null),
   ],
   wait_result: [line('wait_result', { exit_code: 0, status: 'success' }), line('wait_result', { exit_code: 4, status: 'waiting for input (run_command)' })],
   mcp_servers: [
@@ -310,6 +334,7 @@ const invalidLines: [string, unknown][] = [
     }),
   ],
   ['wait_result without exit_code', line('wait_result', { status: 'success' })],
+  ['trust with an unknown state', line('trust', { workspace: '/w', config_file: '/w/.jp/config.toml', config_sha256: null, state: 'maybe', decided_at: null, needs_trust: [] }, null)],
   ['mcp_servers with an unknown state', line('mcp_servers', { servers: [{ name: 'x', transport: 'stdio', state: 'starting', problem: null, tools: [] }] })],
   ['result line with a wrong exit_code', result('success', 1)],
   ['result line with wrong v', result('success', 0, { v: 2 })],

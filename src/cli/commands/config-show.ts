@@ -38,11 +38,19 @@ export async function configShowCommand(context: CommandContext, options: { effe
         });
       }
     } else if (!known.includes(tool)) {
+      const untrusted = loaded.ignored.find((key) => key.key === `conversation.tools.${tool}`);
+      if (untrusted) {
+        throw new UsageError('tool_untrusted', `--effective ${JSON.stringify(tool)}: the tool is defined in ${untrusted.where}, which is not trusted`, {
+          hint: 'Review the workspace config, then `jp trust` to use it (`jp trust --show` lists what it enables).',
+        });
+      }
       throw new UsageError('tool_unknown', `--effective ${JSON.stringify(tool)}: no such tool`, {
         hint: `Known tools: ${known.join(', ')}.\nA local command tool is defined with command = "..." under [conversation.tools.<name>]; an MCP tool is named mcp__<server>__<tool>.`,
       });
     }
     const runDefault = mcp?.runDefault;
+    // Settings for this tool that an untrusted workspace config would make: shown, marked as ignored.
+    const ignored = loaded.ignored.filter((key) => ['defaults', tool].includes(key.path[2] ?? '') && key.path[0] === 'conversation' && key.path[1] === 'tools');
     if (context.format === 'json') {
       const kinds = Object.fromEntries(
         (['run', 'deliver', 'tool'] as const).map((kind) => {
@@ -59,6 +67,7 @@ export async function configShowCommand(context: CommandContext, options: { effe
         run: { value: run.value, key: run.key, layer: run.layer },
         result: { value: result.value, key: result.key, layer: result.layer },
         detached: kinds,
+        ...(ignored.length > 0 ? { ignored: ignored.map((key) => ({ key: key.key, value: key.value, source: key.where, reason: key.reason })) } : {}),
       });
       return 0;
     }
@@ -66,6 +75,7 @@ export async function configShowCommand(context: CommandContext, options: { effe
     if (mcp) lines.splice(1, 0, `  (${mcp.note})`);
     const differs = (['run', 'deliver', 'tool'] as const).some((kind) => resolveDetachedPolicy(loaded, tool, kind, 'deny').key === 'built-in');
     if (differs) lines.push('  (where the built-in default applies, a run started with --detach uses "defer" instead of "deny")');
+    for (const key of ignored) lines.push(`  IGNORED until \`jp trust\`: ${key.key} = ${JSON.stringify(key.value)} (${key.where}; ${key.reason})`);
     context.stdout.write(lines.join('\n') + '\n');
     return 0;
   }
@@ -73,14 +83,20 @@ export async function configShowCommand(context: CommandContext, options: { effe
   flatten(loaded.value, [], entries);
   if (context.format === 'json') {
     const keys = Object.fromEntries(entries.map(([key, value]) => [key, { value, source: loaded.sources.get(key)?.label ?? 'built-in default' }]));
-    context.jsonLine(context.stdout, 'config', { keys });
+    const ignored = Object.fromEntries(loaded.ignored.map((key) => [key.key, { value: key.value, source: key.where, reason: key.reason }]));
+    context.jsonLine(context.stdout, 'config', { keys, ...(loaded.ignored.length > 0 ? { ignored } : {}) });
     return 0;
   }
-  const width = Math.max(...entries.map(([key, value]) => `${key} = ${JSON.stringify(value)}`.length));
-  const lines = entries.map(([key, value]) => {
-    const text = `${key} = ${JSON.stringify(value)}`;
-    return `${text.padEnd(width)}  # ${loaded.sources.get(key)?.label ?? 'built-in default'}`;
-  });
+  // Keys of an untrusted workspace config are shown too, marked: they are what `jp trust` would add.
+  const ignored: [string, unknown, string][] = [];
+  for (const key of loaded.ignored) {
+    const leaves: [string, unknown][] = [];
+    flatten(key.value, key.path, leaves);
+    for (const [leaf, value] of leaves) ignored.push([leaf, value, `IGNORED until \`jp trust\` (${key.reason}): ${key.where}`]);
+  }
+  const rows: [string, unknown, string][] = [...entries.map(([key, value]): [string, unknown, string] => [key, value, loaded.sources.get(key)?.label ?? 'built-in default']), ...ignored];
+  const width = Math.max(...rows.map(([key, value]) => `${key} = ${JSON.stringify(value)}`.length));
+  const lines = rows.map(([key, value, source]) => `${`${key} = ${JSON.stringify(value)}`.padEnd(width)}  # ${source}`);
   context.stdout.write(lines.join('\n') + '\n');
   return 0;
 }

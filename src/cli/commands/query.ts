@@ -17,7 +17,8 @@ import { connectToServer } from '../../client/socket-link.ts';
 import { TerminalOutput } from '../../client/terminal-output.ts';
 import { JpError, toJpError, UsageError } from '../../errors.ts';
 import { redact } from '../../redact.ts';
-import { buildErrorResult, resultQuery } from '../../server/result.ts';
+import { buildErrorResult, resultQuery, untrustedKeysWarning, type ResultWarning } from '../../server/result.ts';
+import { decideWorkspaceTrust, untrustedWarning, type WorkspaceTrust } from '../workspace-trust.ts';
 import type { RunRequest } from '../../server/run-request.ts';
 import { spawnServer } from '../../server/spawn.ts';
 import { acquireLock, type ConversationLock } from '../../workspace/lock.ts';
@@ -80,14 +81,20 @@ export interface Prepared {
 export async function queryCommand(context: CommandContext, messageParts: string[], flags: QueryFlags): Promise<number> {
   const startedAt = Date.now();
   let conversationId: string | null = null;
+  let warnings: ResultWarning[] = [];
   const messageArgument = messageParts.length > 0 ? messageParts.join(' ') : undefined;
   try {
     validateFlags(flags);
-    const prepared = await prepare(context, flags, messageArgument, startedAt, (id) => (conversationId = id));
+    const prepared = await prepare(context, flags, messageArgument, startedAt, {
+      conversation: (id) => (conversationId = id),
+      trust: (trust) => {
+        if (trust.file && trust.ignored.length > 0) warnings = [untrustedKeysWarning(trust.file, trust.ignored.map((key) => key.key))];
+      },
+    });
     return await execute(context, prepared, flags);
   } catch (error) {
     const jpError = toJpError(error);
-    const result = buildErrorResult({ conversationId, query: messageArgument ?? '', error: jpError, model: null, startedAt });
+    const result = buildErrorResult({ conversationId, query: messageArgument ?? '', error: jpError, model: null, startedAt, warnings });
     if (context.format === 'json') {
       const renderer = new JsonRenderer(new TerminalOutput({ stdout: context.stdout, stderr: context.stderr, statusLine: false, color: false }), conversationId);
       renderer.finish(result);
@@ -104,7 +111,7 @@ async function prepare(
   flags: QueryFlags,
   messageArgument: string | undefined,
   startedAt: number,
-  onConversation: (id: string) => void,
+  on: { conversation(id: string): void; trust(trust: WorkspaceTrust): void },
 ): Promise<Prepared> {
   const { facts } = context;
   const workspace = context.workspace();
@@ -122,6 +129,12 @@ async function prepare(
       hint: 'e.g. jp query "explain this error", or: cat notes.md | jp query; to resume a turn, use --continue.',
     });
   }
+
+  // Trust first: a run with settings that need it asks at the terminal before anything is created.
+  const trust = await decideWorkspaceTrust(context, { ask: true });
+  on.trust(trust);
+  const untrusted = untrustedWarning(trust);
+  if (untrusted) context.warn(untrusted);
 
   prepareWorkspace(workspace);
   const sessions = userSubdirectory(workspace, 'sessions');
@@ -151,7 +164,7 @@ async function prepare(
     (forkSource
       ? forkConversation(workspace.conversationsDirectory, forkSource).id
       : createConversation(workspace.conversationsDirectory, { title: message?.trim() ? titleFrom(redact(message)) : null }).id);
-  onConversation(conversationId);
+  on.conversation(conversationId);
 
   const waitSeconds = Number(facts.environment.JP_LOCK_WAIT ?? '0');
   const lock = acquireLock(userSubdirectory(workspace, 'locks'), conversationId, {
@@ -189,6 +202,7 @@ async function prepare(
         user_file: context.configInputs().userFile,
         workspace_file: context.configInputs().workspaceFile,
         cfg_arguments: context.globals.cfg,
+        trusted_workspace_sha256: trust.trustedSha256,
         flags: configFlags(flags),
       },
       tools: { no_tools: toolSelection.noTools, enabled: toolSelection.enabled },

@@ -1,0 +1,125 @@
+/**
+ * Workspace trust (DESIGN §10): `.jp/config.toml` travels with a repository, so until its user
+ * trusts it (as it is: by content hash), the keys below are ignored in it. They decide where
+ * requests or secrets go, loosen approval, or run programs. Every other key of the workspace config
+ * applies; the user's own layers (user config, JP_CFG_*, --cfg, flags) always count.
+ *
+ * To make a new key trust-requiring, add one line to `trustRequiringKeys`.
+ */
+import { createHash } from 'node:crypto';
+import { builtinDefaults } from './defaults.ts';
+import type { ResultMode, RunMode } from './schema.ts';
+
+export interface TrustRule {
+  /** A dotted key; `*` stands for any one segment. The rule covers the whole value at that key. */
+  key: string;
+  /** Why it needs trust, in words for the prompt and `jp trust --show`. */
+  reason: string;
+  /** When only some values need trust: true for those (`path` is the concrete key). Default: every value. */
+  when?: (value: unknown, path: readonly string[]) => boolean;
+}
+
+const runRank: Record<RunMode, number> = { skip: 0, ask: 1, edit: 1, unattended: 2 };
+const resultRank: Record<ResultMode, number> = { skip: 0, ask: 1, edit: 1, unattended: 2 };
+const safeDetached = new Set(['deny', 'defer']);
+
+type BuiltinTools = Record<string, { run?: RunMode; result?: ResultMode } | undefined>;
+const builtinTools = (builtinDefaults.conversation?.tools ?? {}) as BuiltinTools;
+
+/** The built-in value of `field` for a tool (`defaults` included): its own, else the defaults'. */
+function builtinMode(tool: string, field: 'run' | 'result'): string | undefined {
+  return builtinTools[tool]?.[field] ?? builtinTools.defaults?.[field];
+}
+
+function isTable(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);
+}
+
+export const trustRequiringKeys: readonly TrustRule[] = [
+  { key: 'providers.*.base_url', reason: 'decides where your requests (and their API key) go' },
+  { key: 'providers.*.api_key_env', reason: 'decides which of your secrets is sent as the API key' },
+  { key: 'providers.openai-compatible.*', reason: 'a server your requests (and an API key) go to' },
+  {
+    key: 'conversation.tools.*',
+    reason: 'a local command tool: runs a program named by this repository',
+    when: (value) => isTable(value) && (value.command !== undefined || value.source === 'local'),
+  },
+  {
+    key: 'conversation.tools.*.run',
+    reason: 'runs the tool without asking you',
+    when: (value, path) => runRank[value as RunMode] > runRank[(builtinMode(path[2]!, 'run') ?? 'ask') as RunMode],
+  },
+  {
+    key: 'conversation.tools.*.result',
+    reason: 'sends the tool result to the model without showing you',
+    when: (value, path) => resultRank[value as ResultMode] > resultRank[(builtinMode(path[2]!, 'result') ?? 'unattended') as ResultMode],
+  },
+  {
+    key: 'conversation.tools.*.detached',
+    reason: 'decides for you when no human is there (anything but deny or defer)',
+    when: (value) => (isTable(value) ? Object.values(value) : [value]).some((policy) => !safeDetached.has(policy as string)),
+  },
+  { key: 'conversation.tools.*.side_effects', reason: 'lets a resumed turn run the tool again without asking', when: (value) => value === false },
+  { key: 'conversation.tools.*.env_vars', reason: 'passes your provider keys to a tool' },
+  { key: 'conversation.tools.*.questions.*.exclusive', reason: 'lets the model answer a question meant for you', when: (value) => value === false },
+  { key: 'conversation.tools.*.questions.*.target', reason: 'lets the model answer a question meant for you', when: (value) => value === 'assistant' },
+  { key: 'conversation.tools.*.questions.*.default', reason: 'answers a question for you when no human is there' },
+  { key: 'conversation.tools.*.questions.*.default_option', reason: 'answers a question for you when no human is there' },
+  { key: 'conversation.hooks', reason: 'runs a command' },
+  { key: 'mcp.servers.*', reason: 'starts a program or connects to a server, and offers its tools to the model' },
+];
+
+export interface UntrustedKey {
+  /** The dotted key, e.g. `providers.openai.base_url`. */
+  key: string;
+  path: string[];
+  value: unknown;
+  reason: string;
+}
+
+function matches(layer: unknown, pattern: readonly string[], prefix: string[], found: (path: string[], value: unknown) => void): void {
+  if (pattern.length === 0) {
+    found(prefix, layer);
+    return;
+  }
+  if (!isTable(layer)) return;
+  const [head, ...rest] = pattern;
+  for (const [key, value] of Object.entries(layer)) if (head === '*' || head === key) matches(value, rest, [...prefix, key], found);
+}
+
+/** The keys of a workspace layer that need trust, outermost first; a key inside another is not listed again. */
+export function keysNeedingTrust(layer: Record<string, unknown>, rules: readonly TrustRule[] = trustRequiringKeys): UntrustedKey[] {
+  const found: UntrustedKey[] = [];
+  for (const rule of rules) {
+    matches(layer, rule.key.split('.'), [], (path, value) => {
+      if (rule.when && !rule.when(value, path)) return;
+      found.push({ key: path.join('.'), path, value, reason: rule.reason });
+    });
+  }
+  const inside = (inner: UntrustedKey, outer: UntrustedKey): boolean => inner !== outer && outer.path.every((segment, index) => inner.path[index] === segment);
+  const outermost = found.filter((key, index) => !found.some((other, otherIndex) => inside(key, other) || (other.key === key.key && otherIndex < index)));
+  return outermost.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+/** A copy of `layer` without `keys`. */
+export function withoutKeys(layer: Record<string, unknown>, keys: readonly UntrustedKey[]): Record<string, unknown> {
+  const copy = structuredClone(layer);
+  for (const { path } of keys) {
+    let table: unknown = copy;
+    for (const segment of path.slice(0, -1)) table = isTable(table) ? table[segment] : undefined;
+    if (isTable(table)) delete table[path[path.length - 1]!];
+  }
+  return copy;
+}
+
+/** What trust is keyed by: the SHA-256 of the config file's text. */
+export function configContentHash(source: string): string {
+  return createHash('sha256').update(source, 'utf8').digest('hex');
+}
+
+/** One value for a prompt or a warning, on one short line. */
+export function describeValue(value: unknown, limit = 80): string {
+  const text = JSON.stringify(value) ?? String(value);
+  const single = text.replace(/\s+/g, ' ');
+  return single.length > limit ? single.slice(0, limit - 1) + '…' : single;
+}

@@ -8,6 +8,7 @@ import { JpError, toJpError, UsageError } from '../errors.ts';
 import { resolveFormat, type OutputFormat, type RequestedFormat } from '../output/channels.ts';
 import type { Logger } from '../output/logger.ts';
 import { buildErrorResult } from '../server/result.ts';
+import type { EarlyServer } from '../server/spawn.ts';
 import { completionCandidates, completionScript, shells, type Shell } from './completion.ts';
 import { CommandContext } from './context.ts';
 import { readFacts } from './facts.ts';
@@ -71,8 +72,9 @@ export function buildProgram(programFile: string, setExitCode: (code: number) =>
     .action(
       wrap(
         async (context, command) => {
+          const early = command.opts<{ server?: boolean }>().server !== false ? await startServerEarly(context) : undefined;
           const { queryCommand } = await import('./commands/query.ts');
-          return queryCommand(context, command.args, command.opts());
+          return queryCommand(context, command.args, command.opts(), early);
         },
         (command) => command.opts<{ nonInteractive?: boolean }>().nonInteractive === true,
       ),
@@ -153,6 +155,22 @@ export function buildProgram(programFile: string, setExitCode: (code: number) =>
       process.stdout.write(completionCandidates(program, words, process.cwd(), process.env).map((candidate) => `${candidate}\n`).join(''));
     });
   return program;
+}
+
+/**
+ * A query's server, started before anything else of the query (see EarlyServer), unless its tracing
+ * goes to our stderr. Anything in the way (an unusable data directory) is left for the query itself
+ * to report, in its format.
+ */
+async function startServerEarly(context: CommandContext): Promise<EarlyServer | undefined> {
+  if (context.logSettings().file === '-') return undefined;
+  try {
+    const [{ EarlyServer }, { userSubdirectory }] = await Promise.all([import('../server/spawn.ts'), import('../workspace/workspace.ts')]);
+    const processesDirectory = userSubdirectory(context.workspace(), 'processes');
+    return EarlyServer.start(context.facts.programFile, { cwd: context.facts.cwd, environment: context.facts.environment, processesDirectory });
+  } catch {
+    return undefined;
+  }
 }
 
 /** The conversation a subcommand names, as <cid> or --id=<cid> (not both, unless they agree). */

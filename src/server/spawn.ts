@@ -6,7 +6,8 @@
  * reported ready.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, constants, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, openSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import type net from 'node:net';
 import { JpError, RunError, statusOfExitCode } from '../errors.ts';
 import type { ReadyMessage, RunRequest } from './run-request.ts';
@@ -39,17 +40,12 @@ function openRunLog(file: string): number | 'ignore' {
   }
 }
 
-export function spawnServer(
-  request: RunRequest,
-  options: { entry: string; environment: NodeJS.ProcessEnv; /** --log-file=-: the server's tracing goes to our stderr. */ shareStderr: boolean },
-): Promise<SpawnedServer> {
-  const logFile = request.run_log;
-  const log = openRunLog(logFile);
-  let child: ChildProcess;
+function launch(entry: string, options: { cwd: string; environment: NodeJS.ProcessEnv; log: string; shareStderr: boolean }): ChildProcess {
+  const log = openRunLog(options.log);
   try {
     // With the client's own Node options (the tsx loader when run from source) and no others.
-    child = spawn(process.execPath, [...process.execArgv, options.entry, '__serve'], {
-      cwd: request.cwd,
+    return spawn(process.execPath, [...process.execArgv, entry, '__serve'], {
+      cwd: options.cwd,
       env: options.environment,
       detached: true,
       stdio: ['ignore', log, options.shareStderr ? 2 : log, 'pipe'],
@@ -57,6 +53,62 @@ export function spawnServer(
   } finally {
     if (typeof log === 'number') closeSync(log);
   }
+}
+
+/**
+ * A query's server, started as soon as the command line is parsed, before the conversation is even
+ * resolved: its start-up (a second Node process loading the server) then overlaps the client's own,
+ * and `--detach` returns once the server is ready (measured against starting it with the request:
+ * see README, Benchmarks). Its output goes to a file of its own in the processes directory, which
+ * becomes the run's log (`<cid>.log`, a rename: the server's descriptors stay valid) when the run
+ * starts. A server nobody takes (a usage error, a lock refusal) is ended and its file removed.
+ */
+export class EarlyServer {
+  private taken = false;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly logFile: string,
+  ) {}
+
+  static start(entry: string, options: { cwd: string; environment: NodeJS.ProcessEnv; processesDirectory: string }): EarlyServer {
+    const logFile = path.join(options.processesDirectory, `server-${process.pid}.starting`);
+    return new EarlyServer(launch(entry, { cwd: options.cwd, environment: options.environment, log: logFile, shareStderr: false }), logFile);
+  }
+
+  /** The server, for the run whose log is `runLog`; undefined when it is gone already. */
+  take(runLog: string): ChildProcess | undefined {
+    this.taken = true;
+    try {
+      renameSync(this.logFile, runLog);
+    } catch {
+      // the log is a convenience
+    }
+    return this.child.exitCode === null && this.child.signalCode === null ? this.child : undefined;
+  }
+
+  /** Ends the server unless a run took it; resolves once it is gone. */
+  discard(): Promise<void> {
+    if (this.taken) return Promise.resolve();
+    rmSync(this.logFile, { force: true });
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return Promise.resolve();
+    return new Promise((resolve) => {
+      const giveUp = setTimeout(resolve, 1000);
+      this.child.once('exit', () => {
+        clearTimeout(giveUp);
+        resolve();
+      });
+      this.child.kill('SIGKILL');
+    });
+  }
+}
+
+export function spawnServer(
+  request: RunRequest,
+  options: { entry: string; environment: NodeJS.ProcessEnv; /** --log-file=-: the server's tracing goes to our stderr. */ shareStderr: boolean; early?: EarlyServer },
+): Promise<SpawnedServer> {
+  const logFile = request.run_log;
+  const child = options.early?.take(logFile) ?? launch(options.entry, { cwd: request.cwd, environment: options.environment, log: logFile, shareStderr: options.shareStderr });
   const channel = child.stdio[3] as net.Socket;
   return new Promise<SpawnedServer>((resolve, reject) => {
     let buffered = '';

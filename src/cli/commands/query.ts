@@ -20,7 +20,7 @@ import { redact } from '../../redact.ts';
 import { buildErrorResult, resultQuery, untrustedKeysWarning, type ResultWarning } from '../../server/result.ts';
 import { decideWorkspaceTrust, untrustedWarning, type WorkspaceTrust } from '../workspace-trust.ts';
 import type { RunRequest } from '../../server/run-request.ts';
-import { spawnServer } from '../../server/spawn.ts';
+import { spawnServer, type EarlyServer } from '../../server/spawn.ts';
 import { acquireLock, type ConversationLock } from '../../workspace/lock.ts';
 import { activateConversation, activeConversation, sessionKey } from '../../workspace/session.ts';
 import { prepareWorkspace, userSubdirectory } from '../../workspace/workspace.ts';
@@ -78,7 +78,7 @@ export interface Prepared {
   activate(): () => void;
 }
 
-export async function queryCommand(context: CommandContext, messageParts: string[], flags: QueryFlags): Promise<number> {
+export async function queryCommand(context: CommandContext, messageParts: string[], flags: QueryFlags, early?: EarlyServer): Promise<number> {
   const startedAt = Date.now();
   let conversationId: string | null = null;
   let warnings: ResultWarning[] = [];
@@ -91,7 +91,7 @@ export async function queryCommand(context: CommandContext, messageParts: string
         if (trust.file && trust.ignored.length > 0) warnings = [untrustedKeysWarning(trust.file, trust.ignored.map((key) => key.key))];
       },
     });
-    return await execute(context, prepared, flags);
+    return await execute(context, prepared, flags, early);
   } catch (error) {
     const jpError = toJpError(error);
     const result = buildErrorResult({ conversationId, query: messageArgument ?? '', error: jpError, model: null, startedAt, warnings });
@@ -103,6 +103,8 @@ export async function queryCommand(context: CommandContext, messageParts: string
       context.reportError(jpError, conversationId);
     }
     return result.exit_code;
+  } finally {
+    await early?.discard();
   }
 }
 
@@ -272,7 +274,7 @@ async function askAboutIncompleteTurn(
   }
 }
 
-async function execute(context: CommandContext, prepared: Prepared, flags: QueryFlags): Promise<number> {
+async function execute(context: CommandContext, prepared: Prepared, flags: QueryFlags, early: EarlyServer | undefined): Promise<number> {
   const { conversationId, request } = prepared;
   const renderer = await createRenderer({
     format: context.format,
@@ -297,6 +299,7 @@ async function execute(context: CommandContext, prepared: Prepared, flags: Query
       entry: context.facts.programFile,
       environment: context.facts.environment,
       shareStderr: request.log.file === '-' && request.log.verbosity > 0 && !flags.detach,
+      ...(early ? { early } : {}),
     });
     // While the server gets ready (the request is on its way to it), not after: this is a file
     // write with an fsync, and a detached query returns as soon as the server is ready.

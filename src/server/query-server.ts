@@ -19,7 +19,8 @@ import { providerKeyVariables, secretVariables, type ModelSpec } from '../llm/re
 import type { ChatModel } from '../llm/types.ts';
 import type { Logger } from '../output/logger.ts';
 import { interruptActions, PROTOCOL_VERSION, type ClientHello, type ClientMessage, type ServerMessage } from '../protocol/messages.ts';
-import type { ConfiguredServer, McpServers } from '../tools/mcp/servers.ts';
+import type { ConfiguredServer } from '../tools/mcp/config.ts';
+import type { McpServers } from '../tools/mcp/servers.ts';
 import { isMcpToolName, isToolIncluded } from '../tools/registry.ts';
 import { redact, registerSecrets } from '../redact.ts';
 import { toolEnvironment } from '../tools/environment.ts';

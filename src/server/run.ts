@@ -17,7 +17,7 @@ import { resolveModelSpec, secretVariables } from '../llm/resolve.ts';
 import type { Logger } from '../output/logger.ts';
 import { PROTOCOL_VERSION } from '../protocol/messages.ts';
 import { redact, registerSecrets } from '../redact.ts';
-import { configuredMcpServers, type ConfiguredServer } from '../tools/mcp/servers.ts';
+import { configuredMcpServers, type ConfiguredServer } from '../tools/mcp/config.ts';
 import { buildToolRegistry } from '../tools/registry.ts';
 import type { ProcessTracker, Tool } from '../tools/tool.ts';
 import type { ConversationLock } from '../workspace/lock.ts';

@@ -15,7 +15,7 @@ import { route } from '../../src/inquiry/route.ts';
 import type { Inquiry } from '../../src/inquiry/types.ts';
 import { elicitationQuestion, elicitationResult, fieldsOf } from '../../src/tools/mcp/elicitation.ts';
 import { describeCallResult } from '../../src/tools/mcp/result.ts';
-import { configuredMcpServers } from '../../src/tools/mcp/servers.ts';
+import { configuredMcpServers } from '../../src/tools/mcp/config.ts';
 import { mcpToolName } from '../../src/tools/mcp/tool.ts';
 import { applyQuestionConfig } from '../../src/turn/inquiries.ts';
 

@@ -1,75 +1,14 @@
 /**
- * The MCP servers of a run (`[mcp.servers.<name>]`, DESIGN §9): checked when the configuration is
- * loaded (a bad entry is a usage error before anything runs), started together when the run starts,
- * each within its own time limit, and ended with the run. A server that fails to start is a warning
- * naming it; the run goes on without its tools.
+ * The MCP servers of a run (`[mcp.servers.<name>]`, DESIGN §9, checked by config.ts): started
+ * together when the run starts, each within its own time limit, and ended with the run. A server
+ * that fails to start is a warning naming it; the run goes on without its tools.
  */
-import path from 'node:path';
-import { originOf, type LoadedConfig } from '../../config/load.ts';
-import type { McpServerConfig } from '../../config/schema.ts';
-import { ConfigError } from '../../errors.ts';
 import type { Tool } from '../tool.ts';
+import type { ConfiguredServer } from './config.ts';
 import { McpConnection, type McpServerSpec, type Placement } from './connection.ts';
+
+export { configuredMcpServers } from './config.ts';
 import { createMcpTool, maxToolNameLength, mcpToolName } from './tool.ts';
-
-const defaultStartupTimeoutSeconds = 30;
-
-export interface ConfiguredServer {
-  spec: McpServerSpec;
-  /** `enabled = false`: configured, not started. */
-  enabled: boolean;
-}
-
-const stdioOnly = ['args', 'env', 'env_vars', 'cwd'] as const;
-const httpOnly = ['headers', 'bearer_token_env'] as const;
-
-/**
- * The servers of the configuration, resolved: a stdio server's environment is its `env` plus the
- * `env_vars` it names from jp's environment, and nothing else of jp's (no provider keys); the SDK
- * adds only the basics a program needs (PATH, HOME, USER, LOGNAME, SHELL, TERM).
- */
-export function configuredMcpServers(loaded: LoadedConfig, environment: NodeJS.ProcessEnv, workspaceRoot: string): ConfiguredServer[] {
-  const servers = (loaded.value.mcp?.servers ?? {}) as Record<string, McpServerConfig>;
-  return Object.entries(servers).map(([name, entry]) => {
-    const key = ['mcp', 'servers', name];
-    const where = (field?: string): string => originOf(loaded, field ? [...key, field] : key);
-    if (entry.command === undefined && entry.url === undefined) {
-      throw new ConfigError(`${where()}: mcp.servers.${name} has neither command nor url`, {
-        hint: `Give command = "<program>" (with args = [...]) for a server jp starts, or url = "http://..." for a streamable HTTP server.`,
-      });
-    }
-    if (entry.command !== undefined && entry.url !== undefined) {
-      throw new ConfigError(`${where('url')}: mcp.servers.${name} has both command and url`, { hint: 'Keep one: command starts a program, url reaches a running server.' });
-    }
-    const transport = entry.command !== undefined ? 'stdio' : 'http';
-    for (const field of transport === 'stdio' ? httpOnly : stdioOnly) {
-      if (entry[field] === undefined) continue;
-      throw new ConfigError(`${where(field)}: mcp.servers.${name}.${field} applies only to a server ${transport === 'stdio' ? 'reached by url' : 'started with command'}`, {
-        hint: `Remove mcp.servers.${name}.${field}.`,
-      });
-    }
-    const env: Record<string, string> = { ...(entry.env ?? {}) };
-    for (const variable of entry.env_vars ?? []) {
-      const value = environment[variable];
-      if (value !== undefined) env[variable] = value;
-    }
-    const spec: McpServerSpec = {
-      name,
-      transport,
-      args: entry.args ?? [],
-      env,
-      cwd: path.resolve(workspaceRoot, entry.cwd ?? '.'),
-      headers: entry.headers ?? {},
-      startupTimeoutSeconds: entry.startup_timeout_secs ?? defaultStartupTimeoutSeconds,
-      toolTimeoutSeconds: entry.tool_timeout_secs,
-      trustAnnotations: entry.trust_annotations ?? false,
-    };
-    if (entry.command !== undefined) spec.command = entry.command;
-    if (entry.url !== undefined) spec.url = entry.url;
-    if (entry.bearer_token_env !== undefined) spec.bearerTokenVariable = entry.bearer_token_env;
-    return { spec, enabled: entry.enabled ?? true };
-  });
-}
 
 export interface McpStartOptions {
   environment: NodeJS.ProcessEnv;

@@ -161,6 +161,26 @@ describe('MCP server lifecycle', { concurrency: 4 }, () => {
     );
   });
 
+  it("a workspace config's MCP server starts only once its user trusts the config (jp trust)", async () => {
+    const sandbox = sandboxed();
+    sandbox.write('.jp/config.toml', everythingStdio('everything', sandbox.root, 'trust_annotations = true\n'));
+    const { args, env } = model();
+    const untrusted = await runJp(sandbox, ['query', ...args, `${sandbox.root} untrusted`], { env: { ...env, CI: 'true' } });
+    assert.equal(untrusted.code, 0, untrusted.stderr);
+    assert.match(untrusted.stderr, /mcp\.servers\.everything.* this workspace config is not trusted/);
+    const offered = (text: string): string[] => provider.requests.find((request) => request.messages.some((message) => message.text === `${sandbox.root} ${text}`))!.toolNames;
+    assert.ok(!offered('untrusted').some((name) => name.startsWith('mcp__')), 'no MCP tool offered');
+    const listedUntrusted = await runJp(sandbox, ['mcp', 'ls']);
+    assert.equal(listedUntrusted.code, 0, listedUntrusted.stderr);
+    assert.equal(listedUntrusted.stdout, '');
+    assert.match(listedUntrusted.stderr, /ignoring mcp\.servers\.everything .*not trusted.*jp trust/);
+    assert.equal((await runJp(sandbox, ['trust'])).code, 0);
+    assert.match((await runJp(sandbox, ['mcp', 'ls'])).stdout, /^everything\s+stdio\s+ready/m);
+    const trusted = await runJp(sandbox, ['query', '--new', ...args, `${sandbox.root} trusted`], { env: { ...env, CI: 'true' } });
+    assert.equal(trusted.code, 0, trusted.stderr);
+    assert.ok(offered('trusted').includes('mcp__everything__echo'));
+  });
+
   it('jp mcp ls shows each server, its transport, its state and its tools (text and --json)', async () => {
     const sandbox = sandboxed();
     writeUserConfig(

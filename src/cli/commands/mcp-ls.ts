@@ -1,7 +1,8 @@
 /**
  * `jp mcp ls [--json]`: every configured MCP server with its transport and state (ready, failed and
  * why, disabled) and the tools it offers under their jp names. The servers are started as a run
- * would start them (same limits, same environment), listed, and ended.
+ * would start them (same limits, same environment), listed, and ended; those of an untrusted
+ * workspace config are not, and a warning says so.
  */
 import { secretVariables } from '../../llm/resolve.ts';
 import { registerSecrets } from '../../redact.ts';
@@ -28,6 +29,10 @@ function stateText(status: McpServerStatus): string {
 export async function mcpLsCommand(context: CommandContext): Promise<number> {
   const loaded = await context.config();
   const logger = await context.logger();
+  const ignored = loaded.ignored.filter((key) => key.key.startsWith('mcp.'));
+  if (ignored.length > 0 && loaded.workspace) {
+    context.warn(`ignoring ${ignored.map((key) => key.key).join(', ')} in ${loaded.workspace.file}: this workspace config is not trusted. Review it, then run \`jp trust\` to use these settings.`);
+  }
   const servers = configuredMcpServers(loaded, context.facts.environment, context.workspace().toolRoot);
   registerSecrets(context.facts.environment, [...secretVariables(loaded.value), ...servers.flatMap((server) => (server.spec.bearerTokenVariable ? [server.spec.bearerTokenVariable] : []))]);
   // A literal value in a server's `env` is a secret when its name is one (secrets.env_vars).
@@ -47,7 +52,7 @@ export async function mcpLsCommand(context: CommandContext): Promise<number> {
     return 0;
   }
   if (statuses.length === 0) {
-    context.status('No MCP servers are configured: add [mcp.servers.<name>] to your config (see "MCP servers" in the README).');
+    if (ignored.length === 0) context.status('No MCP servers are configured: add [mcp.servers.<name>] to your config (see "MCP servers" in the README).');
     return 0;
   }
   const nameWidth = Math.max(...statuses.map((status) => status.name.length));

@@ -50,13 +50,41 @@ export class RetryingChatModel implements ChatModel {
   async *stream(request: ChatRequest): AsyncIterable<StreamPart> {
     for (let attempt = 0; ; attempt++) {
       let produced = false;
+      // One attempt, aborted when no part arrives for idleTimeoutMilliseconds. The timer is set once
+      // and re-armed only when it fires early: a stream part only records when it came.
+      const controller = new AbortController();
+      const forward = (): void => controller.abort(request.signal.reason);
+      request.signal.addEventListener('abort', forward, { once: true });
+      const limit = this.options.idleTimeoutMilliseconds;
+      let lastPart = performance.now();
+      let timedOut = false;
+      let timer: NodeJS.Timeout | undefined;
+      const check = (): void => {
+        const quiet = performance.now() - lastPart;
+        if (quiet < limit) {
+          timer = setTimeout(check, limit - quiet);
+          return;
+        }
+        timedOut = true;
+        controller.abort(new Error('idle timeout'));
+      };
+      timer = setTimeout(check, limit);
       try {
-        for await (const part of this.withIdleTimeout(request)) {
+        for await (const part of this.inner.stream({ ...request, signal: controller.signal })) {
+          lastPart = performance.now();
           produced = true;
           yield part;
         }
         return;
-      } catch (error) {
+      } catch (caught) {
+        clearTimeout(timer);
+        request.signal.removeEventListener('abort', forward);
+        const error = timedOut
+          ? new RetryableProviderError('provider_timeout', `${this.id}: no data from the provider for ${Math.round(limit / 1000)} s`, {
+              hint: 'Raise assistant.request.idle_timeout_secs, or resume later with `jp query --continue`.',
+              cause: caught,
+            })
+          : caught;
         if (request.signal.aborted) throw error;
         const retryable = JpError.isInstance(error) && error.status === 'retryable';
         if (!retryable || produced || attempt >= this.options.maxRetries) throw error;
@@ -64,42 +92,10 @@ export class RetryingChatModel implements ChatModel {
         this.options.onRetry?.(attempt + 1, delay, error);
         await abortableSleep(delay, request.signal);
         if (request.signal.aborted) throw error;
+      } finally {
+        clearTimeout(timer);
+        request.signal.removeEventListener('abort', forward);
       }
-    }
-  }
-
-  /** One attempt, aborted when no part arrives for idleTimeoutMilliseconds. */
-  private async *withIdleTimeout(request: ChatRequest): AsyncIterable<StreamPart> {
-    const controller = new AbortController();
-    const forward = (): void => controller.abort(request.signal.reason);
-    request.signal.addEventListener('abort', forward, { once: true });
-    let timedOut = false;
-    let timer: NodeJS.Timeout | undefined;
-    const arm = (): void => {
-      clearTimeout(timer);
-      timer = setTimeout(() => {
-        timedOut = true;
-        controller.abort(new Error('idle timeout'));
-      }, this.options.idleTimeoutMilliseconds);
-    };
-    try {
-      arm();
-      for await (const part of this.inner.stream({ ...request, signal: controller.signal })) {
-        arm();
-        yield part;
-      }
-    } catch (error) {
-      if (timedOut) {
-        throw new RetryableProviderError(
-          'provider_timeout',
-          `${this.id}: no data from the provider for ${Math.round(this.options.idleTimeoutMilliseconds / 1000)} s`,
-          { hint: 'Raise assistant.request.idle_timeout_secs, or resume later with `jp query --continue`.', cause: error },
-        );
-      }
-      throw error;
-    } finally {
-      clearTimeout(timer);
-      request.signal.removeEventListener('abort', forward);
     }
   }
 }

@@ -98,6 +98,8 @@ export class TurnRun {
   private stepSources: Source[] = [];
   private finishReason: FinishReason | null = null;
   private readonly warnings: { code: string; message: string }[] = [];
+  private readonly unsentDeltas: { kind: 'message' | 'reasoning'; text: string }[] = [];
+  private deltaTurnScheduled = false;
   private readonly toolSpecs: ToolSpec[];
   private readonly toolContext: ToolCallContext;
 
@@ -133,10 +135,33 @@ export class TurnRun {
    * Returns the event as kept.
    */
   private append<E extends ConversationEvent>(made: E): E {
+    this.sendDeltas();
     const event = redactValue(made);
     this.options.host.append(event);
     this.events.push(event);
     return event;
+  }
+
+  /**
+   * Streamed pieces go to the host together, once per event-loop turn: a provider's burst of
+   * one-token events becomes one delta, and a slow stream loses nothing (the turn ends at once).
+   * Anything persisted or said sends them first, so order is kept.
+   */
+  private streamDelta(kind: 'message' | 'reasoning', text: string): void {
+    const last = this.unsentDeltas[this.unsentDeltas.length - 1];
+    if (last && last.kind === kind) last.text += text;
+    else this.unsentDeltas.push({ kind, text });
+    if (this.deltaTurnScheduled) return;
+    this.deltaTurnScheduled = true;
+    setImmediate(() => {
+      this.deltaTurnScheduled = false;
+      this.sendDeltas();
+    });
+  }
+
+  private sendDeltas(): void {
+    if (this.unsentDeltas.length === 0) return;
+    for (const piece of this.unsentDeltas.splice(0)) this.options.host.delta(piece);
   }
 
   private turnEvents(): ConversationEvent[] {
@@ -232,6 +257,7 @@ export class TurnRun {
     const limit = this.options.maxOutputTokens;
     const message = `the answer was cut at the model's output limit${limit ? ` (${limit} tokens)` : ''}; raise \`assistant.max_output_tokens\``;
     this.warnings.push({ code: 'output_limit', message });
+    this.sendDeltas();
     this.options.host.notice('warning', message);
   }
 
@@ -351,13 +377,15 @@ export class TurnRun {
   private releaseText(message: string, reasoning: string): void {
     if (message) {
       this.pendingMessage += message;
-      this.options.host.delta({ kind: 'message', text: message });
+      this.streamDelta('message', message);
     }
     if (reasoning) {
       this.pendingReasoning += reasoning;
-      this.options.host.delta({ kind: 'reasoning', text: reasoning });
+      this.streamDelta('reasoning', reasoning);
     }
-    if (message || reasoning) this.flushAtParagraph();
+    // A paragraph can only have ended where a newline arrived.
+    const check = (text: string, pending: string): boolean => text !== '' && (pending.length >= flushThreshold || text.includes('\n'));
+    if (check(message, this.pendingMessage) || check(reasoning, this.pendingReasoning)) this.flushAtParagraph();
   }
 
   private flushAtParagraph(): void {

@@ -12,6 +12,7 @@ const sections: Record<string, () => Promise<{ default: Section }>> = {
   startup: () => import('./sections/startup.ts'),
   query: () => import('./sections/query.ts'),
   throughput: () => import('./sections/throughput.ts'),
+  stream: () => import('./sections/stream.ts'),
   detach: () => import('./sections/detach.ts'),
   memory: () => import('./sections/memory.ts'),
   locks: () => import('./sections/locks.ts'),

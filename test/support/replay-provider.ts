@@ -74,6 +74,11 @@ function fromCassette(text: string): Recording[] {
     });
 }
 
+/** A recording of a streamed body as a server sent it (status 200, text/event-stream). */
+export function recordingOf(body: string): Recording {
+  return { status: 200, headers: eventStream, events: sseEvents(body) };
+}
+
 /** The recorded responses of a fixture, relative to test/fixtures/provider-streams. */
 export function loadRecording(relative: string): Recording[] {
   const text = readFileSync(path.join(fixturesDirectory, relative), 'utf8');

@@ -57,7 +57,9 @@ export function createSandbox(options: { init?: boolean; config?: string } = {})
     workspace,
     env,
     dataHome,
-    cleanup: () => rmSync(root, { recursive: true, force: true }),
+    // A query server that has just answered may still be writing (its code cache, its run log) as
+    // it exits: retry what that races with (ENOTEMPTY) instead of failing the cleanup.
+    cleanup: () => rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }),
     write(relative, content) {
       const file = path.join(workspace, relative);
       mkdirSync(path.dirname(file), { recursive: true });
@@ -223,8 +225,18 @@ export function processesMatching(...parts: string[]): number[] {
  */
 export function useCleanup(): { sandbox(options?: { init?: boolean; config?: string }): Sandbox; add(cleanup: () => unknown): void } {
   const cleanups: (() => unknown)[] = [];
+  // Every cleanup runs even when one fails: a fake provider left listening would keep the test
+  // file's process alive forever.
   after(async () => {
-    for (const cleanup of cleanups) await cleanup();
+    const failures: unknown[] = [];
+    for (const cleanup of cleanups) {
+      try {
+        await cleanup();
+      } catch (error) {
+        failures.push(error);
+      }
+    }
+    if (failures.length > 0) throw failures[0];
   });
   return {
     sandbox(options = {}) {

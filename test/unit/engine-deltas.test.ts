@@ -22,7 +22,7 @@ function recordingHost(): { host: TurnHost; log: ({ delta: string; kind: string 
     hasPromptingClient: () => false,
     askClient: async () => ({ answered: false }),
     inquiryResolved: () => {},
-    processes: { started: () => {}, ended: () => {} },
+    processes: { nextMarker: () => 'test.1', started: () => {}, ended: () => {} },
   };
   return { host, log };
 }
@@ -39,6 +39,7 @@ async function run(parts: { text?: string; reasoning?: string; delay_ms?: number
     config: loadConfig({ userFile: undefined, workspaceFile: undefined, environment: {}, cfgArguments: [], flags: [] }),
     builtinDetached: () => 'deny',
     toolRoot: process.cwd(),
+    toolEnvironment: () => ({}),
     maxTurns: 5,
     systemPrompt: undefined,
     signal: new AbortController().signal,

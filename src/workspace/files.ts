@@ -34,7 +34,12 @@ export function openRegularFile(file: string, flags: number, mode = 0o600): numb
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
-    if (code === 'ELOOP' || code === 'EMLINK') throw new DamagedFileError(file, 'is a symbolic link; jp does not follow symbolic links for its own files', { cause: error });
+    if (code === 'ELOOP' || code === 'EMLINK') {
+      throw new DamagedFileError(file, 'is a symbolic link, not a regular file', {
+        hint: 'jp never follows a symbolic link for its own files, and left this one untouched. Move it away (or put the file itself there), then run again.',
+        cause: error,
+      });
+    }
     if (code === 'EISDIR') throw new DamagedFileError(file, 'is a directory, not a file', { cause: error });
     if (code === 'ENXIO') throw new DamagedFileError(file, 'is a FIFO or a device, not a regular file', { cause: error });
     if (code === 'ENOTDIR') throw new DamagedFileError(file, 'cannot be opened: a part of its path is not a directory', { cause: error });

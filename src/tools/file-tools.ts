@@ -10,7 +10,7 @@ import path from 'node:path';
 import * as z from 'zod/mini';
 import { isDiskFull } from '../errors.ts';
 import { describeFileType, writeAll } from '../workspace/files.ts';
-import { displayPath, PathOutsideRootError, protectedReason, ProtectedPathError, resolveForFileTool } from './paths.ts';
+import { confinement, displayPath, PathOutsideRootError, ProtectedPathError, resolveForFileTool } from './paths.ts';
 import { defineTool, type Tool, type ToolResult } from './tool.ts';
 import { counted } from '../plural.ts';
 
@@ -132,7 +132,7 @@ function createListFilesTool(scope: FileToolScope): Tool {
     execute: ({ path: requested, pattern }, context) =>
       guard(requested ?? '.', async () => {
         const base = resolveForFileTool(context.toolRoot, requested ?? '.', scope.protectedDirectories);
-        if (pattern !== undefined && (path.isAbsolute(pattern) || pattern.split('/').includes('..'))) {
+        if (pattern !== undefined && (path.isAbsolute(pattern) || /(^|[/{,])\.\.($|[/},])/.test(pattern))) {
           return { kind: 'error', message: `pattern ${JSON.stringify(pattern)} must be relative to the listed directory and stay inside it (no leading / and no ..)` };
         }
         const { glob } = await import('tinyglobby');
@@ -145,7 +145,9 @@ function createListFilesTool(scope: FileToolScope): Tool {
           ignore: ignoredDirectories,
           signal: context.signal,
         });
-        const found = matches.filter((relative) => !protectedReason(context.toolRoot, path.join(base, relative), scope.protectedDirectories)).sort();
+        // What a pattern could still reach (through braces, say) outside the root or in jp's directories is left out.
+        const limits = confinement(context.toolRoot, scope.protectedDirectories);
+        const found = matches.filter((relative) => limits.refusal(path.resolve(base, relative)) === undefined).sort();
         const shown = found.slice(0, maxListedEntries);
         const header = `${counted(found.length, 'file')} under ${displayPath(context.toolRoot, base)}${found.length > shown.length ? ` (showing the first ${maxListedEntries})` : ''}`;
         return { kind: 'success', content: [header, ...shown].join('\n') };

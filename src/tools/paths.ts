@@ -50,22 +50,35 @@ function isInside(child: string, parent: string): boolean {
 }
 
 /**
- * Why a resolved path is off limits to file tools, or undefined. `protectedDirectories` are
- * resolved the same way (symlinks included), so no alias reaches them.
+ * Where file tools may go: inside `root`, outside any `.jp/` and outside `protectedDirectories`,
+ * each resolved once (symlinks included), so no alias reaches them.
  */
-export function protectedReason(root: string, resolved: string, protectedDirectories: readonly string[]): string | undefined {
-  const relative = path.relative(realpathOfExistingPrefix(path.resolve(root)), resolved);
-  if (relative.split(path.sep).some((part) => part.toLowerCase() === jpDirectoryName)) return 'it is inside .jp/, which holds jp\'s own configuration and conversations';
-  for (const directory of protectedDirectories) {
-    if (isInside(resolved, realpathOfExistingPrefix(path.resolve(directory)))) return `it is inside ${directory}, jp's own configuration and state`;
-  }
-  return undefined;
+export interface Confinement {
+  /** The root, resolved. */
+  realRoot: string;
+  /** Why an absolute, resolved path is off limits, or undefined when a file tool may use it. */
+  refusal(resolved: string): string | undefined;
+}
+
+export function confinement(root: string, protectedDirectories: readonly string[]): Confinement {
+  const realRoot = realpathOfExistingPrefix(path.resolve(root));
+  const realProtected = protectedDirectories.map((directory) => ({ directory, real: realpathOfExistingPrefix(path.resolve(directory)) }));
+  return {
+    realRoot,
+    refusal(resolved) {
+      if (!isInside(resolved, realRoot)) return `it is outside the workspace (${realRoot})`;
+      const relative = path.relative(realRoot, resolved);
+      if (relative.split(path.sep).some((part) => part.toLowerCase() === jpDirectoryName)) return 'it is inside .jp/, which holds jp\'s own configuration and conversations';
+      for (const { directory, real } of realProtected) if (isInside(resolved, real)) return `it is inside ${directory}, jp's own configuration and state`;
+      return undefined;
+    },
+  };
 }
 
 /** resolveInsideRoot, then refuses jp's own directories with a message the model can act on. */
 export function resolveForFileTool(root: string, requested: string, protectedDirectories: readonly string[]): string {
   const resolved = resolveInsideRoot(root, requested);
-  const reason = protectedReason(root, resolved, protectedDirectories);
+  const reason = confinement(root, protectedDirectories).refusal(resolved);
   if (reason) {
     throw new ProtectedPathError(
       `refused: ${JSON.stringify(requested)} is off limits to file tools because ${reason}. ` +

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { collect, eventually, runJp, startJp, testProvider, useCleanup, type Sandbox } from '../support/jp.ts';
+import { collect, eventually, readEvents, runJp, startJp, testProvider, useCleanup, type Sandbox } from '../support/jp.ts';
 
 const cleanup = useCleanup();
 
@@ -51,6 +51,11 @@ async function waitingRun(sandbox: Sandbox): Promise<{ id: string; socketPath: s
   const id = detached.stdout.trim();
   const entry = JSON.parse(readFileSync(path.join(sandbox.userDirectory(), 'processes', `${id}.json`), 'utf8')) as { socket_path: string };
   return { id, socketPath: entry.socket_path };
+}
+
+/** Connections made to a Unix socket path, accepted by the server or still waiting to be (from /proc/net/unix). */
+function connectionsTo(socketPath: string): number {
+  return readFileSync('/proc/net/unix', 'utf8').split('\n').filter((line) => line.endsWith(` ${socketPath}`)).length - 1;
 }
 
 describe('connections to a query server', () => {
@@ -118,5 +123,22 @@ describe('connections to a query server', () => {
     assert.equal((await runJp(sandbox, ['conversation', 'kill', run.id])).code, 0);
     assert.equal(JSON.parse((await attached).stdout.trim().split('\n').pop()!).status, 'interrupted');
     for (const viewer of viewers) viewer.socket.destroy();
+  });
+
+  it('a server that dies while an attach connects: attach says what is true now, not that a server stopped without a result', async () => {
+    const sandbox = cleanup.sandbox();
+    const run = await waitingRun(sandbox);
+    const entry = JSON.parse(readFileSync(path.join(sandbox.userDirectory(), 'processes', `${run.id}.json`), 'utf8')) as { pid: number };
+    await eventually('the turn to start', () => readEvents(sandbox, run.id).some((event) => event.type === 'chat_response'));
+    // Stopped, the server cannot greet: the attach's connection waits in the socket's backlog.
+    process.kill(entry.pid, 'SIGSTOP');
+    const args = ['conversation', 'attach', '--read-only', run.id];
+    const attached = collect(startJp(sandbox, args), args, 60_000);
+    await eventually('the attach to connect', () => connectionsTo(run.socketPath) > 0);
+    process.kill(entry.pid, 'SIGKILL');
+    const result = await attached;
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stderr, new RegExp(`error: no running process for ${run.id}; it has an incomplete turn: interrupted`));
+    assert.doesNotMatch(result.stderr, /stopped without a result/);
   });
 });

@@ -61,5 +61,7 @@ export async function conversationAttachCommand(context: CommandContext, id: str
   const link = await connectToServer(entry.socket_path);
   const client = createTerminalClient(context, { link, renderer, conversationId, readOnly, owner: false, history });
   const outcome = await withClientSignals(context, client, true, () => client.run());
+  // A server that was finishing as this attach connected closes without a word: say what is true now.
+  if (outcome.kind === 'lost' && outcome.serverPid === undefined) requireRunning(workspace, conversationId);
   return finishOutcome(renderer, outcome, conversationId, { text: '', model: null, startedAt: Date.now() });
 }

@@ -1,9 +1,9 @@
 /**
  * Whatever the umask, nothing jp creates is writable by group or others, and its private state
- * (conversations, user-local state, code caches) is not readable by them either: 0600 files in
- * 0700 directories, `.jp/config.toml` 0644 at most (DESIGN §10). Checked after a typical session
- * run under `umask 000`: init, foreground and in-process queries with a file tool, a detached run,
- * a deferred one, ls, print, fork.
+ * (conversations, user-local state, trust decisions, compile caches) is not readable by them
+ * either: 0600 files in 0700 directories, `.jp/config.toml` 0644 at most (DESIGN §10). Checked
+ * after a typical session run under `umask 000`: init, trust, foreground and in-process queries with
+ * a file tool, a detached run, a deferred one, ls, print, fork.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -45,6 +45,7 @@ describe('file modes under umask 000', () => {
     });
     const steps = [
       ['init'],
+      ['trust'],
       ['query', '-m', 'test', '-c', 'providers.test.script="s.json"', '-c', 'conversation.tools.defaults.detached="auto"', 'write notes'],
       ['query', '--no-server', '-m', 'test', '-c', 'providers.test.script="s2.json"', 'and again'],
       ['query', '--new', '--detach', '-m', 'test', '-c', 'providers.test.script="s2.json"', 'in the background'],
@@ -83,6 +84,7 @@ describe('file modes under umask 000', () => {
     }
     assert.ok(created.some((file) => file.endsWith(path.join('notes', 'today.md'))), 'the file tool ran');
     assert.ok(created.some((file) => file.includes(`${path.sep}locks`)), 'user-local state was checked');
+    assert.ok(created.some((file) => file.endsWith('trust.json')), 'the trust decision was checked');
     assert.deepEqual(problems, []);
   });
 });

@@ -58,10 +58,17 @@ export async function conversationAttachCommand(context: CommandContext, id: str
     quiet: context.globals.quiet,
     interactive: watchedLive(context.facts),
   });
-  const link = await connectToServer(entry.socket_path);
+  let link;
+  try {
+    link = await connectToServer(entry.socket_path);
+  } catch (error) {
+    // The server ended as we connected: say what is true now.
+    requireRunning(workspace, conversationId);
+    throw error;
+  }
   const client = createTerminalClient(context, { link, renderer, conversationId, readOnly, owner: false, history });
   const outcome = await withClientSignals(context, client, true, () => client.run());
-  // A server that was finishing as this attach connected closes without a word: say what is true now.
+  // A server that ends as this attach connects closes without a word: say what is true now.
   if (outcome.kind === 'lost' && outcome.serverPid === undefined) requireRunning(workspace, conversationId);
   return finishOutcome(renderer, outcome, conversationId, { text: '', model: null, startedAt: Date.now() });
 }

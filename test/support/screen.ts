@@ -15,8 +15,17 @@
  * plays a human. Close every screen (`screen.close()`, or pass `cleanup` to have it done after the
  * test file).
  */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { jpBinary, type Sandbox } from './jp.ts';
+
+/** The terminal's first process: it runs the program and holds the terminal until its output is read. */
+const holder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'terminal-holder.mjs');
+/** What the holder writes once the program has exited: `ESC ] 7770 ; exit ; <code> ; <signal> BEL`. */
+const exitMark = /\u001b\]7770;exit;(\d+);(\d+)\u0007/;
 
 const require = createRequire(import.meta.url);
 const pty = require('@lydell/node-pty') as typeof import('@lydell/node-pty');
@@ -60,15 +69,17 @@ export interface WaitOptions {
 }
 
 export class Screen {
-  readonly pid: number;
   /** Resolves when the program has exited and everything it wrote has been drawn. */
   readonly exited: Promise<{ exitCode: number; signal?: number }>;
   private readonly terminal: import('@xterm/headless').Terminal;
   private readonly process: import('@lydell/node-pty').IPty;
   private readonly listeners = new Set<() => void>();
+  private readonly pidFile: string;
+  private programPid: number | undefined;
   private output = '';
   private byteCount = 0;
   private closed = false;
+  private programExited = false;
 
   /** The built jp as the terminal's foreground process (no shell: Ctrl+Z and Ctrl+C reach jp's group). */
   static jp(sandbox: Sandbox, args: string[], options: ScreenOptions = {}): Screen {
@@ -93,24 +104,69 @@ export class Screen {
     delete environment.JP_NON_INTERACTIVE;
     delete environment.JP_NONINTERACTIVE;
     this.terminal = new Terminal({ cols: columns, rows, scrollback: options.scrollback ?? 100_000, allowProposedApi: true });
-    this.process = pty.spawn(file, args, { cwd: options.cwd ?? sandbox.workspace, env: environment, cols: columns, rows, name: 'xterm-256color' });
-    this.pid = this.process.pid;
+    this.pidFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'jp-screen-')), 'pid');
+    this.process = pty.spawn(process.execPath, [holder, this.pidFile, file, ...args], { cwd: options.cwd ?? sandbox.workspace, env: environment, cols: columns, rows, name: 'xterm-256color' });
     // Answers to the program's queries (cursor position, device attributes) go back as a terminal's would.
     this.terminal.onData((data) => {
-      if (!this.closed) this.process.write(data);
+      if (!this.closed && !this.programExited) this.process.write(data);
     });
+    let resolveExit!: (event: { exitCode: number; signal?: number }) => void;
+    const ended = new Promise<{ exitCode: number; signal?: number }>((resolve) => (resolveExit = resolve));
     this.process.onData((data) => {
-      this.output += data;
-      this.byteCount += Buffer.byteLength(data);
-      this.terminal.write(data, () => this.notify());
+      if (this.programExited) return;
+      const mark = exitMark.exec(this.output.slice(-32) + data);
+      if (mark) {
+        // Everything the program wrote came before the mark.
+        this.programExited = true;
+        const tail = this.output.slice(-32);
+        // A mark split across reads began in the tail: that part is not the program's output.
+        if (mark.index < tail.length) this.output = this.output.slice(0, this.output.length - (tail.length - mark.index));
+        data = data.slice(0, Math.max(0, mark.index - tail.length));
+        const signal = Number(mark[2]);
+        this.record(data);
+        resolveExit(signal === 0 ? { exitCode: Number(mark[1]) } : { exitCode: Number(mark[1]), signal });
+        return;
+      }
+      this.record(data);
     });
-    const ended = new Promise<{ exitCode: number; signal?: number }>((resolve) => this.process.onExit((event) => resolve(event)));
+    // The holder is killed only once the program's exit is seen; an earlier end is the holder's failure.
+    this.process.onExit((event) => {
+      if (!this.programExited) resolveExit({ exitCode: event.exitCode, ...(event.signal ? { signal: event.signal } : {}) });
+    });
     this.exited = ended.then(async (event) => {
       await this.drawn();
+      this.releaseHolder();
       this.notify();
       return event;
     });
     options.cleanup?.add(() => this.close());
+  }
+
+  private record(data: string): void {
+    this.output += data;
+    this.byteCount += Buffer.byteLength(data);
+    this.terminal.write(data, () => this.notify());
+  }
+
+  /** The program's pid (not the holder's): signals sent to it are what a person's `kill` would send. */
+  get pid(): number {
+    if (this.programPid !== undefined) return this.programPid;
+    const deadline = Date.now() + 30_000;
+    while (!existsSync(this.pidFile) || readFileSync(this.pidFile, 'utf8') === '') {
+      if (Date.now() > deadline) throw new Error(`the terminal's program never started (no pid in ${this.pidFile})`);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
+    this.programPid = Number(readFileSync(this.pidFile, 'utf8'));
+    return this.programPid;
+  }
+
+  private releaseHolder(): void {
+    try {
+      this.process.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+    rmSync(path.dirname(this.pidFile), { recursive: true, force: true });
   }
 
   private notify(): void {
@@ -133,9 +189,9 @@ export class Screen {
     this.process.resize(columns, rows);
   }
 
-  /** Sends a signal to the program (the pty's first process). */
-  kill(signal?: string): void {
-    this.process.kill(signal);
+  /** Sends a signal to the program (SIGHUP unless given), as `kill` from another terminal would. */
+  kill(signal: NodeJS.Signals = 'SIGHUP'): void {
+    process.kill(this.pid, signal);
   }
 
   /** Bytes the program wrote to the terminal so far. */
@@ -265,11 +321,14 @@ export class Screen {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    try {
-      this.process.kill('SIGKILL');
-    } catch {
-      // already gone
+    if (!this.programExited) {
+      try {
+        process.kill(this.pid, 'SIGKILL');
+      } catch {
+        // already gone, or never started
+      }
     }
+    this.releaseHolder();
     this.terminal.dispose();
   }
 }

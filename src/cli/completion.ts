@@ -2,11 +2,16 @@
  * Shell completion from the one command definition (commander's tree in program.ts). The script of
  * each shell is a few lines that ask jp itself, at every Tab, for the candidates of the word being
  * completed (`jp __complete -- <words so far>`): commands, subcommands and flags come from the tree,
- * an option's choices from its definition, `-m` from the providers, and conversation ids from the
- * workspace. Nothing is listed by hand, so nothing can drift.
+ * an option's choices from its definition, `-m` from the providers (src/llm/resolve.ts) and the
+ * openai-compatible names configured in the user's and the workspace's config, and conversation ids
+ * from the workspace. Nothing is listed by hand, so nothing can drift.
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import type { Command, Option } from 'commander';
+import { keyPaths } from '../config/locate.ts';
+import { userConfigFile } from '../config/paths.ts';
+import { modelPrefixes } from '../llm/resolve.ts';
 import { resolveWorkspace } from '../workspace/workspace.ts';
 
 export const shells = ['bash', 'zsh', 'fish'] as const;
@@ -38,8 +43,29 @@ export function completionScript(shell: Shell): string {
   return scripts[shell];
 }
 
-/** Model prefixes for `-m`: the providers jp knows (an openai-compatible one is named in config). */
-const modelPrefixes = ['openai/', 'anthropic/', 'ollama/', 'test'];
+/**
+ * The names configured under `providers.openai-compatible` in the user's and the workspace's config
+ * files, read without parsing or validating them (a file that is absent or unreadable names none).
+ */
+function compatibleProviderNames(cwd: string, environment: NodeJS.ProcessEnv): string[] {
+  const names: string[] = [];
+  const files = [userConfigFile(environment, environment.HOME || os.homedir())];
+  try {
+    files.push(resolveWorkspace(cwd, environment).configFile);
+  } catch {
+    // no workspace: the user's config only
+  }
+  for (const file of files) {
+    let source: string;
+    try {
+      source = readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const [first, second, name] of keyPaths(source)) if (first === 'providers' && second === 'openai-compatible' && name) names.push(name);
+  }
+  return names;
+}
 
 function conversationIds(cwd: string, environment: NodeJS.ProcessEnv): string[] {
   try {
@@ -79,7 +105,7 @@ export function completionCandidates(program: Command, words: string[], cwd: str
   }
   if (awaitingValueOf) {
     if (awaitingValueOf.argChoices) return awaitingValueOf.argChoices;
-    if (awaitingValueOf.attributeName() === 'model') return modelPrefixes;
+    if (awaitingValueOf.attributeName() === 'model') return modelPrefixes(compatibleProviderNames(cwd, environment));
     if (awaitingValueOf.attributeName() === 'id') return conversationIds(cwd, environment);
     return [];
   }

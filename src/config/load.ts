@@ -80,7 +80,8 @@ export function loadConfig(inputs: ConfigInputs): LoadedConfig {
       const trusted = inputs.trustedWorkspaceSha256 === sha256;
       workspace = { file, sha256, trusted };
       if (!trusted) {
-        const untrusted = keysNeedingTrust(value);
+        // Compared with the user's own layers read so far: the built-in defaults and the user config.
+        const untrusted = keysNeedingTrust(value, undefined, layers.map((layer) => layer.value));
         ignored = untrusted.map((key) => ({ ...key, where: where(key.path) }));
         value = withoutKeys(value, untrusted);
       }
@@ -283,6 +284,13 @@ export function originOf(loaded: LoadedConfig, keyPath: readonly string[]): stri
   return 'the configuration';
 }
 
+/**
+ * Keys whose list is the union of every layer's, not the last layer's: a later layer adds to it and
+ * never removes, so a workspace config (`secrets.env_vars = []`) cannot take a secret its user
+ * listed out of redaction. The layer recorded for such a key is the last one that added to it.
+ */
+const unionKeys: ReadonlySet<string> = new Set(['secrets.env_vars']);
+
 /** Deep-merges `layer` over `base`, recording the layer of every leaf it sets. */
 function mergeLayer(
   base: Record<string, unknown>,
@@ -303,6 +311,10 @@ function mergeLayer(
     for (const known of [...sources.keys()]) if (known.startsWith(dotted + '.')) sources.delete(known);
     if (isTable(incoming)) {
       result[key] = mergeLayer({}, layer, sources, keyPath, incoming);
+    } else if (unionKeys.has(dotted) && Array.isArray(existing) && Array.isArray(incoming)) {
+      const union = [...new Set([...existing, ...incoming])];
+      if (union.length > existing.length) sources.set(dotted, layer);
+      result[key] = union;
     } else {
       result[key] = incoming;
       sources.set(dotted, layer);

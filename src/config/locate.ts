@@ -18,6 +18,11 @@ export function locateKey(source: string, path: readonly string[]): number | und
   return best?.line;
 }
 
+/** Every key path the document names (table headers and keys, inline-table keys included), best effort, without parsing it. */
+export function keyPaths(source: string): string[][] {
+  return [...keyLines(source)].map((entry) => entry.path);
+}
+
 function sharedPrefixLength(a: readonly string[], b: readonly string[]): number {
   let index = 0;
   while (index < a.length && index < b.length && a[index] === b[index]) index++;

@@ -15,20 +15,35 @@ export interface TrustRule {
   key: string;
   /** Why it needs trust, in words for the prompt and `jp trust --show`. */
   reason: string;
-  /** When only some values need trust: true for those (`path` is the concrete key). Default: every value. */
-  when?: (value: unknown, path: readonly string[]) => boolean;
+  /**
+   * When only some values need trust: true for those (`path` is the concrete key; `own` the user's
+   * own layers, lowest first, to compare with). Default: every value.
+   */
+  when?: (value: unknown, path: readonly string[], own: readonly unknown[]) => boolean;
 }
 
 const runRank: Record<RunMode, number> = { skip: 0, ask: 1, edit: 1, unattended: 2 };
 const resultRank: Record<ResultMode, number> = { skip: 0, ask: 1, edit: 1, unattended: 2 };
 const safeDetached = new Set(['deny', 'defer']);
 
-type BuiltinTools = Record<string, { run?: RunMode; result?: ResultMode } | undefined>;
-const builtinTools = (builtinDefaults.conversation?.tools ?? {}) as BuiltinTools;
+/**
+ * The `run` or `result` mode the user's own layers (lowest first) give `tool` (`defaults` included),
+ * resolved as policy.ts does: the tool's own value, else the defaults', the later layer winning.
+ */
+function ownMode(own: readonly unknown[], tool: string, field: 'run' | 'result'): string | undefined {
+  for (const owner of [tool, 'defaults']) {
+    for (const layer of [...own].reverse()) {
+      const value = tableAt(layer, ['conversation', 'tools', owner])[field];
+      if (typeof value === 'string' && value in runRank) return value; // anything else is no mode: it counts for nothing
+    }
+  }
+  return undefined;
+}
 
-/** The built-in value of `field` for a tool (`defaults` included): its own, else the defaults'. */
-function builtinMode(tool: string, field: 'run' | 'result'): string | undefined {
-  return builtinTools[tool]?.[field] ?? builtinTools.defaults?.[field];
+function tableAt(layer: unknown, path: readonly string[]): Record<string, unknown> {
+  let table = layer;
+  for (const segment of path) table = isTable(table) ? table[segment] : undefined;
+  return isTable(table) ? table : {};
 }
 
 function isTable(value: unknown): value is Record<string, unknown> {
@@ -47,12 +62,12 @@ export const trustRequiringKeys: readonly TrustRule[] = [
   {
     key: 'conversation.tools.*.run',
     reason: 'runs the tool without asking you',
-    when: (value, path) => runRank[value as RunMode] > runRank[(builtinMode(path[2]!, 'run') ?? 'ask') as RunMode],
+    when: (value, path, own) => runRank[value as RunMode] > runRank[(ownMode(own, path[2]!, 'run') ?? 'ask') as RunMode],
   },
   {
     key: 'conversation.tools.*.result',
     reason: 'sends the tool result to the model without showing you',
-    when: (value, path) => resultRank[value as ResultMode] > resultRank[(builtinMode(path[2]!, 'result') ?? 'unattended') as ResultMode],
+    when: (value, path, own) => resultRank[value as ResultMode] > resultRank[(ownMode(own, path[2]!, 'result') ?? 'unattended') as ResultMode],
   },
   {
     key: 'conversation.tools.*.detached',
@@ -87,12 +102,21 @@ function matches(layer: unknown, pattern: readonly string[], prefix: string[], f
   for (const [key, value] of Object.entries(layer)) if (head === '*' || head === key) matches(value, rest, [...prefix, key], found);
 }
 
-/** The keys of a workspace layer that need trust, outermost first; a key inside another is not listed again. */
-export function keysNeedingTrust(layer: Record<string, unknown>, rules: readonly TrustRule[] = trustRequiringKeys): UntrustedKey[] {
+/**
+ * The keys of a workspace layer that need trust, outermost first; a key inside another is not listed
+ * again. `own` is the user's own layers below the workspace, lowest first (the built-in defaults and
+ * the user config): a `run` or `result` needs trust when it is more permissive than what they give,
+ * so a workspace cannot undo a user's stricter setting.
+ */
+export function keysNeedingTrust(
+  layer: Record<string, unknown>,
+  rules: readonly TrustRule[] = trustRequiringKeys,
+  own: readonly unknown[] = [builtinDefaults],
+): UntrustedKey[] {
   const found: UntrustedKey[] = [];
   for (const rule of rules) {
     matches(layer, rule.key.split('.'), [], (path, value) => {
-      if (rule.when && !rule.when(value, path)) return;
+      if (rule.when && !rule.when(value, path, own)) return;
       found.push({ key: path.join('.'), path, value, reason: rule.reason });
     });
   }

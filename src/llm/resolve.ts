@@ -6,7 +6,27 @@ import path from 'node:path';
 import type { Config } from '../config/schema.ts';
 import { UsageError } from '../errors.ts';
 
-export type ProviderName = 'openai' | 'anthropic' | 'ollama' | 'openai-compatible' | 'test';
+/**
+ * The providers jp has, the one list of them, with how `-m` names a model of each: the model error
+ * lists them and shell completion offers them. Keyed by the schema's `providers` table, so a provider
+ * added there and not here does not compile. `openai-compatible` has no prefix of its own: each name
+ * configured under it is one (`<name>/`).
+ */
+const providerModels: Record<keyof NonNullable<Config['providers']>, { prefix?: string; form: string; description: string }> = {
+  openai: { prefix: 'openai/', form: 'openai/<model>', description: 'needs OPENAI_API_KEY' },
+  anthropic: { prefix: 'anthropic/', form: 'anthropic/<model>', description: 'needs ANTHROPIC_API_KEY' },
+  ollama: { prefix: 'ollama/', form: 'ollama/<model>', description: 'a local Ollama server, no key' },
+  'openai-compatible': { form: '<name>/<model>', description: 'any OpenAI-compatible server configured under [providers.openai-compatible.<name>]' },
+  test: { prefix: 'test', form: 'test', description: 'offline replay of providers.test.script (no model at all)' },
+};
+
+export type ProviderName = keyof typeof providerModels;
+
+/** What a model id can start with: each provider's prefix, and `<name>/` for each of `compatibleNames`. */
+export function modelPrefixes(compatibleNames: readonly string[]): string[] {
+  const prefixes = Object.values(providerModels).flatMap((provider) => (provider.prefix ? [provider.prefix] : []));
+  return [...new Set([...prefixes, ...compatibleNames.map((name) => `${name}/`)])];
+}
 
 export interface ModelSpec {
   /** As configured, e.g. `openai/gpt-4.1-mini`. */
@@ -29,32 +49,43 @@ const defaultKeyVariables: Record<string, string> = { openai: 'OPENAI_API_KEY', 
 /** The variables that hold provider keys whatever the configuration says. */
 export const defaultProviderKeyVariables: readonly string[] = Object.values(defaultKeyVariables);
 
+/** `value` if it is a table, else an empty one: the secret readers below also read unvalidated layers. */
+function tableOf(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+function names(values: readonly unknown[]): string[] {
+  return values.filter((value): value is string => typeof value === 'string');
+}
+
 /**
  * Every variable jp may read a provider key from under `config`: the defaults and each configured
  * `api_key_env`. Tool subprocesses do not get them (DESIGN §10), and their values are secrets.
+ * `config` may also be one layer as parsed, unvalidated: what is not a variable name is skipped.
  */
 export function providerKeyVariables(config: Config): string[] {
-  const providers = config.providers ?? {};
-  const names = new Set(defaultProviderKeyVariables);
-  for (const configured of [providers.openai?.api_key_env, providers.anthropic?.api_key_env]) if (configured) names.add(configured);
-  for (const entry of Object.values(providers['openai-compatible'] ?? {})) if (entry?.api_key_env) names.add(entry.api_key_env);
-  return [...names];
+  const providers = tableOf(config.providers);
+  const configured = [
+    tableOf(providers.openai).api_key_env,
+    tableOf(providers.anthropic).api_key_env,
+    ...Object.values(tableOf(providers['openai-compatible'])).map((entry) => tableOf(entry).api_key_env),
+  ];
+  return [...new Set([...defaultProviderKeyVariables, ...names(configured)])];
 }
 
-/** The variables whose values are secrets: the provider key variables and `secrets.env_vars`. */
+/**
+ * The variables whose values are secrets: the provider key variables and `secrets.env_vars`. The one
+ * reader of both for every process: the run gives it the merged configuration (whose
+ * `secrets.env_vars` is the union over the layers, see load.ts), a client each layer it reads
+ * (secret-variables.ts), unvalidated.
+ */
 export function secretVariables(config: Config): string[] {
-  return [...new Set([...providerKeyVariables(config), ...(config.secrets?.env_vars ?? [])])];
+  const listed = tableOf(config.secrets).env_vars;
+  return [...new Set([...providerKeyVariables(config), ...names(Array.isArray(listed) ? listed : [])])];
 }
 
 function alternatives(): string {
-  return [
-    'Models you can use instead:',
-    '  -m openai/<model>      needs OPENAI_API_KEY',
-    '  -m anthropic/<model>   needs ANTHROPIC_API_KEY',
-    '  -m ollama/<model>      a local Ollama server, no key',
-    '  -m <name>/<model>      any OpenAI-compatible server configured under [providers.openai-compatible.<name>]',
-    '  -m test                offline replay of providers.test.script (no model at all)',
-  ].join('\n');
+  return ['Models you can use instead:', ...Object.values(providerModels).map((provider) => `  -m ${provider.form.padEnd(20)}${provider.description}`)].join('\n');
 }
 
 export function resolveModelSpec(config: Config, environment: NodeJS.ProcessEnv, cwd: string): ModelSpec {

@@ -4,9 +4,10 @@
  * `jp conv<Tab>` and a conversation id. Plus the candidates themselves, from the command tree.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, symlinkSync } from 'node:fs';
+import { appendFileSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { configSchema } from '../../src/config/schema.ts';
 import { conversationIds, jpBinary, runJp, testProvider, useCleanup, type Sandbox } from '../support/jp.ts';
 import { Screen } from '../support/screen.ts';
 
@@ -66,7 +67,19 @@ describe('shell completion', () => {
     assert.deepEqual((await candidates('conversation', 'attach', '')), [conversationId]);
     assert.deepEqual((await candidates('query', '--id', '')), [conversationId]);
     assert.deepEqual((await candidates('q', '-F', '')), ['auto', 'text', 'text-pretty', 'json']);
-    assert.ok((await candidates('query', '-m', '')).includes('anthropic/'));
+    // Every provider the config schema has is offered: by its name, or for openai-compatible, by
+    // each name configured under it in the user's and the workspace's config.
+    const userDirectory = path.join(sandbox.env.XDG_CONFIG_HOME!, 'jp');
+    mkdirSync(userDirectory, { recursive: true });
+    writeFileSync(path.join(userDirectory, 'config.toml'), '[providers.openai-compatible.llamacpp]\nbase_url = "http://127.0.0.1:8080/v1"\n');
+    appendFileSync(path.join(sandbox.workspace, '.jp', 'config.toml'), '\n[providers.openai-compatible]\nvllm = { base_url = "http://127.0.0.1:8000/v1" }\n');
+    const models = await candidates('query', '-m', '');
+    const providers = Object.keys(configSchema.shape.providers.def.innerType.shape);
+    assert.ok(providers.includes('openai-compatible'), `the schema's providers: ${providers.join(', ')}`);
+    for (const provider of providers.filter((name) => name !== 'openai-compatible')) {
+      assert.ok(models.some((model) => model === provider || model.startsWith(`${provider}/`)), `${provider} is offered: ${models.join(' ')}`);
+    }
+    for (const configured of ['llamacpp/', 'vllm/']) assert.ok(models.includes(configured), `${configured} is offered: ${models.join(' ')}`);
     const flags = await candidates('query', '--');
     for (const flag of ['--detach', '--no-server', '--json', '--cfg']) assert.ok(flags.includes(flag), flag);
     assert.deepEqual(await candidates('completion', 'x'), [], 'a leaf without subcommands or ids offers nothing');

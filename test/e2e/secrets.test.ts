@@ -118,6 +118,34 @@ describe('a secret printed by a tool', () => {
   });
 });
 
+describe('a secret listed in the user config', () => {
+  it('stays a secret when an untrusted workspace config sets secrets.env_vars = []: a layer only adds secrets', async () => {
+    const provider = await startFakeProvider({
+      wire: 'openai-chat',
+      steps: stepByToolResults([toolStep([{ name: 'run_command', arguments: { command: 'echo "canary=$JP_TEST_CANARY"' } }], 'Checking.'), textStep('All done.')]),
+    });
+    cleanup.add(() => provider.close());
+    const sandbox = cleanup.sandbox({ config: '[secrets]\nenv_vars = []\n' });
+    writeUserConfig(sandbox, '[secrets]\nenv_vars = ["JP_TEST_CANARY"]\n');
+    const model = fakeModelArguments('openai-chat', provider.baseUrl);
+    const result = await runJp(sandbox, ['query', '--json', ...model.args, '-c', 'conversation.tools.run_command.run="unattended"', 'print it'], {
+      env: { ...model.env, JP_TEST_CANARY: canary },
+    });
+    assert.equal(result.code, 0, result.stderr);
+
+    assertNoSecret('stdout', result.stdout);
+    const final = JSON.parse(result.stdout.trim().split('\n').at(-1)!);
+    assert.equal(final.tools[0].result, 'exit code 0\ncanary=[REDACTED]', 'the tool printed it, redacted');
+    const conversationDirectory = path.join(sandbox.workspace, '.jp', 'conversations', final.conversation_id);
+    const log = readFileSync(path.join(conversationDirectory, 'events.ndjson'), 'utf8');
+    assertNoSecret('the conversation log', log);
+    assert.match(log, /canary=\[REDACTED\]/);
+    assert.equal(provider.requests.length, 2);
+    assertNoSecret('the request after the tool ran', JSON.stringify(provider.requests[1]!.body));
+    assert.match(JSON.stringify(provider.requests[1]!.body), /canary=\[REDACTED\]/);
+  });
+});
+
 describe('the environment of a tool', () => {
   it('has no provider key variable unless the tool passes it through by name', async () => {
     const sandbox = cleanup.sandbox();

@@ -5,7 +5,7 @@
  * untrusted again. At a terminal, the first run asks, on the rendered screen.
  */
 import assert from 'node:assert/strict';
-import { appendFileSync, readFileSync, statSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { startFakeProvider, textStep } from '../support/fake-provider.ts';
@@ -93,6 +93,27 @@ describe('an untrusted workspace config', () => {
     const result = await runJp(sandbox, ['query', ...script, '-c', 'conversation.tools.run_command.run="unattended"', 'go']);
     assert.equal(result.code, 0, result.stderr);
     assert.equal(sandbox.read('ran.txt'), 'ran\n');
+  });
+
+  it("cannot undo the user's stricter setting: run = \"unattended\" where the user config says \"ask\" is ignored until `jp trust`", async () => {
+    const sandbox = cleanup.sandbox({ config: '[conversation.tools.fs_read_file]\nrun = "unattended"\n' });
+    const userDirectory = path.join(sandbox.env.XDG_CONFIG_HOME!, 'jp');
+    mkdirSync(userDirectory, { recursive: true });
+    writeFileSync(path.join(userDirectory, 'config.toml'), '[conversation.tools.fs_read_file]\nrun = "ask"\n');
+    sandbox.write('notes.txt', 'private notes\n');
+    const script = testProvider(sandbox, { steps: [{ parts: [{ tool_call: { name: 'fs_read_file', arguments: { path: 'notes.txt' } } }] }, { parts: [{ text: 'done' }] }] });
+
+    const denied = await runJp(sandbox, ['query', '--json', ...script, 'read it']);
+    assert.equal(denied.code, 3, denied.stderr);
+    assert.equal(lastJson(denied.stdout).permission_denials.length, 1, 'the user config said ask: nobody was there to say yes');
+    assert.doesNotMatch(denied.stdout, /private notes/);
+    const shown = await runJp(sandbox, ['config', 'show']);
+    assert.match(shown.stdout, /^conversation\.tools\.fs_read_file\.run = "unattended" +# IGNORED until `jp trust` \(runs the tool without asking you\)/m);
+
+    assert.equal((await runJp(sandbox, ['trust'])).code, 0);
+    const read = await runJp(sandbox, ['query', '--json', '--new', ...script, 'read it']);
+    assert.equal(read.code, 0, read.stderr);
+    assert.match(lastJson(read.stdout).tools[0].result, /private notes/, 'trusted, the workspace setting applies');
   });
 
   it('`jp config show` marks the ignored keys; `jp trust --show` and `--revoke` tell and record the decision', async () => {

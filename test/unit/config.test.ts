@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { parse as parseToml } from 'smol-toml';
 import { loadConfig, parseScalar, type ConfigInputs } from '../../src/config/load.ts';
 import { locateKey } from '../../src/config/locate.ts';
-import { describeEffective, resolveDetachedPolicy, resolveRunMode } from '../../src/config/policy.ts';
+import { describeEffective, resolveDetachedPolicy, resolveResultMode, resolveRunMode } from '../../src/config/policy.ts';
 import { configContentHash, keysNeedingTrust, trustRequiringKeys } from '../../src/config/trust.ts';
 import { JpError } from '../../src/errors.ts';
 
@@ -294,6 +294,43 @@ describe('workspace trust', () => {
     assert.equal(resolveRunMode(loaded, 'run_command').value, 'unattended');
     assert.equal(resolveDetachedPolicy(loaded, 'x', 'run', 'deny').value, 'auto');
     assert.deepEqual(loaded.ignored, []);
+  });
+
+  it("a workspace run or result more permissive than the user's own layers give needs trust, not only one looser than the built-in default", () => {
+    const user = tempFile('[conversation.tools.fs_read_file]\nrun = "ask"\n[conversation.tools.defaults]\nresult = "ask"\n');
+    const workspaceText = [
+      '[conversation.tools.fs_read_file]',
+      'run = "unattended"',
+      '[conversation.tools.run_command]',
+      'result = "unattended"',
+      '[conversation.tools.fs_list_files]',
+      'run = "unattended"',
+      '',
+    ].join('\n');
+    const workspaceFile = tempFile(workspaceText);
+    const untrusted = loadConfig(inputs({ userFile: user, workspaceFile }));
+    assert.deepEqual(
+      untrusted.ignored.map((key) => key.key),
+      ['conversation.tools.fs_read_file.run', 'conversation.tools.run_command.result'],
+    );
+    assert.equal(resolveRunMode(untrusted, 'fs_read_file').value, 'ask', "the user's stricter setting holds");
+    assert.equal(resolveResultMode(untrusted, 'run_command').value, 'ask');
+    assert.equal(resolveRunMode(untrusted, 'fs_list_files').value, 'unattended', "no looser than the user's own: applies");
+
+    const trusted = loadConfig(inputs({ userFile: user, workspaceFile, trustedWorkspaceSha256: configContentHash(workspaceText) }));
+    assert.equal(resolveRunMode(trusted, 'fs_read_file').value, 'unattended', 'trusted, it applies');
+    assert.deepEqual(loadConfig(inputs({ workspaceFile })).ignored, [], 'without a user config, the built-in defaults are what it is compared with');
+  });
+
+  it('secrets.env_vars is the union over the layers: a later layer adds secrets, never removes one', () => {
+    const user = tempFile('[secrets]\nenv_vars = ["USER_SECRET"]\n');
+    const emptied = loadConfig(inputs({ userFile: user, workspaceFile: tempFile('[secrets]\nenv_vars = []\n'), cfgArguments: ['secrets.env_vars=[]'] }));
+    assert.deepEqual(emptied.value.secrets?.env_vars, ['USER_SECRET']);
+    assert.equal(emptied.sources.get('secrets.env_vars')?.label, user, 'set by the last layer that added to it');
+    const workspaceFile = tempFile('[secrets]\nenv_vars = ["WORKSPACE_SECRET"]\n');
+    const added = loadConfig(inputs({ userFile: user, workspaceFile }));
+    assert.deepEqual(added.value.secrets?.env_vars, ['USER_SECRET', 'WORKSPACE_SECRET']);
+    assert.equal(added.sources.get('secrets.env_vars')?.label, workspaceFile);
   });
 
   it('a new rule is one line', () => {

@@ -7,12 +7,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { readEvents, runJp, useCleanup } from '../support/jp.ts';
-import { loadRecording, replayModelArguments, startReplayProvider, type Recording } from '../support/replay-provider.ts';
-import { replayRun, writeUserConfig } from '../support/replay-run.ts';
+import { eventsThrough, loadRecording, recordedText, replayModelArguments, startReplayProvider, type Recording } from '../support/replay-provider.ts';
+import { checkJson, replayRun, stderrLines, writeUserConfig } from '../support/replay-run.ts';
 
 const openaiText = loadRecording('vercel-ai/openai/chat/openai-text.chunks.txt')[0]!;
 const anthropicJsonTool = loadRecording('vercel-ai/anthropic/anthropic-json-tool.2.chunks.txt')[0]!;
 const anthropicText = loadRecording('vercel-ai/anthropic/anthropic-text.chunks.txt')[0]!;
+/** OpenAI Responses: a reasoning summary, then "Received your test message. How can I help you today?" in 12 deltas. */
+const responsesText = loadRecording('dcdpr-jp/openai/test_chat_completion_stream.yml')[0]!;
+/** llama.cpp (OpenAI-compatible): a role-only first chunk, reasoning_content deltas, then the answer; no usage. */
+const llamacppText = loadRecording('dcdpr-jp/llamacpp/test_chat_completion_stream.yml')[0]!;
 
 /** The text a Chat Completions recording streams in its first `events` events. */
 function chatTextOf(recording: Recording, events: number): string {
@@ -42,7 +46,7 @@ describe('a stream cut before its finish', () => {
       it(`after text was shown (connection ${close === 'end' ? 'ended cleanly' : 'destroyed'}, ${writes} writes): exit 6, the partial text kept and marked incomplete`, async () => {
         const box = sandbox();
         const replay = await replayRun(box, { kind: 'openai-chat', replies: [{ recording: openaiText, cutAfterEvents: 12, close }], writes });
-        const result = replay.result!;
+        const result = checkJson(replay);
         assert.equal(replay.code, 6, replay.stderr);
         assert.deepEqual([result.status, result.exit_code, result.error.code], ['retryable', 6, 'stream_broken']);
         assert.match(result.error.message, /the connection to OpenAI broke while streaming/);
@@ -75,6 +79,7 @@ describe('a stream cut before its finish', () => {
   it('inside Anthropic tool input: exit 6 and no tool call, never run', async () => {
     const firstInput = anthropicJsonTool.events.findIndex((event) => event.includes('input_json_delta'));
     const replay = await replayRun(sandbox(), { kind: 'anthropic', replies: [{ recording: anthropicJsonTool, cutAfterEvents: firstInput + 2, close: 'destroy' }] });
+    checkJson(replay);
     assert.equal(replay.code, 6, replay.stderr);
     assert.equal(replay.result!.status, 'retryable');
     assert.deepEqual(replay.result!.tools, []);
@@ -88,6 +93,7 @@ describe('a stream cut before its finish', () => {
       kind: 'anthropic',
       replies: [{ recording: anthropicText, cutAfterEvents: 2, close: 'destroy' }, { recording: anthropicText }],
     });
+    checkJson(replay);
     assert.equal(replay.code, 0, replay.stderr);
     assert.equal(replay.provider.requests.length, 2);
     assert.match(replay.result!.answer, /^Hello! I'm doing well/);
@@ -102,6 +108,7 @@ describe('a stream cut before its finish', () => {
       replies: [{ recording: openaiText, cutAfterEvents: 12, close: 'stall' }],
       args: ['-c', 'assistant.request.idle_timeout_secs=1'],
     });
+    checkJson(replay);
     assert.equal(replay.code, 6, replay.stderr);
     assert.equal(replay.result!.error.code, 'provider_timeout');
     assert.equal(replay.result!.answer, chatTextOf(openaiText, 12));
@@ -113,6 +120,7 @@ describe('a stream cut before its finish', () => {
     const provider = await startReplayProvider({ replies: [{ recording: openaiText, cutAfterEvents: 12, close: 'end' }, { recording: openaiText }] });
     cleanup.add(() => provider.close());
     const cut = await replayRun(box, { kind: 'openai-chat', replies: [], message: 'tell me about a holiday' }, provider);
+    checkJson(cut);
     assert.equal(cut.code, 6, cut.stderr);
 
     const model = replayModelArguments('openai-chat', provider.baseUrl);
@@ -139,5 +147,126 @@ describe('a stream cut before its finish', () => {
     );
     assert.equal(events.filter((event) => event.type === 'turn_start').length, 1, 'one turn');
 
+  });
+  describe('an OpenAI Responses recording', () => {
+    /** Just past the sixth output_text delta: "Received your test message. How" was shown. */
+    const afterText = eventsThrough(responsesText, 'response.output_text.delta', 6);
+    const partial = recordedText(responsesText, afterText);
+
+    for (const [close, writes] of [
+      ['end', 'byte'],
+      ['destroy', 'event'],
+    ] as const) {
+      it(`cut after text was shown (connection ${close === 'end' ? 'ended cleanly' : 'destroyed'}, ${writes} writes): exit 6 retryable, the partial text kept and marked incomplete`, async () => {
+        assert.equal(partial, 'Received your test message. How');
+        const replay = await replayRun(sandbox(), { kind: 'openai-responses', replies: [{ recording: responsesText, cutAfterEvents: afterText, close }], writes });
+        const result = checkJson(replay);
+        assert.deepEqual([replay.code, result.status, result.error.code], [6, 'retryable', 'stream_broken']);
+        assert.match(result.error.message, /the connection to OpenAI broke while streaming/);
+        assert.match(result.error.hint, /jp query --continue/);
+        assert.equal(replay.provider.requests.length, 1, 'not retried: its text was already shown');
+        assert.equal(result.metadata.finish_reason, null);
+        assert.equal(result.answer, partial);
+        assert.equal(messageText(replay.events), partial, 'the partial text is in the log, once');
+        assert.equal(replay.events.filter((event) => event.type === 'chat_response').pop()!.incomplete, true);
+        const end = replay.events[replay.events.length - 1]!;
+        assert.deepEqual([end.type, end.status, end.exit_code], ['turn_end', 'error', 6]);
+      });
+    }
+
+    it('cut after text was shown, text mode: the partial answer on stdout, the error and the resume command on stderr (exit 6)', async () => {
+      const replay = await replayRun(sandbox(), { kind: 'openai-responses', replies: [{ recording: responsesText, cutAfterEvents: afterText, close: 'destroy' }], writes: 'byte', mode: 'text' });
+      assert.equal(replay.code, 6, replay.stderr);
+      assert.equal(replay.stdout, `${partial}\n`);
+      assert.match(replay.stderr, /error: openai\/recorded-model: the connection to OpenAI broke while streaming/);
+      assert.match(replay.stderr, /Resume with: jp query --continue --id=jp-c\d+/);
+      assert.equal(replay.provider.requests.length, 1);
+    });
+
+    it('cut before anything was shown: retried from scratch, the answer arrives once (exit 0)', async () => {
+      const beforeAnything = eventsThrough(responsesText, 'response.output_item.added', 1);
+      assert.equal(recordedText(responsesText, beforeAnything), '');
+      const replay = await replayRun(sandbox(), {
+        kind: 'openai-responses',
+        replies: [{ recording: responsesText, cutAfterEvents: beforeAnything, close: 'destroy' }, { recording: responsesText }],
+      });
+      const result = checkJson(replay);
+      assert.equal(replay.code, 0, replay.stderr);
+      assert.equal(replay.provider.requests.length, 2);
+      assert.equal(result.answer, recordedText(responsesText));
+      assert.equal(messageText(replay.events), result.answer, 'the answer once in the log');
+      assert.ok(!replay.events.some((event) => event.incomplete));
+      assert.ok(stderrLines(replay).some((line) => line.type === 'warning' && /the connection to OpenAI broke while streaming.*retrying in/.test(line.message)), replay.stderr);
+    });
+
+    it('a stall before anything was shown (past the idle timeout): retried from scratch, the answer once on stdout (exit 0)', async () => {
+      const replay = await replayRun(sandbox(), {
+        kind: 'openai-responses',
+        replies: [{ recording: responsesText, cutAfterEvents: 1, close: 'stall' }, { recording: responsesText }],
+        args: ['-c', 'assistant.request.idle_timeout_secs=1'],
+        mode: 'text',
+      });
+      assert.equal(replay.code, 0, replay.stderr);
+      assert.equal(replay.provider.requests.length, 2);
+      assert.equal(replay.stdout, `${recordedText(responsesText)}\n`);
+      assert.match(replay.stderr, /no data from the provider for 1 s; retrying in/);
+      assert.doesNotMatch(replay.stderr, /Resume with/);
+    });
+  });
+
+  describe('an OpenAI-compatible server recording (llama.cpp)', () => {
+    /** Just past the third content delta: "Hello! This" was shown (after the reasoning). */
+    const afterText = eventsThrough(llamacppText, '"content":"', 3);
+    const partial = recordedText(llamacppText, afterText);
+
+    it('cut after text was shown: exit 6 retryable, the partial text kept and marked incomplete', async () => {
+      assert.equal(partial, 'Hello! This');
+      const replay = await replayRun(sandbox(), { kind: 'compatible:llamacpp', replies: [{ recording: llamacppText, cutAfterEvents: afterText, close: 'destroy' }], writes: 'byte' });
+      const result = checkJson(replay);
+      assert.deepEqual([replay.code, result.status, result.error.code], [6, 'retryable', 'stream_broken']);
+      assert.match(result.error.message, /the connection to llamacpp broke while streaming/);
+      assert.equal(replay.provider.requests.length, 1);
+      assert.equal(result.answer, partial);
+      assert.equal(result.metadata.finish_reason, null);
+      assert.equal(messageText(replay.events), partial);
+      assert.equal(replay.events.filter((event) => event.type === 'chat_response').pop()!.incomplete, true);
+    });
+
+    it('cut after text was shown (connection ended cleanly, no [DONE]), text mode: the partial answer on stdout, exit 6', async () => {
+      const replay = await replayRun(sandbox(), { kind: 'compatible:llamacpp', replies: [{ recording: llamacppText, cutAfterEvents: afterText, close: 'end' }], mode: 'text' });
+      assert.equal(replay.code, 6, replay.stderr);
+      assert.equal(replay.stdout, `${partial}\n`);
+      assert.match(replay.stderr, /error: llamacpp\/recorded-model: the connection to llamacpp broke while streaming/);
+      assert.match(replay.stderr, /Resume with: jp query --continue --id=jp-c\d+/);
+    });
+
+    it('cut before anything was shown: retried from scratch, the answer arrives once (exit 0)', async () => {
+      assert.equal(recordedText(llamacppText, 1), '');
+      const replay = await replayRun(sandbox(), {
+        kind: 'compatible:llamacpp',
+        replies: [{ recording: llamacppText, cutAfterEvents: 1, close: 'end' }, { recording: llamacppText }],
+      });
+      const result = checkJson(replay);
+      assert.equal(replay.code, 0, replay.stderr);
+      assert.equal(replay.provider.requests.length, 2);
+      assert.equal(result.answer, recordedText(llamacppText));
+      assert.equal(messageText(replay.events), result.answer);
+      assert.ok(!replay.events.some((event) => event.incomplete));
+    });
+  });
+
+  it('Anthropic: a stall before any text (past the idle timeout) is retried from scratch; the answer arrives once (exit 0)', async () => {
+    const replay = await replayRun(sandbox(), {
+      kind: 'anthropic',
+      replies: [{ recording: anthropicText, cutAfterEvents: 1, close: 'stall' }, { recording: anthropicText }],
+      args: ['-c', 'assistant.request.idle_timeout_secs=1'],
+    });
+    const result = checkJson(replay);
+    assert.equal(replay.code, 0, replay.stderr);
+    assert.equal(replay.provider.requests.length, 2);
+    assert.equal(result.answer, recordedText(anthropicText));
+    assert.equal(messageText(replay.events), result.answer);
+    assert.ok(!replay.events.some((event) => event.incomplete));
+    assert.ok(stderrLines(replay).some((line) => line.type === 'warning' && /no data from the provider for 1 s; retrying in/.test(line.message)), replay.stderr);
   });
 });

@@ -1,7 +1,8 @@
 /**
- * Provider failures through the built binary: retries with backoff on 5xx, a clear retryable
- * error (exit 6) when 429 never ends with what was done already on disk, a network hang-up mid
- * stream, and a missing API key (exit 2) naming the variable and the alternatives.
+ * Provider failures through the built binary: retries with backoff on 5xx, a 429 waited out as
+ * long as its Retry-After (or retry-after-ms) says, a clear retryable error (exit 6) when 429 never
+ * ends with what was done already on disk, a network hang-up mid stream, and a missing API key
+ * (exit 2) naming the variable and the alternatives.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -11,6 +12,8 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { startFakeProvider, textStep, toolStep } from '../support/fake-provider.ts';
 import { conversationIds, fakeModelArguments, readEvents, runJp, useCleanup } from '../support/jp.ts';
+import { loadRecording, plainResponse, recordedText } from '../support/replay-provider.ts';
+import { checkJson, replayRun, stderrLines, writeUserConfig } from '../support/replay-run.ts';
 
 const fastRetries = ['-c', 'assistant.request.backoff_base_ms=5', '-c', 'assistant.request.backoff_max_ms=20', '-c', 'assistant.request.max_retries=3'];
 
@@ -147,5 +150,36 @@ describe('provider failures', () => {
     const grep = spawnSync('grep', ['-rl', secret, sandbox.root], { encoding: 'utf8' });
     assert.equal(grep.status, 1, `the key was written to: ${grep.stdout}`);
     assert.ok(!result.stderr.includes(secret) && !result.stdout.includes(secret));
+  });
+  // The wait is read from what jp says it waits ("retrying in N s"), never from a clock: jp's own
+  // backoff is set to 5 ms (reported as 0.0 s), so a reported 1.0 s or 1.5 s is the header's.
+  const anthropicText = loadRecording('vercel-ai/anthropic/anthropic-text.chunks.txt')[0]!;
+  const openaiText = loadRecording('vercel-ai/openai/chat/openai-text.chunks.txt')[0]!;
+  const headerSized = ['-c', 'assistant.request.backoff_max_ms=10000'];
+
+  it('429 with Retry-After: 1, then an answer: jp waits the header\'s 1 s (not its own backoff), retries once, exit 0', async () => {
+    const sandbox = cleanup.sandbox();
+    writeUserConfig(sandbox);
+    const limited = plainResponse(429, '{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}', { 'retry-after': '1' });
+    const replay = await replayRun(sandbox, { kind: 'anthropic', replies: [{ recording: limited }, { recording: anthropicText }], args: headerSized });
+    const result = checkJson(replay);
+    assert.equal(result.status, 'success', replay.stderr);
+    assert.equal(result.answer, recordedText(anthropicText));
+    assert.equal(replay.provider.requests.length, 2, 'one retry');
+    const retries = stderrLines(replay).filter((line) => line.type === 'warning' && /retrying in/.test(line.message));
+    assert.equal(retries.length, 1, replay.stderr);
+    assert.match(retries[0]!.message, /rate limited \(HTTP 429\): Number of request tokens has exceeded your per-minute rate limit; retrying in 1\.0 s \(attempt 1 of 4\)$/);
+  });
+
+  it('429 with retry-after-ms: 1500 (OpenAI\'s, preferred to Retry-After), then an answer: jp waits 1.5 s, text mode, exit 0', async () => {
+    const sandbox = cleanup.sandbox();
+    writeUserConfig(sandbox);
+    const limited = plainResponse(429, '{"error":{"message":"Rate limit reached for requests","type":"requests","code":"rate_limit_exceeded"}}', { 'retry-after-ms': '1500', 'retry-after': '7' });
+    const replay = await replayRun(sandbox, { kind: 'openai-chat', replies: [{ recording: limited }, { recording: openaiText }], args: headerSized, mode: 'text' });
+    assert.equal(replay.code, 0, replay.stderr);
+    assert.equal(replay.stdout, `${recordedText(openaiText)}\n`);
+    assert.equal(replay.provider.requests.length, 2);
+    assert.equal((replay.stderr.match(/retrying in/g) ?? []).length, 1, replay.stderr);
+    assert.match(replay.stderr, /rate limited \(HTTP 429\): Rate limit reached for requests; retrying in 1\.5 s \(attempt 1 of 4\)/);
   });
 });

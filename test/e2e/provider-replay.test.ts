@@ -8,22 +8,68 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useCleanup } from '../support/jp.ts';
-import { replayRun, writeUserConfig, type ReplayRunOptions } from '../support/replay-run.ts';
-import { createAjv, schemaProblem } from '../support/schemas.ts';
+import { loadRecording, recordedReasoning, recordedSignatures, recordedText } from '../support/replay-provider.ts';
+import { checkJson, replayRun, writeUserConfig, type ReplayRunOptions } from '../support/replay-run.ts';
 
-const ajv = createAjv();
-const exitCodes: Record<string, number> = { success: 0, error: 1, usage: 2, denied: 3, deferred: 4, locked: 5, retryable: 6 };
-
-function checkJson(run: Awaited<ReturnType<typeof replayRun>>): Record<string, any> {
-  const result = run.result!;
-  assert.equal(result.type, 'result');
-  assert.equal(run.code, result.exit_code, run.stderr);
-  assert.equal(result.exit_code, exitCodes[result.status]);
-  assert.equal(schemaProblem(ajv, 'result.schema.json', result), undefined);
-  for (const line of run.stdout.trim().split('\n')) assert.equal(schemaProblem(ajv, 'output-line.schema.json', JSON.parse(line)), undefined, line);
-  for (const event of run.events) assert.equal(schemaProblem(ajv, 'event.schema.json', event), undefined, JSON.stringify(event));
-  return result;
+/** A recording of one plain answer, and the usage the provider reported in it. */
+interface PlainAnswer {
+  name: string;
+  kind: ReplayRunOptions['kind'];
+  fixture: string;
+  usage: Record<string, number | null>;
 }
+
+/**
+ * Usage as each recording's final usage says it (the answer and reasoning are read off the
+ * recordings themselves). Anthropic reports no reasoning count apart (null); OpenAI's counts its
+ * reasoning inside the output tokens and its total says so.
+ */
+const plainAnswers: PlainAnswer[] = [
+  {
+    name: 'Azure (OpenAI Chat): a first chunk with no choices (prompt filter results), reasoning tokens inside the output',
+    kind: 'openai-chat',
+    fixture: 'vercel-ai/openai/chat/azure-model-router.1.chunks.txt',
+    usage: { input_tokens: 15, output_tokens: 78, reasoning_tokens: 64, total_tokens: 93 },
+  },
+  {
+    name: 'Anthropic: signed thinking, then text, with context management in message_delta',
+    kind: 'anthropic',
+    fixture: 'vercel-ai/anthropic/anthropic-clear-thinking.1.chunks.txt',
+    usage: { input_tokens: 69, output_tokens: 53, reasoning_tokens: null, total_tokens: 122 },
+  },
+  {
+    name: 'Anthropic: input tokens sent late in message_delta (61) replace message_start\'s (43)',
+    kind: 'anthropic',
+    fixture: 'vercel-ai/anthropic/anthropic-message-delta-input-tokens.chunks.txt',
+    usage: { input_tokens: 61, output_tokens: 2, reasoning_tokens: null, total_tokens: 63 },
+  },
+  {
+    name: 'OpenAI Responses: a reasoning summary, then the answer',
+    kind: 'openai-responses',
+    fixture: 'dcdpr-jp/openai/test_chat_completion_stream.yml',
+    usage: { input_tokens: 8, output_tokens: 46, reasoning_tokens: 0, total_tokens: 54 },
+  },
+  {
+    name: 'Anthropic: extended thinking (budget), then the answer',
+    kind: 'anthropic',
+    fixture: 'dcdpr-jp/anthropic/test_chat_completion_stream.yml',
+    usage: { input_tokens: 38, output_tokens: 64, reasoning_tokens: null, total_tokens: 102 },
+  },
+  {
+    name: 'Anthropic: adaptive thinking (Opus 4.6), then the answer',
+    kind: 'anthropic',
+    fixture: 'dcdpr-jp/anthropic/test_opus_4_6_adaptive_thinking.yml',
+    usage: { input_tokens: 33, output_tokens: 30, reasoning_tokens: null, total_tokens: 63 },
+  },
+];
+
+/** Recordings replayed in text mode: one of each wire (Responses, Chat, Anthropic, OpenAI-compatible servers). */
+const textModeAnswers: [string, ReplayRunOptions['kind'], string][] = [
+  ...plainAnswers.map((answer): [string, ReplayRunOptions['kind'], string] => [answer.name, answer.kind, answer.fixture]),
+  ['OpenAI Chat: a long answer with late usage', 'openai-chat', 'vercel-ai/openai/chat/openai-text.chunks.txt'],
+  ['llama.cpp (OpenAI-compatible): reasoning_content, then the answer, no usage', 'compatible:llamacpp', 'dcdpr-jp/llamacpp/test_chat_completion_stream.yml'],
+  ['xAI (OpenAI-compatible): reasoning tokens apart from the output', 'compatible:xai', 'vercel-ai/openai-compatible/chat/xai-text.chunks.txt'],
+];
 
 describe('recorded provider streams, replayed', () => {
   const cleanup = useCleanup();
@@ -222,4 +268,64 @@ describe('recorded provider streams, replayed', () => {
       assert.equal(replay.provider.requests.length, 1);
     });
   });
+  for (const writes of ['event', 'byte'] as const) {
+    describe(`a plain answer in JSON mode, written ${writes === 'byte' ? 'one byte' : 'one SSE event'} at a time`, () => {
+      for (const answer of plainAnswers) {
+        it(`${answer.name}: its text, reasoning, usage and finish (exit 0)`, async () => {
+          const recording = loadRecording(answer.fixture)[0]!;
+          const replay = await run({ kind: answer.kind, replies: [answer.fixture], writes });
+          const result = checkJson(replay);
+          assert.equal(result.status, 'success', result.error?.message);
+          const text = recordedText(recording);
+          assert.ok(text.length > 0);
+          assert.equal(result.answer, text);
+          assert.deepEqual(result.metadata.usage, answer.usage);
+          assert.equal(result.metadata.finish_reason, 'stop');
+          assert.deepEqual(result.warnings, []);
+          assert.equal(replay.provider.requests.length, 1);
+          const end = replay.events[replay.events.length - 1]!;
+          assert.deepEqual([end.type, end.status, end.finish_reason], ['turn_end', 'completed', 'stop']);
+
+          // The answer and the reasoning, streamed on stdout and logged, each exactly once.
+          const lines = replay.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, any>);
+          const streamed = (type: string) => lines.filter((line) => line.type === type).map((line) => line.text).join('');
+          const logged = (field: 'message' | 'reasoning') =>
+            replay.events
+              .filter((event) => event.type === 'chat_response' && typeof event[field] === 'string')
+              .map((event) => event[field])
+              .join('');
+          assert.equal(streamed('assistant_text'), text);
+          assert.equal(logged('message'), text);
+          const reasoning = recordedReasoning(recording);
+          assert.equal(streamed('assistant_reasoning'), reasoning);
+          assert.equal(logged('reasoning'), reasoning);
+          // Anthropic's thinking is kept with its signature, unchanged, to be sent back.
+          const signatures = replay.events.map((event) => event.provider_metadata?.anthropic?.signature).filter((signature) => signature !== undefined);
+          assert.deepEqual(signatures, recordedSignatures(recording));
+        });
+      }
+    });
+
+    describe(`text mode, written ${writes === 'byte' ? 'one byte' : 'one SSE event'} at a time`, () => {
+      for (const [name, kind, fixture] of textModeAnswers) {
+        it(`${name}: stdout is exactly the answer, stderr has no answer or reasoning (exit 0)`, async () => {
+          const replay = await run({ kind, replies: [fixture], writes, mode: 'text' });
+          const text = recordedText(loadRecording(fixture)[0]!);
+          assert.ok(text.length > 0);
+          assert.equal(replay.code, 0, replay.stderr);
+          assert.equal(replay.stdout, `${text}\n`);
+          assert.equal(replay.stderr, '', 'no chrome for a plain answer, and never the answer or its reasoning');
+          assert.equal(replay.provider.requests.length, 1);
+        });
+      }
+
+      it('a truncated answer (DeepSeek, finish_reason length): the answer on stdout, the warning on stderr, exit 0', async () => {
+        const fixture = 'vercel-ai/deepseek/chat/deepseek-text.chunks.txt';
+        const replay = await run({ kind: 'compatible:deepseek', replies: [fixture], writes, mode: 'text' });
+        assert.equal(replay.code, 0, replay.stderr);
+        assert.equal(replay.stdout, `${recordedText(loadRecording(fixture)[0]!)}\n`);
+        assert.equal(replay.stderr, "jp: the answer was cut at the model's output limit; raise `assistant.max_output_tokens`\n");
+      });
+    });
+  }
 });

@@ -88,6 +88,63 @@ export function loadRecording(relative: string): Recording[] {
   throw new Error(`unknown recording format: ${relative}`);
 }
 
+/** The JSON payloads of a recording's first `events` events (all of them by default), `[DONE]` left out. */
+export function recordedPayloads(recording: Recording, events = recording.events.length): Record<string, any>[] {
+  return recording.events.slice(0, events).flatMap((event) =>
+    event
+      .split(/\r?\n/)
+      .filter((line) => line.startsWith('data:') && line.slice('data:'.length).trim() !== '[DONE]')
+      .map((line) => JSON.parse(line.slice('data:'.length)) as Record<string, any>),
+  );
+}
+
+/**
+ * The answer text a recording streams in its first `events` events, read from the provider's own
+ * framing (Chat Completions `delta.content`, Anthropic `text_delta`, Responses `output_text.delta`):
+ * what jp must show, worked out without jp.
+ */
+export function recordedText(recording: Recording, events?: number): string {
+  return recordedPayloads(recording, events)
+    .map((payload) => {
+      if (payload.type === 'response.output_text.delta') return payload.delta as string;
+      if (payload.type === 'content_block_delta') return payload.delta?.type === 'text_delta' ? (payload.delta.text as string) : '';
+      return (payload.choices?.[0]?.delta?.content as string | null | undefined) ?? '';
+    })
+    .join('');
+}
+
+/** The reasoning a recording streams (Anthropic `thinking_delta`, Responses summary deltas, Chat `reasoning_content`). */
+export function recordedReasoning(recording: Recording, events?: number): string {
+  return recordedPayloads(recording, events)
+    .map((payload) => {
+      if (payload.type === 'response.reasoning_summary_text.delta') return payload.delta as string;
+      if (payload.type === 'content_block_delta') return payload.delta?.type === 'thinking_delta' ? (payload.delta.thinking as string) : '';
+      const delta = payload.choices?.[0]?.delta;
+      return ((delta?.reasoning_content ?? delta?.reasoning) as string | null | undefined) ?? '';
+    })
+    .join('');
+}
+
+/** The signatures of a recording's Anthropic thinking blocks, in order. */
+export function recordedSignatures(recording: Recording): string[] {
+  return recordedPayloads(recording)
+    .filter((payload) => payload.type === 'content_block_delta' && payload.delta?.type === 'signature_delta')
+    .map((payload) => payload.delta.signature as string);
+}
+
+/** The index just past the `occurrence`-th event (1-based) that contains `marker`: cut there to stop right after it. */
+export function eventsThrough(recording: Recording, marker: string, occurrence = 1): number {
+  let seen = 0;
+  const index = recording.events.findIndex((event) => event.includes(marker) && ++seen === occurrence);
+  if (index < 0) throw new Error(`the recording has no ${occurrence}th event with ${marker}`);
+  return index + 1;
+}
+
+/** A plain (not streamed) HTTP response, such as an error with its headers. */
+export function plainResponse(status: number, body: string, headers: Record<string, string> = {}): Recording {
+  return { status, headers: { 'content-type': 'application/json', ...headers }, events: [body] };
+}
+
 /** What one request gets: a recording, played whole or cut. */
 export interface Reply {
   recording: Recording;

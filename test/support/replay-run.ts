@@ -2,10 +2,12 @@
  * Runs the built jp against recorded provider streams (replay-provider.ts) and collects what a
  * script would read: the exit code, stdout and stderr, the JSON result (json mode), the log.
  */
+import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { conversationIds, readEvents, runJp, type Sandbox } from './jp.ts';
 import { loadRecording, replayModelArguments, startReplayProvider, type ReplayKind, type ReplayProvider, type Reply } from './replay-provider.ts';
+import { createAjv, schemaProblem } from './schemas.ts';
 
 /**
  * The user's own config (always trusted): every tool a recording calls exists as a local command
@@ -75,4 +77,33 @@ export async function replayRun(sandbox: Sandbox, options: ReplayRunOptions, pro
   } finally {
     if (!provider) await server.close();
   }
+}
+
+const ajv = createAjv();
+/** The exit code of each result status (DESIGN §2). */
+export const exitCodes: Record<string, number> = { success: 0, error: 1, usage: 2, denied: 3, deferred: 4, locked: 5, retryable: 6 };
+
+/**
+ * Checks a JSON-mode run against its contracts and returns its result: the last stdout line is the
+ * result, the exit code is its `exit_code` and that of its status, every stdout and stderr line and
+ * every logged event matches the shipped schemas.
+ */
+export function checkJson(run: ReplayRun): Record<string, any> {
+  const result = run.result!;
+  assert.equal(result.type, 'result');
+  assert.equal(run.code, result.exit_code, run.stderr);
+  assert.equal(result.exit_code, exitCodes[result.status]);
+  assert.equal(schemaProblem(ajv, 'result.schema.json', result), undefined);
+  for (const line of run.stdout.trim().split('\n')) assert.equal(schemaProblem(ajv, 'output-line.schema.json', JSON.parse(line)), undefined, line);
+  for (const line of run.stderr.split('\n').filter(Boolean)) assert.equal(schemaProblem(ajv, 'output-line.schema.json', JSON.parse(line)), undefined, line);
+  for (const event of run.events) assert.equal(schemaProblem(ajv, 'event.schema.json', event), undefined, JSON.stringify(event));
+  return result;
+}
+
+/** The NDJSON lines a JSON-mode run wrote to stderr. */
+export function stderrLines(run: ReplayRun): Record<string, any>[] {
+  return run.stderr
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, any>);
 }

@@ -167,4 +167,25 @@ describe('a running tool at a terminal', () => {
       assert.doesNotMatch(screen.raw(), /running run_command|thinking/, flags.join(' '));
     }
   });
+
+  it('says nothing of it with -q, or with CI=true, at a terminal (the same run without them shows it)', async () => {
+    const sandbox = cleanup.sandbox();
+    const script = testProvider(sandbox, { steps: [{ parts: [{ tool_call: { name: 'run_command', arguments: { command: 'sleep 0.5' } } }] }, { parts: [{ text: 'Tool done.' }] }] });
+    const commandLine = (prefix: string, flags: string[]): string =>
+      `${prefix}node ${shellQuote(jpBinary)} query --new ${[...script, ...unattended, ...flags].map(shellQuote).join(' ')} go`;
+    // The control: the line is drawn as the tool starts, so this run shows it; the others must not.
+    const cases: [string, string, boolean][] = [
+      ['no flag', commandLine('', []), true],
+      ['-q', commandLine('', ['-q']), false],
+      ['CI=true', commandLine('CI=true ', []), false],
+    ];
+    for (const [label, line, shown] of cases) {
+      // A shell sets CI: the screen harness takes CI out of the environment it passes on.
+      const screen = Screen.shell(sandbox, line, { cleanup });
+      assert.equal((await screen.exited).exitCode, 0, `${label}: ${screen.text()}`);
+      assert.match(screen.text(), /Tool done\./, `${label}: the answer is shown`);
+      if (shown) assert.match(screen.raw(), /running run_command · \d+s/, `${label}: the status line is drawn`);
+      else assert.doesNotMatch(screen.raw(), /running run_command|thinking/, `${label}: no status line`);
+    }
+  });
 });

@@ -74,6 +74,37 @@ describe('a log destination that goes away', () => {
     const last = readEvents(sandbox, conversationId!).at(-1)!;
     assert.equal(last.type, 'turn_end', 'the turn was ended and saved, not cut off by a crash');
   });
+
+  it('only the log destination closes (`--log-file=-`, stderr a pipe read by nobody, stdout a file): the run completes, exit 0, the whole answer in the file, no stack trace', async () => {
+    const words = Array.from({ length: 100 }, (_, index) => `word${index}`);
+    const provider = await startFakeProvider({ wire: 'anthropic', chunkDelayMs: 5, steps: [{ parts: words.map((word) => ({ text: `${word} ` })) }] });
+    cleanup.add(() => provider.close());
+    const sandbox = cleanup.sandbox();
+    const model = fakeModelArguments('anthropic', provider.baseUrl);
+    const answerFile = path.join(sandbox.root, 'answer.txt');
+    const codeFile = path.join(sandbox.root, 'code.txt');
+    // `2>&1 >file`: stderr (the log) goes to the pipe, stdout to the file. `true` exits at once, so
+    // the pipe has no reader before jp writes its first log line.
+    const command = `node ${shellQuote(jpBinary)} -vvvvv --log-file=- query ${model.args.map(shellQuote).join(' ')} long 2>&1 >${shellQuote(answerFile)} | true; echo "\${PIPESTATUS[0]}" >${shellQuote(codeFile)}`;
+    const shell = spawn('bash', ['-c', command], { cwd: sandbox.workspace, env: { ...sandbox.env, ...model.env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const pipeline = await collect(shell, ['bash', '-c', command], 60_000);
+    assert.equal(pipeline.code, 0, pipeline.stderr);
+    assert.equal(readFileSync(codeFile, 'utf8').trim(), '0', `jp's exit status; its answer file: ${readFileSync(answerFile, 'utf8')}`);
+    assert.equal(readFileSync(answerFile, 'utf8'), `${words.map((word) => `${word} `).join('')}\n`, 'the whole answer');
+    assert.doesNotMatch(pipeline.stdout + pipeline.stderr, /EPIPE|uncaught|\n\s+at /);
+    const [conversationId] = conversationIds(sandbox);
+    assert.ok(conversationId);
+    const last = readEvents(sandbox, conversationId!).at(-1)!;
+    assert.equal(last.type, 'turn_end');
+    assert.equal(last.status, 'completed');
+    const processes = path.join(sandbox.userDirectory(), 'processes');
+    await eventually('the server has ended and removed its registry entry and socket', () =>
+      readdirSync(processes).every((name) => !name.endsWith('.json') && !name.endsWith('.sock')),
+    );
+    const runLog = path.join(processes, `${conversationId}.log`);
+    const runLogText = existsSync(runLog) ? readFileSync(runLog, 'utf8') : '';
+    assert.doesNotMatch(runLogText, /uncaught|EPIPE|\n\s+at /, 'no stack trace in the run server log');
+  });
 });
 
 describe('the log file is private', () => {

@@ -4,10 +4,17 @@
  * What the model receives is checked in the next request the provider gets.
  */
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import type net from 'node:net';
+import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { startFakeProvider, stepByToolResults, textStep, toolStep, type FakeProvider, type RecordedRequest, type ScriptedStep } from '../support/fake-provider.ts';
 import { conversationIds, fakeModelArguments, readEvents, runJp, useCleanup, type Sandbox } from '../support/jp.ts';
 import { everythingStdio, httpServer, killServers, startEverythingHttp, writeUserConfig, type HttpEverything } from '../support/mcp.ts';
+
+/** The bearer token of the HTTP server reached through `bearerFront` (the value of its bearer_token_env). */
+const bearerToken = 'mcp-bearer-token-5f3a9c2e7d';
 
 /** What the model calls, by the keyword that ends the user's message. */
 const calls: Record<string, { name: string; arguments: unknown }> = {
@@ -20,7 +27,45 @@ const calls: Record<string, { name: string; arguments: unknown }> = {
   progress: { name: 'mcp__everything__trigger-long-running-operation', arguments: { duration: 1.5, steps: 3 } },
   slow: { name: 'mcp__everything__trigger-long-running-operation', arguments: { duration: 60, steps: 60 } },
   toggle: { name: 'mcp__everything__toggle-simulated-logging', arguments: {} },
+  // The server's handler throws for an id below 1 (the schema lets it through): a result with isError.
+  failing: { name: 'mcp__everything__get-resource-reference', arguments: { resourceId: 0 } },
+  // The server echoes the token back: it must reach neither the model nor jp's output and log.
+  token: { name: 'mcp__everything__echo', arguments: { message: `the token is ${bearerToken}` } },
 };
+
+interface RecordedHttpRequest {
+  method: string;
+  headers: http.IncomingHttpHeaders;
+}
+
+/**
+ * A front on 127.0.0.1 for an HTTP MCP server: records the headers of each request it gets and
+ * forwards the request, as it is, to `target` (responses, SSE streams included, go back as they come).
+ */
+async function startRecordingFront(target: string): Promise<{ url: string; requests: RecordedHttpRequest[]; close(): Promise<void> }> {
+  const targetUrl = new URL(target);
+  const requests: RecordedHttpRequest[] = [];
+  const server = http.createServer((request, response) => {
+    requests.push({ method: request.method ?? '', headers: request.headers });
+    const forwarded = http.request({ host: targetUrl.hostname, port: targetUrl.port, path: request.url, method: request.method, headers: request.headers }, (upstream) => {
+      response.writeHead(upstream.statusCode ?? 502, upstream.headers);
+      upstream.pipe(response);
+    });
+    forwarded.on('error', () => response.destroy());
+    request.pipe(forwarded);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}${targetUrl.pathname}`,
+    requests,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
 
 function keywordOf(request: RecordedRequest): string {
   const message = userMessage(request);
@@ -97,6 +142,60 @@ describe('MCP tools', { concurrency: 4 }, () => {
       assert.match(toolResultSeenByModel(provider, sandbox)!.content, /^Echo: hello from the model\n\n\[jp: decided without a human\] Run without a user's approval/);
     });
   }
+
+  it('http: the configured headers and the bearer token reach the server with every request; the token is redacted from what the model, stdout and the log get', async () => {
+    const sandbox = sandboxed();
+    const front = await startRecordingFront(http.url);
+    cleanup.add(() => front.close());
+    writeUserConfig(
+      sandbox,
+      httpServer('everything', front.url, 'headers = { "X-Jp-Test" = "header-from-config" }\nbearer_token_env = "EVERYTHING_TOKEN"\n') +
+        '\n[conversation.tools.mcp__everything__echo]\ndetached = { run = "auto" }\n',
+    );
+    const logFile = path.join(sandbox.root, 'trace.log');
+    const run = await query(sandbox, 'token', ['-vvvvv', `--log-file=${logFile}`], { EVERYTHING_TOKEN: bearerToken });
+    assert.equal(run.code, 0, run.stderr);
+    assert.ok(front.requests.length > 0, 'jp reached the server through the front');
+    for (const request of front.requests) {
+      assert.equal(request.headers['x-jp-test'], 'header-from-config', `${request.method}: the configured header`);
+      assert.equal(request.headers.authorization, `Bearer ${bearerToken}`, `${request.method}: the bearer token`);
+    }
+    assert.ok(front.requests.some((request) => request.method === 'POST'), 'the calls went through the front');
+    // The echo came back through the server, with the token replaced where jp made the tool result.
+    assert.equal(toolResultSeenByModel(provider, sandbox)!.content.split('\n\n')[0], 'Echo: the token is [REDACTED]');
+    assert.ok(existsSync(logFile), 'the log was written');
+    for (const [where, text] of [['stdout', run.stdout], ['stderr', run.stderr], ['the log', readFileSync(logFile, 'utf8')], ['the conversation', JSON.stringify(run.events)]] as const) {
+      assert.ok(!text.includes(bearerToken), `the token is in ${where}`);
+    }
+  });
+
+  it('http: a bearer_token_env that is not set: the server is not reached, a warning names the variable, the run goes on', async () => {
+    const sandbox = sandboxed();
+    const front = await startRecordingFront(http.url);
+    cleanup.add(() => front.close());
+    writeUserConfig(sandbox, httpServer('everything', front.url, 'bearer_token_env = "EVERYTHING_TOKEN_UNSET"\n') + '\n[conversation.tools.defaults]\ndetached = { run = "auto" }\n');
+    const run = await query(sandbox, 'echo');
+    assert.equal(front.requests.length, 0, 'no request without its token');
+    assert.match(run.stderr, /the MCP server everything failed to start: the variable EVERYTHING_TOKEN_UNSET \(mcp\.servers\.everything\.bearer_token_env\) is not set/);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.result.answer, 'Finished.', 'the run went on without the tools of that server');
+  });
+
+  it('a tool result the server flags isError reaches the model as a tool error it can act on (status "error" in the result)', async () => {
+    const sandbox = sandboxed();
+    writeUserConfig(sandbox, everythingStdio('everything', sandbox.root, '') + '\n[conversation.tools.defaults]\ndetached = { run = "auto" }\n');
+    const run = await query(sandbox, 'failing');
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.result.status, 'success', 'a failed tool does not fail the run: the model goes on');
+    assert.equal(run.result.answer, 'Finished.');
+    assert.equal(run.result.tools.length, 1);
+    assert.equal(run.result.tools[0].name, 'mcp__everything__get-resource-reference');
+    assert.equal(run.result.tools[0].status, 'error');
+    assert.match(run.result.tools[0].result, /Invalid resourceId: 0\. Must be a finite positive integer\./);
+    const response = run.events.find((event) => event.type === 'tool_call_response');
+    assert.equal(response?.is_error, true, 'the conversation records a tool error');
+    assert.match(toolResultSeenByModel(provider, sandbox)!.content, /Invalid resourceId: 0\. Must be a finite positive integer\./, "the server's error text is in the next request to the model");
+  });
 
   it('results: structured content, an image as a short description, resource links', async () => {
     const sandbox = sandboxed();

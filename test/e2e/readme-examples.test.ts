@@ -16,7 +16,9 @@
  * What each example must do: exit 0, print no line that is just `null` (a `jq` filter that does not
  * match jp's output), and report no internal error. The only exceptions are listed in
  * `exceptions`, each with its reason; an exception that matches no example fails the test, so the
- * list cannot go stale.
+ * list cannot go stale. Examples whose point is what they print are listed in `expectedOutputs`
+ * with their exact stdout (an empty output does not pass); an entry that matches no example fails
+ * the test too.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -79,6 +81,15 @@ const fixtureFiles: Record<string, string> = {
 };
 
 const answer = 'README example answer.';
+
+/** Examples that must print exactly this on stdout (the fake providers answer `answer`). */
+const expectedOutputs: { command: string; stdout: string; reason: string }[] = [
+  {
+    command: `jp query --json "list the TODOs" | jq -r 'select(.type=="result").answer'`,
+    stdout: `${answer}\n`,
+    reason: "the documented way to get the answer out of --json: the result line's answer, once, as raw text",
+  },
+];
 const shellLanguages = new Set(['sh', 'bash', 'shell', 'console']);
 
 /** The text before a trailing `# comment`, outside quotes. */
@@ -148,6 +159,12 @@ describe('README examples', () => {
       assert.ok(
         examples.some((example) => example.command === exception.command),
         `the exception for \`${exception.command}\` matches no README example any more: remove it from test/e2e/readme-examples.test.ts`,
+      );
+    }
+    for (const expected of expectedOutputs) {
+      assert.ok(
+        examples.some((example) => example.command === expected.command),
+        `the expected output of \`${expected.command}\` matches no README example any more: update expectedOutputs in test/e2e/readme-examples.test.ts`,
       );
     }
   });
@@ -242,6 +259,8 @@ describe('README examples', () => {
       const outcome = outcomes.find((candidate) => candidate.exitCode === code);
       if (!outcome) failures.push(`${where}: exit ${code}, expected ${outcomes.map((candidate) => candidate.exitCode).join(' or ')}${shown}`);
       else if (outcome.stderr && !outcome.stderr.test(stderr)) failures.push(`${where}: exit ${code} without saying ${outcome.stderr}${shown}`);
+      const expected = expectedOutputs.find((candidate) => candidate.command === example.command);
+      if (expected && stdout !== expected.stdout) failures.push(`${where}: printed ${JSON.stringify(stdout)}, expected ${JSON.stringify(expected.stdout)} (${expected.reason})${shown}`);
       if (/^null$/m.test(stdout)) failures.push(`${where}: printed \`null\` (a filter that matches nothing in jp's output?)${shown}`);
       if (/internal error|This is a bug in jp/i.test(stderr)) failures.push(`${where}: reported an internal error${shown}`);
     });

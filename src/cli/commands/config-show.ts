@@ -6,7 +6,7 @@ import { describeEffective, resolveDetachedPolicy, resolveResultMode, resolveRun
 import { UsageError } from '../../errors.ts';
 import type { LoadedConfig } from '../../config/load.ts';
 import type { CommandContext } from '../context.ts';
-import { jpVersion } from '../version.ts';
+import type { Tool } from '../../tools/tool.ts';
 
 function flatten(value: unknown, prefix: string[], output: [string, unknown][]): void {
   if (typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date)) {
@@ -16,11 +16,58 @@ function flatten(value: unknown, prefix: string[], output: [string, unknown][]):
   output.push([prefix.join('.'), value]);
 }
 
-/** What an MCP tool's server says about its policy (see mcpToolPolicyFacts); loaded only for mcp__ names. */
-async function mcpFacts(context: CommandContext, loaded: LoadedConfig, tool: string) {
-  const { configuredMcpServers, mcpToolPolicyFacts } = await import('../../tools/mcp/servers.ts');
-  const servers = configuredMcpServers(loaded, context.facts.environment, context.workspace().toolRoot);
-  return mcpToolPolicyFacts(servers, tool, { environment: context.facts.environment, clientVersion: jpVersion });
+interface McpFacts {
+  server: string;
+  /** The tool's own `run` default (a read-only tool of a server whose annotations are trusted). */
+  runDefault: Tool['defaultRunMode'];
+  note: string;
+}
+
+interface McpAnswer {
+  /** Facts of the tool when it is an MCP tool: offered by a server, or of a server that could not be asked. */
+  facts: McpFacts | undefined;
+  /** Every tool the configured servers offer, by jp name (mcp__<server>__<tool>). */
+  tools: string[];
+  /** Servers that offer no tools now, with why (failed to start, disabled). */
+  unavailable: string[];
+  /** The configured server the tool's name points at (mcp__<server>__...), if any. */
+  server: string | undefined;
+}
+
+/**
+ * Asks the configured MCP servers for their tools, as `jp mcp ls` does (they are started and ended
+ * here); loaded only for a name that is not a builtin or local tool. A tool of a server that could
+ * not be asked is taken as an MCP tool, with a note saying why nothing more is known of it.
+ */
+async function askMcpServers(context: CommandContext, loaded: LoadedConfig, tool: string): Promise<McpAnswer> {
+  const { startConfiguredMcpServers } = await import('./mcp-ls.ts');
+  const running = await startConfiguredMcpServers(context, loaded);
+  try {
+    const statuses = running.statuses();
+    const unavailable = statuses
+      .filter((status) => status.state !== 'ready')
+      .map((status) => `${status.name} (${status.state === 'disabled' ? `disabled: mcp.servers.${status.name}.enabled = false` : (status.problem ?? status.state)})`);
+    // The longest server name that prefixes the tool's name: a server may be named like another's prefix.
+    const server = statuses
+      .filter((status) => tool.startsWith(`mcp__${status.name}__`))
+      .sort((a, b) => b.name.length - a.name.length)[0];
+    let facts: McpFacts | undefined;
+    const offered = running.tools.get(tool);
+    if (server && offered) {
+      const trusted = running.connections.find((connection) => connection.spec.name === server.name)?.spec.trustAnnotations === true;
+      const runDefault = offered.defaultRunMode;
+      const note = trusted
+        ? `MCP tool of the server ${server.name}, whose annotations are trusted: ${runDefault ? 'it is marked read-only' : 'it is not marked read-only'}`
+        : `MCP tool of the server ${server.name}; its annotations relax nothing (mcp.servers.${server.name}.trust_annotations is not set)`;
+      facts = { server: server.name, runDefault, note };
+    } else if (server && server.state !== 'ready') {
+      const why = server.state === 'disabled' ? `it is disabled (mcp.servers.${server.name}.enabled = false)` : `it ${server.state === 'stopped' ? 'stopped' : 'failed to start'}: ${server.problem ?? 'unknown reason'}`;
+      facts = { server: server.name, runDefault: undefined, note: `MCP tool of the server ${server.name}, which could not be asked for its tools: ${why}` };
+    }
+    return { facts, tools: [...running.tools.keys()], unavailable, server: server?.name };
+  } finally {
+    await running.close();
+  }
 }
 
 export async function configShowCommand(context: CommandContext, options: { effective?: string }): Promise<number> {
@@ -29,24 +76,27 @@ export async function configShowCommand(context: CommandContext, options: { effe
     const tool = options.effective;
     const { isMcpToolName, knownToolNames } = await import('../../tools/registry.ts');
     const known = knownToolNames(loaded.value);
-    let mcp: Awaited<ReturnType<typeof mcpFacts>>;
-    if (isMcpToolName(tool)) {
-      mcp = await mcpFacts(context, loaded, tool);
+    let mcp: McpFacts | undefined;
+    if (!known.includes(tool)) {
+      const answer = await askMcpServers(context, loaded, tool);
+      mcp = answer.facts;
       if (!mcp) {
-        throw new UsageError('tool_unknown', `--effective ${JSON.stringify(tool)}: no MCP server of that name is configured`, {
-          hint: 'An MCP tool is named mcp__<server>__<tool>, for a server under [mcp.servers.<server>]; `jp mcp ls` lists them.',
+        const untrusted = loaded.ignored.find((key) => key.key === `conversation.tools.${tool}`);
+        if (untrusted) {
+          throw new UsageError('tool_untrusted', `--effective ${JSON.stringify(tool)}: the tool is defined in ${untrusted.where}, which is not trusted`, {
+            hint: 'Review the workspace config, then `jp trust` to use it (`jp trust --show` lists what it enables).',
+          });
+        }
+        const why = answer.server
+          ? `the MCP server ${answer.server} offers no tool of that name`
+          : isMcpToolName(tool)
+            ? 'no MCP server of that name is configured'
+            : 'no such tool';
+        const unavailable = answer.unavailable.length > 0 ? `\nNot listed, the tools of the MCP servers that offer none now: ${answer.unavailable.join('; ')}.` : '';
+        throw new UsageError('tool_unknown', `--effective ${JSON.stringify(tool)}: ${why}`, {
+          hint: `Known tools: ${[...known, ...answer.tools].join(', ')}.${unavailable}\nA local command tool is defined with command = "..." under [conversation.tools.<name>]; an MCP tool is named mcp__<server>__<tool>, for a server under [mcp.servers.<server>] (\`jp mcp ls\` lists them).`,
         });
       }
-    } else if (!known.includes(tool)) {
-      const untrusted = loaded.ignored.find((key) => key.key === `conversation.tools.${tool}`);
-      if (untrusted) {
-        throw new UsageError('tool_untrusted', `--effective ${JSON.stringify(tool)}: the tool is defined in ${untrusted.where}, which is not trusted`, {
-          hint: 'Review the workspace config, then `jp trust` to use it (`jp trust --show` lists what it enables).',
-        });
-      }
-      throw new UsageError('tool_unknown', `--effective ${JSON.stringify(tool)}: no such tool`, {
-        hint: `Known tools: ${known.join(', ')}.\nA local command tool is defined with command = "..." under [conversation.tools.<name>]; an MCP tool is named mcp__<server>__<tool>.`,
-      });
     }
     const runDefault = mcp?.runDefault;
     // Settings for this tool that an untrusted workspace config would make: shown, marked as ignored.

@@ -4,6 +4,7 @@
  * would start them (same limits, same environment), listed, and ended; those of an untrusted
  * workspace config are not, and a warning says so.
  */
+import type { LoadedConfig } from '../../config/load.ts';
 import { secretVariables } from '../../llm/resolve.ts';
 import { registerSecrets } from '../../redact.ts';
 import { configuredMcpServers, McpServers, type McpServerStatus } from '../../tools/mcp/servers.ts';
@@ -26,18 +27,19 @@ function stateText(status: McpServerStatus): string {
   }
 }
 
-export async function mcpLsCommand(context: CommandContext): Promise<number> {
-  const loaded = await context.config();
+/**
+ * Starts the configured (and trusted) MCP servers as a run would (same limits, same environment, the
+ * secrets they get registered for redaction, their stderr to the log) to ask them for their tools.
+ * Resolves once each is ready or has failed; the caller ends them with `close()`. Used by `jp mcp ls`
+ * and by `jp config show --effective`, which lists and checks MCP tools the same way.
+ */
+export async function startConfiguredMcpServers(context: CommandContext, loaded: LoadedConfig): Promise<McpServers> {
   const logger = await context.logger();
-  const ignored = loaded.ignored.filter((key) => key.key.startsWith('mcp.'));
-  if (ignored.length > 0 && loaded.workspace) {
-    context.warn(`ignoring ${ignored.map((key) => key.key).join(', ')} in ${loaded.workspace.file}: this workspace config is not trusted. Review it, then run \`jp trust\` to use these settings.`);
-  }
   const servers = configuredMcpServers(loaded, context.facts.environment, context.workspace().toolRoot);
   registerSecrets(context.facts.environment, [...secretVariables(loaded.value), ...servers.flatMap((server) => (server.spec.bearerTokenVariable ? [server.spec.bearerTokenVariable] : []))]);
   // A literal value in a server's `env` is a secret when its name is one (secrets.env_vars).
   for (const server of servers) registerSecrets(server.spec.env, secretVariables(loaded.value));
-  const running = await McpServers.start(servers, {
+  return McpServers.start(servers, {
     environment: context.facts.environment,
     clientVersion: jpVersion,
     stderr: (server, line) => logger.debug('mcp server output', { server, line }),
@@ -45,6 +47,15 @@ export async function mcpLsCommand(context: CommandContext): Promise<number> {
     include: () => true,
     placement: { ownGroup: false, processes: undefined },
   });
+}
+
+export async function mcpLsCommand(context: CommandContext): Promise<number> {
+  const loaded = await context.config();
+  const ignored = loaded.ignored.filter((key) => key.key.startsWith('mcp.'));
+  if (ignored.length > 0 && loaded.workspace) {
+    context.warn(`ignoring ${ignored.map((key) => key.key).join(', ')} in ${loaded.workspace.file}: this workspace config is not trusted. Review it, then run \`jp trust\` to use these settings.`);
+  }
+  const running = await startConfiguredMcpServers(context, loaded);
   const statuses = running.statuses();
   await running.close();
   if (context.format === 'json') {

@@ -106,37 +106,3 @@ export class McpServers {
     process.off('exit', this.killOnExit);
   }
 }
-
-/**
- * For `config show --effective mcp__<server>__<tool>`: the server the tool belongs to, and the tool's
- * own `run` default. Annotations matter only under `trust_annotations = true`; only then is the
- * server started, to read them.
- */
-export async function mcpToolPolicyFacts(
-  servers: ConfiguredServer[],
-  toolName: string,
-  options: { environment: NodeJS.ProcessEnv; clientVersion: string },
-): Promise<{ server: string; runDefault: Tool['defaultRunMode']; note: string } | undefined> {
-  const server = servers.find(({ spec }) => toolName.startsWith(`mcp__${spec.name}__`));
-  if (!server) return undefined;
-  const name = server.spec.name;
-  if (!server.spec.trustAnnotations) {
-    return { server: name, runDefault: undefined, note: `MCP tool of the server ${name}; its annotations relax nothing (mcp.servers.${name}.trust_annotations is not set)` };
-  }
-  const running = await McpServers.start([{ ...server, enabled: true }], {
-    ...options,
-    stderr: () => {},
-    warning: () => {},
-    include: () => true,
-    placement: { ownGroup: false, processes: undefined },
-  });
-  try {
-    const tool = running.tools.get(toolName);
-    if (running.warnings.length > 0) return { server: name, runDefault: undefined, note: `MCP tool of the server ${name}, which could not be asked about its annotations: ${running.warnings[0]}` };
-    if (!tool) return { server: name, runDefault: undefined, note: `the MCP server ${name} offers no tool named ${toolName}` };
-    const runDefault = tool.defaultRunMode;
-    return { server: name, runDefault, note: `MCP tool of the server ${name}, whose annotations are trusted: ${runDefault ? 'it is marked read-only' : 'it is not marked read-only'}` };
-  } finally {
-    await running.close();
-  }
-}

@@ -10,7 +10,7 @@
  * ask: the keys are ignored and named in a warning.
  */
 import { readFileSync } from 'node:fs';
-import { configContentHash, describeValue, keysNeedingTrust, type UntrustedKey } from '../config/trust.ts';
+import { configContentHash, describeValue, workspaceKeysNeedingTrust, type UntrustedKey } from '../config/trust.ts';
 import { UsageError } from '../errors.ts';
 import { recordTrustDecision, trustDecision } from '../workspace/trust-store.ts';
 import type { Workspace } from '../workspace/workspace.ts';
@@ -29,7 +29,10 @@ export interface WorkspaceTrust {
 export interface WorkspaceConfigState {
   file: string;
   sha256: string;
-  /** Its keys that need trust (empty when its TOML does not parse: loading reports that). */
+  /**
+   * Its keys that need trust for this user (compared with the built-in defaults and the user config,
+   * as loading does; empty when its TOML does not parse: loading reports that).
+   */
   needingTrust: UntrustedKey[];
   /** The user's decision about this content, if any. */
   trusted: boolean | undefined;
@@ -52,7 +55,8 @@ export function storedTrust(workspace: Workspace): string | null {
  * The workspace config as it is now and what its user decided about it; undefined when there is
  * none. Its keys that need trust are looked for only when that matters (not trusted), unless `allKeys`.
  */
-export async function workspaceConfigState(workspace: Workspace, options: { allKeys?: boolean } = {}): Promise<WorkspaceConfigState | undefined> {
+export async function workspaceConfigState(context: CommandContext, options: { allKeys?: boolean } = {}): Promise<WorkspaceConfigState | undefined> {
+  const workspace = context.workspace();
   if (workspace.isDefault) return undefined;
   let source: string;
   try {
@@ -65,12 +69,24 @@ export async function workspaceConfigState(workspace: Workspace, options: { allK
   const state: WorkspaceConfigState = { file: workspace.configFile, sha256, needingTrust: [], trusted: decision?.trusted };
   if (decision?.trusted && !options.allKeys) return state;
   const { parse } = await import('smol-toml');
+  let layer: Record<string, unknown>;
   try {
-    state.needingTrust = keysNeedingTrust(parse(source) as Record<string, unknown>);
+    layer = parse(source) as Record<string, unknown>;
   } catch {
-    // not TOML: the process that loads the configuration says where and why
+    return state; // not TOML: the process that loads the configuration says where and why
   }
+  state.needingTrust = workspaceKeysNeedingTrust(layer, userLayer(context.configInputs().userFile, parse));
   return state;
+}
+
+/** The user config as a layer to compare with: {} when there is none, or it cannot be read or parsed (loading reports that). */
+function userLayer(file: string | undefined, parse: (source: string) => unknown): unknown {
+  if (!file) return {};
+  try {
+    return parse(readFileSync(file, 'utf8'));
+  } catch {
+    return {};
+  }
 }
 
 /** The lines that show untrusted keys, one per key, with its value and why it needs trust. */
@@ -89,7 +105,7 @@ export function untrustedWarning(trust: WorkspaceTrust): string | undefined {
 /** Decides for a run: asks at the terminal when it may (`ask`) and the config has keys that need trust and no decision. */
 export async function decideWorkspaceTrust(context: CommandContext, options: { ask: boolean }): Promise<WorkspaceTrust> {
   const workspace = context.workspace();
-  const state = await workspaceConfigState(workspace);
+  const state = await workspaceConfigState(context);
   if (!state) return { trustedSha256: null, ignored: [], file: undefined };
   if (state.trusted === true) return { trustedSha256: state.sha256, ignored: [], file: state.file };
   const untrusted: WorkspaceTrust = { trustedSha256: null, ignored: state.needingTrust, file: state.file };

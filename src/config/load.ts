@@ -10,7 +10,7 @@ import { parse as parseToml, TomlError } from 'smol-toml';
 import { ConfigError } from '../errors.ts';
 import { locateKey } from './locate.ts';
 import { builtinDefaults, configSchema, type Config } from './schema.ts';
-import { configContentHash, keysNeedingTrust, withoutKeys, type UntrustedKey } from './trust.ts';
+import { configContentHash, withoutKeys, workspaceKeysNeedingTrust, type UntrustedKey } from './trust.ts';
 
 export type LayerKind = 'default' | 'user' | 'workspace' | 'env' | 'conversation' | 'cfg' | 'flag';
 
@@ -81,7 +81,7 @@ export function loadConfig(inputs: ConfigInputs): LoadedConfig {
       workspace = { file, sha256, trusted };
       if (!trusted) {
         // Compared with the user's own layers read so far: the built-in defaults and the user config.
-        const untrusted = keysNeedingTrust(value, undefined, layers.map((layer) => layer.value));
+        const untrusted = workspaceKeysNeedingTrust(value, layers.find((layer) => layer.kind === 'user')?.value);
         ignored = untrusted.map((key) => ({ ...key, where: where(key.path) }));
         value = withoutKeys(value, untrusted);
       }

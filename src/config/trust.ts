@@ -125,6 +125,16 @@ export function keysNeedingTrust(
   return outermost.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
+/**
+ * The keys of a workspace config that need trust for its user: compared with the user's own layers
+ * below it, the built-in defaults and the user config (`userLayer`; {} when there is none or it does
+ * not parse). What loading leaves out (load.ts) and what the client names, asks about and shows
+ * (cli/workspace-trust.ts) are this one list.
+ */
+export function workspaceKeysNeedingTrust(workspaceLayer: Record<string, unknown>, userLayer: unknown = {}): UntrustedKey[] {
+  return keysNeedingTrust(workspaceLayer, trustRequiringKeys, [builtinDefaults, userLayer]);
+}
+
 /** A copy of `layer` without `keys`. */
 export function withoutKeys(layer: Record<string, unknown>, keys: readonly UntrustedKey[]): Record<string, unknown> {
   const copy = structuredClone(layer);

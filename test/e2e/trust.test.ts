@@ -24,6 +24,19 @@ function runCommandScript(sandbox: Sandbox, command: string, name = 'script.json
   return testProvider(sandbox, { steps: [{ parts: [{ tool_call: { name: 'run_command', arguments: { command } } }] }, { parts: [{ text: 'done' }] }] }, name);
 }
 
+function writeUserConfig(sandbox: Sandbox, text: string): void {
+  const userDirectory = path.join(sandbox.env.XDG_CONFIG_HOME!, 'jp');
+  mkdirSync(userDirectory, { recursive: true });
+  writeFileSync(path.join(userDirectory, 'config.toml'), text);
+}
+
+/** A workspace `run` that needs trust only because the user config is stricter than the built-in default. */
+const stricterUser = {
+  user: '[conversation.tools.fs_read_file]\nrun = "ask"\n',
+  workspace: '[conversation.tools.fs_read_file]\nrun = "unattended"\n',
+  key: 'conversation.tools.fs_read_file.run',
+};
+
 describe('an untrusted workspace config', () => {
   it('never sends the token to the server it names until `jp trust`; a changed config is untrusted again', async () => {
     const provider = await startFakeProvider({ wire: 'openai-chat', steps: [textStep('hello from the listener')] });
@@ -114,6 +127,42 @@ describe('an untrusted workspace config', () => {
     const read = await runJp(sandbox, ['query', '--json', '--new', ...script, 'read it']);
     assert.equal(read.code, 0, read.stderr);
     assert.match(lastJson(read.stdout).tools[0].result, /private notes/, 'trusted, the workspace setting applies');
+  });
+
+  it('a key ignored only because the user config is stricter is named once on stderr and in the JSON result\'s warnings', async () => {
+    const sandbox = cleanup.sandbox({ config: stricterUser.workspace });
+    writeUserConfig(sandbox, stricterUser.user);
+    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'done' }] }] });
+    const run = await runJp(sandbox, ['query', '--json', ...script, 'hi']);
+    assert.equal(run.code, 0, run.stderr);
+    const warnings = run.stderr.trim().split('\n').map((line) => JSON.parse(line)).filter((line) => line.type === 'warning');
+    assert.deepEqual(
+      warnings.map((warning) => warning.message),
+      [`ignoring ${stricterUser.key} in ${path.join(sandbox.workspace, '.jp', 'config.toml')}: this workspace config is not trusted. Review it, then run \`jp trust\` to use these settings.`],
+      'named once on stderr',
+    );
+    assert.equal(run.stderr.split(stricterUser.key).length - 1, 1, 'the key appears once on stderr');
+    const result = lastJson(run.stdout);
+    assert.deepEqual(result.warnings.map((warning: any) => [warning.code, warning.keys]), [['workspace_untrusted', [stricterUser.key]]]);
+  });
+
+  it('`jp trust --show` and `jp trust` list a key that needs trust only because the user config is stricter', async () => {
+    const sandbox = cleanup.sandbox({ config: stricterUser.workspace });
+    writeUserConfig(sandbox, stricterUser.user);
+    const shown = await runJp(sandbox, ['trust', '--show']);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(shown.stdout, /^state: no decision$/m);
+    assert.match(shown.stdout, /^settings ignored until you trust it \(`jp trust`\):\n {2}conversation\.tools\.fs_read_file\.run = "unattended" +runs the tool without asking you$/m);
+    const json = lastJson((await runJp(sandbox, ['trust', '--show', '--json'])).stdout);
+    assert.equal(json.state, 'no decision');
+    assert.deepEqual(json.needs_trust, [{ key: stricterUser.key, value: 'unattended', reason: 'runs the tool without asking you' }]);
+
+    const trusted = await runJp(sandbox, ['trust']);
+    assert.equal(trusted.code, 0, trusted.stderr);
+    assert.match(trusted.stderr, /Enabled: conversation\.tools\.fs_read_file\.run = "unattended"\./);
+    assert.doesNotMatch(trusted.stderr, /no settings that need trust/);
+    const after = await runJp(sandbox, ['trust', '--show']);
+    assert.match(after.stdout, /^settings it may use because you trust it:\n {2}conversation\.tools\.fs_read_file\.run = "unattended" +runs the tool without asking you$/m);
   });
 
   it('`jp config show` marks the ignored keys; `jp trust --show` and `--revoke` tell and record the decision', async () => {
@@ -233,5 +282,23 @@ describe('the trust prompt at a terminal', () => {
     changed.press(keys.ctrlC);
     assert.equal((await changed.exited).exitCode, 2, 'cancelled: nothing was sent');
     assert.match(changed.text(), /cancelled: nothing was sent/);
+  });
+
+  it('names a key that needs trust only because the user config is stricter; "yes" enables it seen', async () => {
+    const sandbox = cleanup.sandbox({ config: stricterUser.workspace });
+    writeUserConfig(sandbox, stricterUser.user);
+    sandbox.write('notes.txt', 'private notes\n');
+    const script = testProvider(sandbox, { steps: [{ parts: [{ tool_call: { name: 'fs_read_file', arguments: { path: 'notes.txt' } } }] }, { parts: [{ text: 'done' }] }] });
+    const screen = Screen.jp(sandbox, ['query', ...script, 'read it'], { cleanup });
+    // Whichever comes first: the trust prompt, or (the key unnamed) the tool's own question.
+    await screen.waitFor(/need your trust|Run fs_read_file\?/);
+    assert.match(screen.text(), /has settings that need your trust/, 'the run asks about trust before anything else');
+    await screen.waitFor(/Trust this config as it is now\?.*\(y\/N\)/);
+    assert.match(screen.text(), /conversation\.tools\.fs_read_file\.run = "unattended" +runs the tool without asking you/);
+    screen.press('y');
+    screen.press(keys.enter);
+    assert.equal((await screen.exited).exitCode, 0);
+    assert.doesNotMatch(screen.text(), /Run fs_read_file\?/, 'trusted, run = "unattended" applied');
+    assert.match(screen.text(), /done/);
   });
 });

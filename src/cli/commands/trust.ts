@@ -29,7 +29,7 @@ export async function trustCommand(context: CommandContext, options: { revoke?: 
       hint: 'Trust is about a workspace config (.jp/config.toml); run jp trust inside the repository that has one.',
     });
   }
-  const config = await workspaceConfigState(workspace, { allKeys: true });
+  const config = await workspaceConfigState(context, { allKeys: true });
 
   if (options.show) {
     const state = stateOf(context, config);

@@ -13,6 +13,7 @@ const clientHelloSchema = z.object({
   can_prompt: z.boolean(),
   read_only: z.optional(z.boolean()),
   owner: z.optional(z.boolean()),
+  kill: z.optional(z.boolean()),
 });
 
 const clientMessageSchema = z.discriminatedUnion('type', [

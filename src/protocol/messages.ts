@@ -26,6 +26,12 @@ export interface ClientHello {
    * stops (saved, resumable) if its connection ends without a `disconnect`.
    */
   owner?: boolean | undefined;
+  /**
+   * `jp conversation kill`: a client that connects only to stop the run with `shutdown`. It never
+   * prompts, never owns the run and is not the client a foreground run waits for. Besides it, only
+   * the owner and the prompting client may stop a run; a viewer's `shutdown` is ignored.
+   */
+  kill?: boolean | undefined;
 }
 
 export type ClientMessage =

@@ -69,6 +69,8 @@ export class QueryServer implements TurnHost {
   /** The foreground client that started the run, until it detaches (DESIGN §8 "Who owns a run"). */
   private ownerClient: ClientConnection | undefined;
   private ownerClaimed = false;
+  /** Connections of `jp conversation kill`: besides the owner and the prompting client, the only ones whose `shutdown` stops the run. */
+  private readonly killClients = new WeakSet<ClientConnection>();
   private readonly pendingAsks = new Map<string, PendingAsk>();
   private readonly partial = { message: '', reasoning: '' };
   private stopController = new AbortController();
@@ -147,7 +149,8 @@ export class QueryServer implements TurnHost {
       connection.close();
       return;
     }
-    const wantsToPrompt = hello.can_prompt && hello.read_only !== true;
+    const kills = hello.kill === true;
+    const wantsToPrompt = hello.can_prompt && hello.read_only !== true && !kills;
     if (wantsToPrompt && this.promptingClient && !this.promptingClient.closed) {
       connection.send({
         type: 'error',
@@ -159,7 +162,8 @@ export class QueryServer implements TurnHost {
     }
     this.clients.add(connection);
     if (wantsToPrompt) this.promptingClient = connection;
-    if (hello.owner === true && hello.read_only !== true && !this.options.request.detached && !this.ownerClaimed) {
+    if (kills) this.killClients.add(connection);
+    if (hello.owner === true && hello.read_only !== true && !kills && !this.options.request.detached && !this.ownerClaimed) {
       this.ownerClaimed = true;
       this.ownerClient = connection;
     }
@@ -172,9 +176,9 @@ export class QueryServer implements TurnHost {
       partial: { ...this.partial },
       prompting: wantsToPrompt,
     });
-    this.options.logger.debug('client attached', { connection: connection.id, prompting: wantsToPrompt });
-    // Viewers (attach --read-only, wait) do not count: the run waits for the client that started it.
-    if (hello.read_only !== true) this.firstClient?.();
+    this.options.logger.debug('client attached', { connection: connection.id, prompting: wantsToPrompt, kill: kills });
+    // Viewers (attach --read-only, wait) and kill do not count: the run waits for the client that started it.
+    if (hello.read_only !== true && !kills) this.firstClient?.();
   }
 
   private detachClient(connection: ClientConnection): void {
@@ -232,10 +236,10 @@ export class QueryServer implements TurnHost {
         connection.close();
         return;
       case 'shutdown':
-        // `user` is `jp conversation kill`; any other reason comes from a client's own signals,
-        // which stop the run only for the client that owns it or answers its prompts.
-        if (message.reason !== 'user' && connection !== this.ownerClient && connection !== this.promptingClient) {
-          this.options.logger.info('ignored a shutdown from a client that neither owns the run nor prompts', { connection: connection.id, reason: message.reason });
+        // DESIGN §8: only the owner, the prompting client or `jp conversation kill` stops the run,
+        // whatever the reason given; a viewer never does.
+        if (connection !== this.ownerClient && connection !== this.promptingClient && !this.killClients.has(connection)) {
+          this.options.logger.info('ignored a shutdown from a client that neither owns the run, prompts nor kills it', { connection: connection.id, reason: message.reason });
           return;
         }
         this.stop(new StopRequest(message.reason === 'interrupt' ? 'SIGINT' : message.reason === 'terminate' ? 'SIGTERM' : 'shutdown'));

@@ -1,14 +1,15 @@
 /**
  * Live attach: seeing a detached run live, answering its prompt from the attached terminal,
- * replay + live equal to the persisted answer whenever one attaches, Ctrl+Z and Ctrl+C, one
- * prompting client at a time, and clear errors.
+ * replay + live equal to the persisted answer whenever one attaches, one prompting client at a
+ * time, and clear errors. Ctrl+Z and the Ctrl+C menu are tested on the screen, in
+ * terminal-prompts.test.ts.
  */
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { collect, conversationIds, jpBinary, processesMatching, readEvents, runJp, type Sandbox, sleep, startJp, testProvider, useCleanup } from '../support/jp.ts';
-import { runInTerminal, runProgramInTerminal, shellQuote } from '../support/pty.ts';
+import { runInTerminal, shellQuote } from '../support/pty.ts';
 
 const cleanup = useCleanup();
 const sandboxed = cleanup.sandbox;
@@ -64,66 +65,6 @@ describe('attach in a terminal', () => {
     assert.equal(sandbox.read('approved.txt'), 'approved');
     const responses = readEvents(sandbox, conversationId).filter((event) => event.type === 'inquiry_response');
     assert.deepEqual(responses.map((event) => [event.by, event.answer]), [['user', 'run']]);
-  });
-
-  it('Ctrl+Z in a foreground run returns the shell, ls shows it running, re-attaching shows it finish', async () => {
-    const sandbox = sandboxed();
-    const script = [
-      ...testProvider(sandbox, {
-        steps: [{ parts: [{ text: 'Before the pause.' }, { tool_call: { name: 'run_command', arguments: { command: releaseWait } } }] }, { parts: [{ text: 'After the pause.' }] }],
-      }),
-      ...unattendedCommands,
-    ];
-    // An interactive shell with job control, as a user has: Ctrl+Z goes to jp's process group.
-    const terminal = runProgramInTerminal(sandbox, 'bash', ['--norc', '--noprofile', '-i'], { env: { PS1: 'PROMPT$ ' } });
-    await terminal.waitFor('PROMPT$ ');
-    terminal.write(`node ${shellQuote(jpBinary)} query ${script.map(shellQuote).join(' ')} pause; echo "EXIT=$?"\r`);
-    await terminal.waitFor('Before the pause.');
-    terminal.write('\u001a');
-    await terminal.waitFor(/EXIT=\d+/);
-    assert.match(terminal.text(), /EXIT=0/);
-    assert.match(terminal.text(), /Detached: jp-c\d+/);
-    assert.doesNotMatch(terminal.text(), /Stopped/, 'jp detached instead of being suspended');
-    terminal.write('exit\r');
-    await terminal.exited;
-    const [conversationId] = conversationIds(sandbox);
-    const listed = JSON.parse((await runJp(sandbox, ['conversation', 'ls', '--json'])).stdout);
-    assert.match(listed[0].status, /^running \(pid \d+\)$/);
-    const attachArguments = ['conversation', 'attach', conversationId!];
-    const child = startJp(sandbox, attachArguments);
-    const attaching = collect(child, attachArguments, 30_000);
-    await new Promise<void>((resolve) => child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('Before the pause.') && resolve()));
-    sandbox.write('release', '');
-    const attached = await attaching;
-    assert.equal(attached.code, 0, attached.stderr);
-    assert.equal(attached.stdout, 'Before the pause.\nAfter the pause.\n');
-  });
-
-  it('Ctrl+C shows the interrupt menu; "stop" ends the turn as interrupted (resumable), exit 130', async () => {
-    const sandbox = sandboxed();
-    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'Working.\n\n' }, { delay_ms: 60_000 }, { text: 'never' }] }] });
-    const terminal = runProgramInTerminal(sandbox, process.execPath, [jpBinary, 'query', ...script, 'work']);
-    await terminal.waitFor('Working.');
-    terminal.write('\u0003');
-    await terminal.waitFor('Interrupted. What now?');
-    await terminal.waitFor('continue: keep going');
-    terminal.write('\r');
-    const exit = await terminal.exited;
-    assert.equal(exit.exitCode, 130, terminal.text());
-    const events = readEvents(sandbox, conversationIds(sandbox)[0]!);
-    assert.deepEqual([events.at(-1)!.type, events.at(-1)!.status], ['turn_end', 'interrupted']);
-  });
-
-  it('a second Ctrl+C stops at once', async () => {
-    const sandbox = sandboxed();
-    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'Working.\n\n' }, { delay_ms: 60_000 }] }] });
-    const terminal = runProgramInTerminal(sandbox, process.execPath, [jpBinary, 'query', ...script, 'work']);
-    await terminal.waitFor('Working.');
-    terminal.write('\u0003');
-    await terminal.waitFor('Interrupted. What now?');
-    terminal.write('\u0003');
-    const exit = await terminal.exited;
-    assert.equal(exit.exitCode, 130, terminal.text());
   });
 
   it('one prompting client at a time: a second is refused and told about --read-only, which works', async () => {

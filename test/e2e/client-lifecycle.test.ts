@@ -99,7 +99,7 @@ describe('an attached client never stops the run', () => {
     assert.equal(waited.code, 0, waited.stderr);
   });
 
-  it('a viewer cannot stop the run: its signal and shutdown are ignored; `jp conversation kill` still stops it', async () => {
+  it('a viewer cannot stop the run: its signal, interrupt action and shutdown (`user`, as kill says, included) are ignored', async () => {
     const sandbox = cleanup.sandbox();
     const conversationId = (await runJp(sandbox, ['query', '--detach', ...holdingScript(sandbox), ...unattended, 'hold'])).stdout.trim();
     const socketPath = path.join(sandbox.userDirectory(), 'processes', `${conversationId}.sock`);
@@ -109,19 +109,41 @@ describe('an attached client never stops the run', () => {
     socket.on('data', (chunk) => (received += chunk.toString()));
     socket.write(JSON.stringify({ type: 'hello', version: 1, can_prompt: false, read_only: true }) + '\n');
     await eventually('the server said hello', () => received.includes('"hello"'));
-    socket.write(JSON.stringify({ type: 'signal', kind: 'interrupt' }) + '\n');
-    socket.write(JSON.stringify({ type: 'shutdown', reason: 'interrupt' }) + '\n');
-    socket.write(JSON.stringify({ type: 'shutdown', reason: 'terminate' }) + '\n');
-    socket.write(JSON.stringify({ type: 'interrupt_action', action: 'abort' }) + '\n');
+    for (const message of [
+      { type: 'signal', kind: 'interrupt' },
+      { type: 'interrupt_action', action: 'abort' },
+      { type: 'shutdown', reason: 'interrupt' },
+      { type: 'shutdown', reason: 'terminate' },
+      { type: 'shutdown', reason: 'user' },
+      { type: 'shutdown' },
+    ]) {
+      socket.write(JSON.stringify(message) + '\n');
+    }
+    // The server handles a connection's messages in order: its refusal of a second hello means it
+    // has handled every message above, while the run still holds in its first tool.
+    socket.write(JSON.stringify({ type: 'hello', version: 1, can_prompt: false, read_only: true }) + '\n');
+    await eventually('the server refused the second hello', () => received.includes('"unexpected_hello"'));
+    socket.destroy();
     sandbox.write('release', '');
     const waited = await runJp(sandbox, ['conversation', 'wait', conversationId]);
-    socket.destroy();
     assert.equal(waited.code, 0, waited.stderr);
     assert.equal(sandbox.exists('started.txt'), true);
+    assert.equal(readEvents(sandbox, conversationId).at(-1)!.status, 'completed');
+  });
 
-    const second = (await runJp(sandbox, ['query', '--detach', '--new', ...testProvider(sandbox, { steps: [{ parts: [{ text: 'long' }, { delay_ms: 60_000 }] }] }, 'long.json'), 'x'])).stdout.trim();
-    const killed = await runJp(sandbox, ['conversation', 'kill', second]);
+  it('`jp conversation kill` stops a run it did not start: saved, interrupted, resumable', async () => {
+    const sandbox = cleanup.sandbox();
+    const conversationId = (await runJp(sandbox, ['query', '--detach', ...holdingScript(sandbox), ...unattended, 'hold'])).stdout.trim();
+    await eventually('the first tool started', () => readEvents(sandbox, conversationId).some((event) => event.type === 'tool_call_start'));
+    const server = serverPid(sandbox, conversationId);
+    assert.ok(server !== undefined && processAlive(server));
+    const killed = await runJp(sandbox, ['conversation', 'kill', conversationId]);
     assert.equal(killed.code, 0, killed.stderr);
+    assert.match(killed.stderr, new RegExp(`Stopped ${conversationId}`));
+    assert.equal(processAlive(server), false);
+    const last = readEvents(sandbox, conversationId).at(-1)!;
+    assert.deepEqual([last.type, last.status], ['turn_end', 'interrupted']);
+    assert.equal(sandbox.exists('started.txt'), false, 'the second tool never started');
   });
 });
 

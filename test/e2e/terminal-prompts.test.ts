@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { conversationIds, eventually, readEvents, runJp, type Sandbox, testProvider, useCleanup } from '../support/jp.ts';
+import { conversationIds, eventually, jpBinary, readEvents, runJp, type Sandbox, testProvider, useCleanup } from '../support/jp.ts';
+import { shellQuote } from '../support/pty.ts';
 import { keys, Screen, type ScreenOptions } from '../support/screen.ts';
 
 const cleanup = useCleanup();
@@ -129,6 +130,39 @@ describe('the Ctrl+C menu', () => {
     assert.doesNotMatch(screen.text(), /\^C/);
   });
 
+  /** Streams a paragraph, then another one while the test holds the menu open, then waits. */
+  const heldScript = { steps: [{ parts: [{ text: 'Line one.\n\n' }, { delay_ms: 400 }, { text: 'Line two.\n\n' }, { delay_ms: 60_000 }, { text: 'Line three.' }] }] };
+
+  for (const [choice, key, menuAfter] of [
+    ['"stop"', keys.enter, '✔ Interrupted. What now? stop: save what was done and end the turn (resumable)'],
+    ['a second Ctrl+C', keys.ctrlC, '? Interrupted. What now?'],
+  ] as const) {
+    it(`${choice} ends the turn at once as interrupted (saved, resumable), exit 130; nothing was drawn under the menu`, async () => {
+      const sandbox = cleanup.sandbox();
+      const screen = jp(sandbox, ['query', ...testProvider(sandbox, heldScript), 'stream']);
+      await screen.waitFor('Line one.');
+      screen.press(keys.ctrlC);
+      await screen.waitFor('Interrupted. What now?', { on: 'screen' });
+      await screen.waitFor('❯ stop: save what was done and end the turn (resumable)', { on: 'screen' });
+      await screen.waitFor('detach: let it run in the background', { on: 'screen' });
+      const [conversationId] = conversationIds(sandbox);
+      await eventually('the second line persisted', () => readEvents(sandbox, conversationId!).some((event) => event.message?.includes('Line two.')));
+      assert.equal(screen.count('Line two.'), 0, 'nothing was drawn under the open menu');
+      screen.press(key);
+      const exit = await screen.exited;
+      assert.equal(exit.exitCode, 130, screen.text());
+      const events = readEvents(sandbox, conversationId!);
+      assert.deepEqual([events.at(-1)!.type, events.at(-1)!.status], ['turn_end', 'interrupted']);
+      const lines = screen.lines();
+      assert.deepEqual(lines.filter((line) => /^Line (one|two|three)\.$/.test(line)), ['Line one.', 'Line two.'], 'each streamed line once, and nothing after the stop');
+      const menu = lines.indexOf(menuAfter);
+      assert.ok(lines.indexOf('Line one.') < menu && menu < lines.indexOf('Line two.'), `the held line is drawn after the menu closed:\n${screen.text()}`);
+      assert.match(screen.text(), new RegExp(`Resume with: jp query --continue --id=${conversationId}`));
+      const listed = JSON.parse((await runJp(sandbox, ['conversation', 'ls', '--json'])).stdout);
+      assert.match(listed[0].status, /^interrupted/);
+    });
+  }
+
   it('reply: the reply box is drawn, and the turn goes on with the reply', async () => {
     const sandbox = cleanup.sandbox();
     const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'Working.\n\n' }, { delay_ms: 60_000 }, { text: 'never' }] }] });
@@ -218,6 +252,31 @@ describe('Ctrl+Z in a prompt', () => {
     const waited = await runJp(sandbox, ['conversation', 'wait', conversationId!]);
     assert.equal(waited.code, 4, waited.stderr);
     assert.equal(sandbox.exists('a.txt'), false);
+  });
+});
+
+describe('Ctrl+Z while an answer streams', () => {
+  it('detaches in the middle of a line: `Detached: <cid>` on a row of its own, the shell is back, and the run streams on to its end', async () => {
+    const sandbox = cleanup.sandbox();
+    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'Streaming before the pause, ' }, { delay_ms: 5000 }, { text: 'and after the pause.' }] }] });
+    // An interactive shell with job control, as a person has: Ctrl+Z goes to jp's process group.
+    const screen = Screen.program(sandbox, 'bash', ['--norc', '--noprofile', '-i'], { env: { PS1: 'PROMPT$ ' }, cleanup });
+    await screen.waitFor('PROMPT$');
+    screen.press(`node ${shellQuote(jpBinary)} query ${script.map(shellQuote).join(' ')} pause; echo "EX""IT=$?"` + keys.enter);
+    await screen.waitFor('Streaming before the pause,');
+    screen.press(keys.ctrlZ);
+    await screen.waitFor(/EXIT=\d+/);
+    const [conversationId] = conversationIds(sandbox);
+    const lines = screen.lines();
+    assert.ok(lines.includes('EXIT=0'), screen.text());
+    assert.ok(lines.some((line) => line.startsWith(`Detached: ${conversationId}`)), screen.text());
+    assert.doesNotMatch(screen.text(), /Stopped/, 'jp detached instead of being suspended');
+    await screen.waitFor(/^PROMPT\$ $/m, { on: 'screen' });
+    const waited = await runJp(sandbox, ['conversation', 'wait', conversationId!]);
+    assert.equal(waited.code, 0, waited.stderr);
+    const answer = readEvents(sandbox, conversationId!).filter((event) => typeof event.message === 'string').map((event) => event.message).join('');
+    assert.equal(answer, 'Streaming before the pause, and after the pause.');
+    assert.equal(screen.count('and after the pause.'), 0, 'nothing of the run is drawn after the detach');
   });
 });
 

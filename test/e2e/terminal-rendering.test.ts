@@ -75,6 +75,39 @@ describe('answers taller than the screen', () => {
   });
 });
 
+describe('bytes written to the terminal', () => {
+  it('a 20,000-word answer streamed a word at a time at 100×30 writes at most 3× its bytes, and appears exactly once', async () => {
+    const sandbox = cleanup.sandbox();
+    // Paragraphs of 100 words, one in ten of them bold, streamed one word per piece with a pause
+    // every five words: without pauses the whole answer reaches the client at once, and the
+    // rendering of an unfinished line is never exercised.
+    const pieces: string[] = [];
+    const paragraphs: string[] = [];
+    let paragraph: string[] = [];
+    for (let index = 0; index < 20_000; index++) {
+      const word = `word${index}`;
+      const last = index % 100 === 99;
+      pieces.push(`${index % 10 === 3 ? `**${word}**` : word}${last ? '.\n\n' : ' '}`);
+      paragraph.push(last ? `${word}.` : word);
+      if (last) {
+        paragraphs.push(paragraph.join(' '));
+        paragraph = [];
+      }
+    }
+    const answer = pieces.join('');
+    const parts = pieces.flatMap((text, index) => (index % 5 === 4 ? [{ text }, { delay_ms: 1 }] : [{ text }]));
+    const screen = jp(sandbox, ['query', ...testProvider(sandbox, { steps: [{ parts }] }), 'a long answer'], { columns: 100, rows: 30 });
+    assert.equal((await screen.exited).exitCode, 0, screen.text().slice(-2000));
+    const bytes = screen.bytesWritten();
+    assert.ok(bytes <= 3 * Buffer.byteLength(answer), `${bytes} bytes written for an answer of ${Buffer.byteLength(answer)} bytes (${(bytes / Buffer.byteLength(answer)).toFixed(2)}×)`);
+    const lines = screen.lines();
+    const at = paragraphs.map((text) => lines.indexOf(text));
+    for (const [index, text] of paragraphs.entries()) assert.equal(lines.filter((line) => line === text).length, 1, `paragraph ${index} once, whole`);
+    assert.deepEqual(at, [...at].sort((a, b) => a - b), 'the paragraphs are in order');
+    assert.equal(screen.count(/\bword\d+\b/), 20_000, 'every word once');
+  });
+});
+
 describe('colour', () => {
   const answer = '# Title\n\nSome **bold** and `code` and *em*.\n\n```js\nconst x = 1;\n```\n';
 

@@ -29,19 +29,11 @@ export function stripAnsi(text: string): string {
 
 /** Runs a shell command line in a fresh pseudo-terminal with the sandbox environment. */
 export function runInTerminal(sandbox: Sandbox, commandLine: string, options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): TerminalSession {
-  return runProgramInTerminal(sandbox, '/bin/sh', ['-c', commandLine], options);
-}
-
-/**
- * Runs a program directly as the terminal's foreground process (no shell in between), for keys
- * that signal the whole foreground group, like Ctrl+Z.
- */
-export function runProgramInTerminal(sandbox: Sandbox, file: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): TerminalSession {
   const environment = { ...sandbox.env, ...options.env } as Record<string, string>;
   delete environment.CI;
   delete environment.JP_NON_INTERACTIVE;
   delete environment.JP_NONINTERACTIVE;
-  const terminal = pty.spawn(file, args, {
+  const terminal = pty.spawn('/bin/sh', ['-c', commandLine], {
     cwd: options.cwd ?? sandbox.workspace,
     env: environment,
     cols: 200,

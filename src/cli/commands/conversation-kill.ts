@@ -68,7 +68,7 @@ export async function conversationKillCommand(context: CommandContext, id: strin
     process.kill(entry.pid, 'SIGTERM');
   } else {
     const link = await connectToServer(entry.socket_path);
-    link.send({ type: 'hello', version: PROTOCOL_VERSION, can_prompt: false, read_only: true });
+    link.send({ type: 'hello', version: PROTOCOL_VERSION, can_prompt: false, kill: true });
     link.send({ type: 'shutdown', reason: 'user' });
   }
   if (!(await waitForExit(entry.pid, entry.start_time, gracefulWaitMilliseconds))) {

@@ -7,7 +7,6 @@
  */
 import { chmodSync, unlinkSync } from 'node:fs';
 import net from 'node:net';
-import { createRequire } from 'node:module';
 import { jpVersion } from '../cli/version.ts';
 import { JpError, toJpError } from '../errors.ts';
 import { createLogger, silentLogger, type Logger } from '../output/logger.ts';
@@ -80,26 +79,6 @@ function listen(socketPath: string): Promise<net.Server> {
   });
 }
 
-/**
- * A flood of short connections (a misbehaving or hostile client) leaves their buffers to the old
- * generation faster than V8 collects it: in the fuzz test (10,000 malformed frames over 20
- * connections) the server's RSS grows by 33 MB without a collection every 256 closed connections,
- * 11 MB with one (and keeps growing with more frames without it).
- *
- * The collector is exposed here, on first need, not by starting the server with --expose-gc: a
- * server that never sees such a flood pays nothing for it.
- */
-let collectGarbage: (() => void) | undefined;
-function collectAfterChurn(closedConnections: number): void {
-  if (closedConnections % 256 !== 0) return;
-  if (!collectGarbage) {
-    const load = createRequire(process.execPath);
-    (load('node:v8') as typeof import('node:v8')).setFlagsFromString('--expose-gc');
-    collectGarbage = (load('node:vm') as typeof import('node:vm')).runInNewContext('gc') as () => void;
-  }
-  setImmediate(collectGarbage);
-}
-
 /** Removes a socket file left by a dead server (its registry entry was stale or absent). */
 function removeStaleSocket(socketPath: string): void {
   try {
@@ -140,11 +119,9 @@ export async function serveMain(): Promise<number> {
       throw error;
     }
     const activeRun = run;
-    let closedConnections = 0;
     const gate = new ConnectionGate(connectionLimits);
     listener.on('connection', (socket) => {
       const connection = new SocketConnection(socket);
-      connection.onClose(() => collectAfterChurn(++closedConnections));
       if (gate.admit(connection)) activeRun.server.accept(connection);
     });
     activeRun.register();

@@ -1,6 +1,7 @@
 /**
  * No global monkey-patching anywhere in src/: nothing replaces a method of process's streams,
- * writes to the global object, or changes a built-in prototype. Such a patch changes code that never
+ * writes to the global object, changes a built-in prototype, or switches V8's flags or calls its
+ * collector at run time. Such a patch changes code that never
  * asked for it (a library, a test, the next engineer's module); each need has a direct way.
  */
 import assert from 'node:assert/strict';
@@ -17,6 +18,8 @@ const patches: { what: string; pattern: RegExp }[] = [
   { what: 'a property defined on a global', pattern: /\bObject\.(defineProperty|defineProperties|assign|setPrototypeOf)\(\s*(globalThis|global|process|console|[A-Z]\w*\.prototype)\b/ },
   { what: 'a built-in prototype changed', pattern: /\b[A-Z]\w*\.prototype\.\w+\s*=(?!=)/ },
   { what: 'a console method replaced', pattern: /\bconsole\.\w+\s*=(?!=)/ },
+  { what: "V8's flags changed at run time (a process-wide switch, e.g. exposing the collector)", pattern: /\bsetFlagsFromString\b/ },
+  { what: 'the collector called by hand', pattern: /\bexpose[-_]gc\b|\brunInNewContext\(\s*['"]gc['"]|\bglobalThis\.gc\b|(?<![\w.])gc\(\)/ },
 ];
 
 function sourceFiles(directory: string): string[] {
@@ -53,6 +56,10 @@ describe('global monkey-patches', () => {
       "Object.defineProperty(globalThis, 'Headers', { value: FetchHeaders });",
       'Array.prototype.last = function () {};',
       'console.log = () => {};',
+      "v8.setFlagsFromString('--expose-gc');",
+      "const collect = vm.runInNewContext('gc');",
+      'spawn(process.execPath, [\'--expose-gc\', entry]);',
+      'if (count % 256 === 0) gc();',
     ];
     for (const example of examples) assert.ok(patches.some(({ pattern }) => pattern.test(example)), example);
     for (const fine of ['process.exitCode = 2;', 'if (process.stdout.isTTY === true) x();', 'const same = globalThis.fetch === fetch;', 'this.write = write;']) {

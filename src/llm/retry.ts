@@ -88,7 +88,10 @@ export class RetryingChatModel implements ChatModel {
         if (request.signal.aborted) throw error;
         const retryable = JpError.isInstance(error) && error.status === 'retryable';
         if (!retryable || produced || attempt >= this.options.maxRetries) throw error;
-        const delay = retryAfter(error, this.options.maxDelayMilliseconds) ?? backoffDelay(attempt, this.options);
+        const asked = retryAfter(error);
+        // Never sooner than the provider asks; longer than the longest backoff is not waited for here.
+        if (asked !== undefined && asked > this.options.maxDelayMilliseconds) throw askedToWait(error as JpError, asked);
+        const delay = asked ?? backoffDelay(attempt, this.options);
         this.options.onRetry?.(attempt + 1, delay, error);
         await abortableSleep(delay, request.signal);
         if (request.signal.aborted) throw error;
@@ -101,10 +104,10 @@ export class RetryingChatModel implements ChatModel {
 }
 
 /**
- * Honours the provider's `retry-after-ms` (OpenAI) or `Retry-After` header (seconds or an HTTP date),
- * when the error carries one, capped at the longest backoff.
+ * How long the provider asks to wait before a retry: its `retry-after-ms` (OpenAI) or `Retry-After`
+ * header (seconds or an HTTP date), when the error carries one.
  */
-function retryAfter(error: unknown, maxDelayMilliseconds: number): number | undefined {
+function retryAfter(error: unknown): number | undefined {
   const headers = (error as { cause?: { responseHeaders?: Record<string, string> } }).cause?.responseHeaders;
   if (!headers) return undefined;
   const milliseconds = Number(headers['retry-after-ms']);
@@ -114,5 +117,14 @@ function retryAfter(error: unknown, maxDelayMilliseconds: number): number | unde
     const seconds = Number(header);
     delay = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(header) - Date.now();
   }
-  return delay !== undefined && Number.isFinite(delay) ? Math.min(Math.max(0, delay), maxDelayMilliseconds) : undefined;
+  return delay !== undefined && Number.isFinite(delay) ? Math.max(0, delay) : undefined;
+}
+
+/** The run ends retryable (exit 6) when the provider asks for a longer wait than jp's longest backoff. */
+function askedToWait(error: JpError, milliseconds: number): RetryableProviderError {
+  const seconds = Math.ceil(milliseconds / 1000);
+  return new RetryableProviderError(error.code, `${error.message}; the provider asks to wait ${seconds} s before a retry`, {
+    hint: `Resume after that with \`jp query --continue\`, or let jp wait that long: assistant.request.backoff_max_ms = ${seconds * 1000}.`,
+    cause: error,
+  });
 }

@@ -171,6 +171,19 @@ describe('provider failures', () => {
     assert.match(retries[0]!.message, /rate limited \(HTTP 429\): Number of request tokens has exceeded your per-minute rate limit; retrying in 1\.0 s \(attempt 1 of 4\)$/);
   });
 
+  it('429 with Retry-After: 60, longer than the longest backoff: no retry sooner than asked; exit 6 at once, saying how long to wait', async () => {
+    const sandbox = cleanup.sandbox();
+    writeUserConfig(sandbox);
+    const limited = plainResponse(429, '{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}', { 'retry-after': '60' });
+    const replay = await replayRun(sandbox, { kind: 'anthropic', replies: [{ recording: limited }, { recording: anthropicText }], args: headerSized });
+    const result = checkJson(replay);
+    assert.equal(result.status, 'retryable', replay.stderr);
+    assert.equal(replay.code, 6);
+    assert.equal(replay.provider.requests.length, 1, 'no retry before the minute the provider asked for');
+    assert.match(result.error.message, /rate limited \(HTTP 429\): Number of request tokens has exceeded your per-minute rate limit; the provider asks to wait 60 s before a retry/);
+    assert.equal(stderrLines(replay).filter((line) => line.type === 'warning' && /retrying in/.test(line.message)).length, 0, replay.stderr);
+  });
+
   it('429 with retry-after-ms: 1500 (OpenAI\'s, preferred to Retry-After), then an answer: jp waits 1.5 s, text mode, exit 0', async () => {
     const sandbox = cleanup.sandbox();
     writeUserConfig(sandbox);

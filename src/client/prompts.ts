@@ -106,9 +106,10 @@ export class TerminalPrompter {
       // The prompt starts at the start of a clean row: what the terminal echoed there (`^C`) goes.
       terminal.output.write('\r\u001b[K');
       // Ctrl+Z reaches a prompt as a key (the terminal is in raw mode), not as SIGTSTP.
+      // Its reason, a PromptDetached, tells a prompt that sees the abort that Ctrl+Z closed it.
       const suspend = new AbortController();
       const onData = (data: Buffer | string): void => {
-        if (data.toString().includes('\u001a')) suspend.abort();
+        if (data.toString().includes('\u001a')) suspend.abort(new PromptDetached('detached'));
       };
       terminal.input.on('data', onData);
       const combined = AbortSignal.any([signal, suspend.signal]);
@@ -273,9 +274,15 @@ export class TerminalPrompter {
     return prompt({ message }, context);
   }
 
-  /** The Ctrl+C menu, and the reply box when the choice is `reply`, as one session. */
+  /**
+   * The Ctrl+C menu, and the reply box when the choice is `reply`, as one session. However it
+   * closes, the menu never stays open on the screen: it closes to one line, `✔ Interrupted. What
+   * now? <answer>`, naming what happens: the choice, `stop` for a second Ctrl+C (which stops the
+   * run), `detach` for Ctrl+Z. A menu closed from outside (the run ended, or the session was
+   * cancelled) is erased.
+   */
   async interruptMenu(options: InterruptAction[], signal: AbortSignal): Promise<InterruptChoice> {
-    const prompts = await import('@inquirer/prompts');
+    const [prompts, core] = await Promise.all([import('@inquirer/prompts'), import('@inquirer/core')]);
     const labels: Record<InterruptAction, string> = {
       stop: 'stop: save what was done and end the turn (resumable)',
       abort: 'abort: end the turn and drop it',
@@ -283,11 +290,24 @@ export class TerminalPrompter {
       reply: 'reply: stop and tell the assistant something',
       detach: 'detach: let it run in the background',
     };
-    return this.session(async (context) => {
-      const action = await prompts.select<InterruptAction>(
-        { message: 'Interrupted. What now?', choices: options.map((option) => ({ name: labels[option], value: option })) },
-        context(),
-      );
+    const message = 'Interrupted. What now?';
+    // The menu's closed line is drawn as the select prompt draws a chosen answer, in its theme.
+    const theme = core.makeTheme();
+    const prefix = typeof theme.prefix === 'string' ? theme.prefix : theme.prefix.done;
+    const closedLine = (action: InterruptAction): string => `${prefix} ${theme.style.message(message, 'done')} ${theme.style.answer(labels[action])}\n`;
+    return this.session(async (context, terminal) => {
+      // The select prompt erases itself when it ends (clearPromptOnDone), whether it was answered
+      // or not, and the closed line is written here: one line in every case.
+      const menuContext = { ...context(), clearPromptOnDone: true };
+      let action: InterruptAction;
+      try {
+        action = await prompts.select<InterruptAction>({ message, choices: options.map((option) => ({ name: labels[option], value: option })) }, menuContext);
+      } catch (error) {
+        if (isExit(error)) terminal.output.write(closedLine('stop'));
+        else if (menuContext.signal.reason instanceof PromptDetached) terminal.output.write(closedLine('detach'));
+        throw error;
+      }
+      terminal.output.write(closedLine(action));
       if (action !== 'reply') return { action };
       const reply = await prompts.input({ message: 'Your reply:' }, context());
       return { action, reply };

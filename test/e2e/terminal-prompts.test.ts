@@ -133,11 +133,14 @@ describe('the Ctrl+C menu', () => {
   /** Streams a paragraph, then another one while the test holds the menu open, then waits. */
   const heldScript = { steps: [{ parts: [{ text: 'Line one.\n\n' }, { delay_ms: 400 }, { text: 'Line two.\n\n' }, { delay_ms: 60_000 }, { text: 'Line three.' }] }] };
 
-  for (const [choice, key, menuAfter] of [
-    ['"stop"', keys.enter, '✔ Interrupted. What now? stop: save what was done and end the turn (resumable)'],
-    ['a second Ctrl+C', keys.ctrlC, '? Interrupted. What now?'],
+  /** The menu once closed by a stop, chosen or by a second Ctrl+C: one line, as any chosen answer. */
+  const stoppedMenu = '✔ Interrupted. What now? stop: save what was done and end the turn (resumable)';
+
+  for (const [choice, key] of [
+    ['"stop"', keys.enter],
+    ['a second Ctrl+C', keys.ctrlC],
   ] as const) {
-    it(`${choice} ends the turn at once as interrupted (saved, resumable), exit 130; nothing was drawn under the menu`, async () => {
+    it(`${choice} ends the turn at once as interrupted (saved, resumable), exit 130; nothing was drawn under the menu, and the menu is closed to its one-line answer`, async () => {
       const sandbox = cleanup.sandbox();
       const screen = jp(sandbox, ['query', ...testProvider(sandbox, heldScript), 'stream']);
       await screen.waitFor('Line one.');
@@ -155,8 +158,11 @@ describe('the Ctrl+C menu', () => {
       assert.deepEqual([events.at(-1)!.type, events.at(-1)!.status], ['turn_end', 'interrupted']);
       const lines = screen.lines();
       assert.deepEqual(lines.filter((line) => /^Line (one|two|three)\.$/.test(line)), ['Line one.', 'Line two.'], 'each streamed line once, and nothing after the stop');
-      const menu = lines.indexOf(menuAfter);
-      assert.ok(lines.indexOf('Line one.') < menu && menu < lines.indexOf('Line two.'), `the held line is drawn after the menu closed:\n${screen.text()}`);
+      const menu = lines.indexOf(stoppedMenu);
+      assert.ok(lines.indexOf('Line one.') < menu && menu < lines.indexOf('Line two.'), `the menu closed to its answer, and the held line is drawn after it:\n${screen.text()}`);
+      assert.equal(screen.count('Interrupted. What now?'), 1, `the menu is drawn once:\n${screen.text()}`);
+      assert.equal(screen.count('↑↓ navigate'), 0, `no open menu is left on the screen:\n${screen.text()}`);
+      assert.equal(screen.count('detach: let it run in the background'), 0, `no choice of the menu is left on the screen:\n${screen.text()}`);
       assert.match(screen.text(), new RegExp(`Resume with: jp query --continue --id=${conversationId}`));
       const listed = JSON.parse((await runJp(sandbox, ['conversation', 'ls', '--json'])).stdout);
       assert.match(listed[0].status, /^interrupted/);

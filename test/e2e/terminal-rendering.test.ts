@@ -15,12 +15,16 @@ function jp(sandbox: Sandbox, args: string[], options: ScreenOptions = {}): Scre
   return Screen.jp(sandbox, args, { cleanup, ...options });
 }
 
-/** Streams `text` in pieces of about `size` characters, as a model does. */
-function streamed(text: string, size: number, delayMs = 0): unknown[] {
+/**
+ * Streams `text` in pieces of `size` characters, as a model does; with `pauseEvery`, a 1 ms pause
+ * after every `pauseEvery` pieces, so that the text reaches jp in many pieces (without pauses the
+ * whole answer may reach it at once, and the rendering of an unfinished line is never exercised).
+ */
+function streamed(text: string, size: number, pauseEvery = 0): unknown[] {
   const parts: unknown[] = [];
-  for (let index = 0; index < text.length; index += size) {
+  for (let index = 0, piece = 1; index < text.length; index += size, piece++) {
     parts.push({ text: text.slice(index, index + size) });
-    if (delayMs > 0) parts.push({ delay_ms: delayMs });
+    if (pauseEvery > 0 && piece % pauseEvery === 0) parts.push({ delay_ms: 1 });
   }
   return parts;
 }
@@ -29,10 +33,12 @@ const codeLines = Array.from({ length: 60 }, (_, index) => `const value${index} 
 const paragraphWords = Array.from({ length: 3000 }, (_, index) => `w${index}`);
 
 describe('answers taller than the screen', () => {
-  it('at 100×30, a 60-line code block and a 3,000-word paragraph each appear exactly once in the scrollback, in order', async () => {
+  it('at 100×30, a 60-line code block and a 3,000-word paragraph, streamed in many pieces, each appear exactly once in the scrollback, in order', async () => {
     const sandbox = cleanup.sandbox();
     const answer = `Here is the code:\n\n\`\`\`ts\n${codeLines.join('\n')}\n\`\`\`\n\n${paragraphWords.join(' ')}\n\nThe end.`;
-    const screen = jp(sandbox, ['query', ...testProvider(sandbox, { steps: [{ parts: streamed(answer, 7) }] }), 'show me'], { columns: 100, rows: 30 });
+    // Pieces of 7 characters with a pause after every 4: the code block's lines and the paragraph
+    // (about 180 rows at 100 columns) reach jp unfinished, a few pieces at a time.
+    const screen = jp(sandbox, ['query', ...testProvider(sandbox, { steps: [{ parts: streamed(answer, 7, 4) }] }), 'show me'], { columns: 100, rows: 30 });
     const exit = await screen.exited;
     assert.equal(exit.exitCode, 0, screen.text());
     const lines = screen.lines();

@@ -372,6 +372,8 @@ const listed = [
 const clientMessages: Json[] = [
   { type: 'hello', version: 1, can_prompt: true },
   { type: 'hello', version: 1, can_prompt: false, read_only: true },
+  // `jp conversation kill`'s hello.
+  { type: 'hello', version: 1, can_prompt: false, kill: true },
   { type: 'inquiry_response', id: 'inq_1', answer: 'run_always' },
   { type: 'inquiry_response', id: 'inq_3', answer: null },
   { type: 'signal', kind: 'interrupt' },
@@ -654,11 +656,13 @@ describe('conversation-list.schema.json', () => {
 });
 
 describe('protocol-message.schema.json', () => {
-  it('accepts every client message, which the server parser accepts too', () => {
+  it('accepts every client message, which the server parser accepts too, whole (no field dropped)', () => {
     for (const message of clientMessages) {
       assertValid(PROTOCOL, message);
       assertValid(`${PROTOCOL}#/$defs/client_message`, message);
-      assert.ok(parseClientMessage(message).ok, `parseClientMessage refused ${JSON.stringify(message)}`);
+      const parsed = parseClientMessage(message);
+      assert.ok(parsed.ok, `parseClientMessage refused ${JSON.stringify(message)}`);
+      assert.deepEqual(parsed.message, message, 'the parser keeps every field of the message');
     }
   });
 
@@ -671,6 +675,7 @@ describe('protocol-message.schema.json', () => {
 
   const brokenClient: [string, Json][] = [
     ['hello without can_prompt', { type: 'hello', version: 1 }],
+    ['hello with a kill that is not a boolean', { type: 'hello', version: 1, can_prompt: false, kill: 'yes' }],
     ['an unknown interrupt action', { type: 'interrupt_action', action: 'pause' }],
     ['a signal of another kind', { type: 'signal', kind: 'terminate' }],
     ['an unknown shutdown reason', { type: 'shutdown', reason: 'bored' }],

@@ -2,16 +2,18 @@
  * The `fetch` the provider SDKs are given: Node's own, so redirects are followed as fetch follows
  * them, sent through undici's EnvHttpProxyAgent when the environment names a proxy (`HTTPS_PROXY`,
  * `HTTP_PROXY`, lower case too, with `NO_PROXY`). undici is loaded only then. A wire observer
- * (-vvvvv) sees each request body and each raw chunk of the response.
+ * (-vvvvv) sees each request body and each raw chunk of the response. Text deltas already received
+ * reach the SDK merged (delta-coalescing.ts).
  */
+import { coalescingTextDeltas, type DeltaWire } from './delta-coalescing.ts';
+
 
 /** Sees a request's body and each raw chunk of its response as text (secrets are redacted by the logger). */
 export type WireObserver = (message: 'request' | 'response' | 'response chunk', fields: Record<string, unknown>) => void;
 
 type Fetch = typeof globalThis.fetch;
 
-/** undefined: the SDKs use the global fetch as it is. */
-export async function providerFetch(environment: NodeJS.ProcessEnv, wire?: WireObserver): Promise<Fetch | undefined> {
+export async function providerFetch(environment: NodeJS.ProcessEnv, deltas: DeltaWire, wire?: WireObserver): Promise<Fetch> {
   const httpsProxy = environment.https_proxy || environment.HTTPS_PROXY;
   const httpProxy = environment.http_proxy || environment.HTTP_PROXY;
   let fetch: Fetch | undefined;
@@ -24,7 +26,8 @@ export async function providerFetch(environment: NodeJS.ProcessEnv, wire?: WireO
     });
     fetch = (input, init) => globalThis.fetch(input, { ...init, dispatcher } as RequestInit);
   }
-  return wire ? observed(fetch ?? ((input, init) => globalThis.fetch(input, init)), wire) : fetch;
+  const base = fetch ?? ((input, init) => globalThis.fetch(input, init));
+  return coalescingTextDeltas(wire ? observed(base, wire) : base, deltas);
 }
 
 function observed(fetch: Fetch, wire: WireObserver): Fetch {

@@ -20,16 +20,17 @@ import type { ChatModel, ChatRequest, FinishReason, PromptMessage, ProviderMetad
 
 export async function createSdkLanguageModel(spec: ModelSpec, environment: NodeJS.ProcessEnv, wire?: WireObserver): Promise<LanguageModelV3> {
   const apiKey = spec.apiKeyVariable ? environment[spec.apiKeyVariable] : undefined;
-  const fetch = await providerFetch(environment, wire);
+  const deltas = spec.provider === 'anthropic' ? 'anthropic' : spec.provider === 'openai' && spec.openaiApi !== 'chat' ? 'openai-responses' : 'openai-chat';
+  const fetch = await providerFetch(environment, deltas, wire);
   switch (spec.provider) {
     case 'openai': {
       const { createOpenAI } = await import('@ai-sdk/openai');
-      const provider = createOpenAI({ apiKey, ...(fetch ? { fetch } : {}), ...(spec.baseUrl ? { baseURL: spec.baseUrl } : {}) });
+      const provider = createOpenAI({ apiKey, fetch, ...(spec.baseUrl ? { baseURL: spec.baseUrl } : {}) });
       return spec.openaiApi === 'chat' ? provider.chat(spec.model) : provider.responses(spec.model);
     }
     case 'anthropic': {
       const { createAnthropic } = await import('@ai-sdk/anthropic');
-      return createAnthropic({ apiKey, ...(fetch ? { fetch } : {}), ...(spec.baseUrl ? { baseURL: spec.baseUrl } : {}) })(spec.model);
+      return createAnthropic({ apiKey, fetch, ...(spec.baseUrl ? { baseURL: spec.baseUrl } : {}) })(spec.model);
     }
     case 'ollama':
     case 'openai-compatible': {
@@ -38,7 +39,7 @@ export async function createSdkLanguageModel(spec: ModelSpec, environment: NodeJ
         name: spec.compatibleName ?? 'ollama',
         baseURL: spec.baseUrl!,
         includeUsage: true,
-        ...(fetch ? { fetch } : {}),
+        fetch,
         ...(apiKey ? { apiKey } : {}),
       });
       return provider.chatModel(spec.model);

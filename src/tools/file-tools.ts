@@ -96,7 +96,7 @@ function createReadFileTool(scope: FileToolScope): Tool {
           const half = maxReadBytes / 2;
           const head = readAt(fd, 0, size <= maxReadBytes ? size : half);
           if (head.subarray(0, binaryProbeBytes).includes(0)) {
-            return { kind: 'error', message: `${requested} looks like a binary file (${size} bytes, with NUL bytes); fs_read_file reads text files only` };
+            return { kind: 'error', message: `${requested} looks like a binary file (${counted(size, 'byte')}, with NUL bytes); fs_read_file reads text files only` };
           }
           if (size <= maxReadBytes && head.length === size) return { kind: 'success', content: head.toString('utf8') };
           const tail = readAt(fd, Math.max(half, size - half), half);
@@ -240,7 +240,7 @@ function createCreateFileTool(scope: FileToolScope): Tool {
         } finally {
           unlinkQuietly(temporary);
         }
-        return { kind: 'success', content: `created ${requested} (${Buffer.byteLength(content)} bytes)` };
+        return { kind: 'success', content: `created ${requested} (${counted(Buffer.byteLength(content), 'byte')})` };
       }),
   });
 }

@@ -102,6 +102,17 @@ describe("jp's own directories are out of the file tools' reach", () => {
   });
 });
 
+describe('fs_create_file', () => {
+  it('says how many bytes it wrote, in words a person reads: 1 byte, 12 bytes', async () => {
+    const sandbox = cleanup.sandbox();
+    const results = await callTools(sandbox, [
+      { name: 'fs_create_file', arguments: { path: 'one.txt', content: 'a' } },
+      { name: 'fs_create_file', arguments: { path: 'twelve.txt', content: 'twelve bytes' } },
+    ]);
+    assert.deepEqual(results, ['created one.txt (1 byte)', 'created twelve.txt (12 bytes)']);
+  });
+});
+
 describe('fs_modify_file writes atomically', () => {
   it('keeps the mode of the file it changes', async () => {
     const sandbox = cleanup.sandbox();

@@ -7,7 +7,6 @@
  * from the workspace. Nothing is listed by hand, so nothing can drift.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import os from 'node:os';
 import type { Command, Option } from 'commander';
 import { keyPaths } from '../config/locate.ts';
 import { userConfigFile } from '../config/paths.ts';
@@ -18,10 +17,15 @@ export const shells = ['bash', 'zsh', 'fish'] as const;
 export type Shell = (typeof shells)[number];
 
 const scripts: Record<Shell, string> = {
+  // No shell ever evaluates a candidate: bash keeps the lines that start with the word (compgen -W
+  // would expand each, running a `$(...)` in it), zsh quotes what it inserts (no -Q).
   bash: `# jp completion for bash: add to ~/.bashrc:  source <(jp completion bash)
 _jp_complete() {
-  local IFS=$'\\n'
-  COMPREPLY=($(compgen -W "$(jp __complete -- "\${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)" -- "\${COMP_WORDS[COMP_CWORD]}"))
+  local current="\${COMP_WORDS[COMP_CWORD]}" candidate
+  COMPREPLY=()
+  while IFS= read -r candidate; do
+    [[ "$candidate" == "$current"* ]] && COMPREPLY+=("$candidate")
+  done < <(jp __complete -- "\${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)
 }
 complete -o default -F _jp_complete jp
 `,
@@ -30,7 +34,7 @@ complete -o default -F _jp_complete jp
 _jp() {
   local -a candidates
   candidates=("\${(@f)$(jp __complete -- "\${(@)words[2,CURRENT]}" 2>/dev/null)}")
-  compadd -Q -- "\${(@)candidates:#}"
+  compadd -- "\${(@)candidates:#}"
 }
 compdef _jp jp
 `,
@@ -43,13 +47,18 @@ export function completionScript(shell: Shell): string {
   return scripts[shell];
 }
 
+/** What a provider name must look like to be offered (nothing a shell could expand). */
+const plainName = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
 /**
  * The names configured under `providers.openai-compatible` in the user's and the workspace's config
  * files, read without parsing or validating them (a file that is absent or unreadable names none).
+ * Only names of letters, digits, `.`, `_` and `-` are offered: a cloned repository's config chooses
+ * these names, and a shell must never be handed one to expand.
  */
 function compatibleProviderNames(cwd: string, environment: NodeJS.ProcessEnv): string[] {
   const names: string[] = [];
-  const files = [userConfigFile(environment, environment.HOME || os.homedir())];
+  const files = [userConfigFile(environment)];
   try {
     files.push(resolveWorkspace(cwd, environment).configFile);
   } catch {
@@ -62,7 +71,7 @@ function compatibleProviderNames(cwd: string, environment: NodeJS.ProcessEnv): s
     } catch {
       continue;
     }
-    for (const [first, second, name] of keyPaths(source)) if (first === 'providers' && second === 'openai-compatible' && name) names.push(name);
+    for (const [first, second, name] of keyPaths(source)) if (first === 'providers' && second === 'openai-compatible' && name && plainName.test(name)) names.push(name);
   }
   return names;
 }

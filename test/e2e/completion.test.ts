@@ -4,7 +4,7 @@
  * `jp conv<Tab>` and a conversation id. Plus the candidates themselves, from the command tree.
  */
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { configSchema } from '../../src/config/schema.ts';
@@ -80,6 +80,9 @@ describe('shell completion', () => {
       assert.ok(models.some((model) => model === provider || model.startsWith(`${provider}/`)), `${provider} is offered: ${models.join(' ')}`);
     }
     for (const configured of ['llamacpp/', 'vllm/']) assert.ok(models.includes(configured), `${configured} is offered: ${models.join(' ')}`);
+    // A cloned repository names its providers: a name a shell could expand is never offered.
+    appendFileSync(path.join(sandbox.workspace, '.jp', 'config.toml'), '\n[providers.openai-compatible."$(touch PWNED)"]\nbase_url = "http://127.0.0.1:8000/v1"\n');
+    assert.deepEqual((await candidates('query', '-m', '')).filter((model) => model.includes('$')), []);
     const flags = await candidates('query', '--');
     for (const flag of ['--detach', '--no-server', '--json', '--cfg']) assert.ok(flags.includes(flag), flag);
     assert.deepEqual(await candidates('completion', 'x'), [], 'a leaf without subcommands or ids offers nothing');
@@ -87,4 +90,23 @@ describe('shell completion', () => {
     assert.equal(script.code, 2);
     assert.match(script.stderr, /bash, zsh, fish/);
   });
+
+  // What a shell does with a candidate jp prints is the script's part: stand in for jp with a function
+  // that prints one a shell could expand, and press Tab.
+  for (const { shell, program, args, load } of shells) {
+    it(`${shell}: a candidate is never evaluated by the shell (no $(...) in one runs)`, async () => {
+      const { sandbox, env } = await prepared();
+      const standIn = shell === 'fish' ? "function jp; printf '%s\\n' '$(touch PWNED)' 'sa''fe'; end" : "jp() { printf '%s\\n' '$(touch PWNED)' 'sa''fe'; }";
+      const screen = Screen.program(sandbox, program, args, { env, cleanup, columns: 120 });
+      screen.press(`${load}\r`);
+      screen.press(`${standIn}\r`);
+      screen.press('echo loaded\r');
+      await screen.waitFor(/^loaded$/m);
+      screen.press('jp \t\t');
+      await screen.waitFor(/\bsafe\b/, { on: 'screen' });
+      // A candidate is evaluated, if at all, while the shell completes: before it draws the list.
+      assert.equal(existsSync(path.join(sandbox.workspace, 'PWNED')), false);
+      screen.close();
+    });
+  }
 });

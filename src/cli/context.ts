@@ -3,7 +3,6 @@
  * output channels, and lazy access to the workspace, the config and the logger (a command that
  * does not need them does not pay for them).
  */
-import os from 'node:os';
 import { formatErrorForHumans, type JpError } from '../errors.ts';
 import type { ConfigInputs, LoadedConfig } from '../config/load.ts';
 import { userConfigFile } from '../config/paths.ts';
@@ -39,7 +38,7 @@ export class CommandContext {
   configInputs(flags: FlagValue[] = [], conversation?: ConfigInputs['conversation']): ConfigInputs {
     const workspace = this.workspace();
     return {
-      userFile: userConfigFile(this.facts.environment, this.facts.environment.HOME || os.homedir()),
+      userFile: userConfigFile(this.facts.environment),
       workspaceFile: workspace.isDefault ? undefined : workspace.configFile,
       environment: this.facts.environment,
       ...(conversation ? { conversation } : {}),

@@ -2,7 +2,6 @@
  * What bare `jp` (no command) prints before the list of commands: the first steps of a new user.
  */
 import { existsSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { userConfigFile } from '../config/paths.ts';
 
@@ -29,7 +28,7 @@ export function startHere(programFile: string, environment: NodeJS.ProcessEnv): 
     '  export OPENAI_API_KEY=...   then `jp query "..."` asks a real model (openai/gpt-4.1-mini by default);',
     '                              or ANTHROPIC_API_KEY with -m anthropic/<model>, or -m ollama/<model> with no key',
     '',
-    `Configuration: ${userConfigFile(environment, os.homedir())} (yours) and .jp/config.toml (the workspace's);`,
+    `Configuration: ${userConfigFile(environment)} (yours) and .jp/config.toml (the workspace's);`,
     '`jp config show` prints the merged result and where each value came from.',
     '',
   ].join('\n');

@@ -34,7 +34,7 @@ function ownMode(own: readonly unknown[], tool: string, field: 'run' | 'result')
   for (const owner of [tool, 'defaults']) {
     for (const layer of [...own].reverse()) {
       const value = tableAt(layer, ['conversation', 'tools', owner])[field];
-      if (typeof value === 'string' && value in runRank) return value; // anything else is no mode: it counts for nothing
+      if (typeof value === 'string' && value in (field === 'run' ? runRank : resultRank)) return value; // anything else is no mode: it counts for nothing
     }
   }
   return undefined;

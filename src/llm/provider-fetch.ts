@@ -7,7 +7,6 @@
  */
 import { coalescingTextDeltas, type DeltaWire } from './delta-coalescing.ts';
 
-
 /** Sees a request's body and each raw chunk of its response as text (secrets are redacted by the logger). */
 export type WireObserver = (message: 'request' | 'response' | 'response chunk', fields: Record<string, unknown>) => void;
 

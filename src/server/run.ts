@@ -4,7 +4,6 @@
  * metadata. Used by the spawned server and by the in-process (`--no-server`) path alike.
  */
 import { closeSync, constants, openSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { ConversationLog } from '../conversation/log.ts';
 import { accumulatedDelta } from '../conversation/config-delta.ts';
@@ -61,7 +60,7 @@ export function loadRunSetup(request: RunRequest, environment: NodeJS.ProcessEnv
   registerSecrets(environment, secretVariables(config.value));
   const model = resolveModelSpec(config.value, environment, request.cwd);
   // File tools never reach jp's own rules and state: the user's config directory and jp's data.
-  const protectedDirectories = [path.dirname(request.config.user_file ?? userConfigFile(environment, environment.HOME || os.homedir())), path.join(dataHome(environment), 'jp')];
+  const protectedDirectories = [path.dirname(request.config.user_file ?? userConfigFile(environment)), path.join(dataHome(environment), 'jp')];
   const tools = buildToolRegistry(config.value, { noTools: request.tools.no_tools, enabled: request.tools.enabled }, { protectedDirectories });
   const mcpServers = request.tools.no_tools ? [] : configuredMcpServers(config, environment, request.workspace.tool_root);
   return { environment, workspace, config, model, tools, mcpServers };

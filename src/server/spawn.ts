@@ -41,22 +41,30 @@ function openRunLog(file: string): number | 'ignore' {
 }
 
 /**
- * V8 options of every query server (not of the client: a user starts that one), each chosen by
- * measuring the server with and without it (README, Benchmarks):
- * - `--liftoff-only`: fetch parses HTTP with WebAssembly, and V8's optimising compile of that parser
- *   costs a server ~25 MB of peak memory and more CPU than it saves on a run's few responses.
- * - `--max-semi-space-size=2`, `--heap-growing-percent=10`: a young generation of at most 2 MB a
- *   semi-space and an old generation grown 10 % at a time keep the garbage of a connection flood
- *   (10,000 malformed frames) near 13 MB instead of 40 MB and a long answer's peak ~10 MB lower,
- *   at the same CPU, with no collection called by hand.
+ * V8 options of query servers (never of the client: a user starts that one), each chosen by
+ * measuring the server with and without it on each Node version (README, Benchmarks). An option that
+ * V8 counts in its check of compiled code costs a server ~20 ms of start-up: Node's built-in modules
+ * (fetch's undici, http, streams) ship compiled code that V8 then refuses, and compiles them from
+ * source. Node 24's V8 leaves heap sizes out of that check; Node 20 and 22 count every option.
+ * - `--liftoff-only` (Node 20): Node 20's V8 optimises fetch's WebAssembly HTTP parser in the
+ *   background after the first response, ~28 MB more peak memory on every query, hello turns
+ *   included. Later versions do not for a hello turn.
+ * - `--max-semi-space-size=2` (Node 20, 24+), `--heap-growing-percent=10` (Node 20): a young
+ *   generation of at most 2 MB a semi-space and an old generation grown 10 % at a time keep the
+ *   garbage of a connection flood (10,000 malformed frames) and of a long answer down, at the same
+ *   CPU, with no collection called by hand.
+ * On Node 22 they would save memory only on long answers and floods, at 20 ms of every query: none.
  */
-const serverV8Options = ['--liftoff-only', '--max-semi-space-size=2', '--heap-growing-percent=10'];
+function serverV8Options(nodeMajor: number): string[] {
+  if (nodeMajor < 22) return ['--liftoff-only', '--max-semi-space-size=2', '--heap-growing-percent=10'];
+  return nodeMajor >= 24 ? ['--max-semi-space-size=2'] : [];
+}
 
 function launch(entry: string, options: { cwd: string; environment: NodeJS.ProcessEnv; log: string; shareStderr: boolean }): ChildProcess {
   const log = openRunLog(options.log);
   try {
     // The client's own Node options (the tsx loader when run from source), then the server's.
-    return spawn(process.execPath, [...process.execArgv, ...serverV8Options, entry, '__serve'], {
+    return spawn(process.execPath, [...process.execArgv, ...serverV8Options(Number(process.versions.node.split('.')[0])), entry, '__serve'], {
       cwd: options.cwd,
       env: options.environment,
       detached: true,

@@ -1,7 +1,8 @@
 /**
  * A new user's first steps on whatever Node runs the tests (`.ci/run` runs this file again on Node 22
  * and 24): --version, init, a query against a local provider, a detached query waited for, and
- * the compiled-code cache of Node 22+ (none on Node 20), which a mistyped command never adds to.
+ * the compiled-code cache of Node 22+ (none on Node 20), which a mistyped command never adds to, and
+ * the V8 options query servers start with on this Node (see src/server/spawn.ts).
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -66,5 +67,23 @@ describe(`first steps on Node ${process.version}`, () => {
     const before = snapshot(sandbox.env.HOME!);
     for (const typo of ['quer', 'conversation-ls']) assert.equal((await runJp(sandbox, [typo, 'x'])).code, 2);
     assert.deepEqual(snapshot(sandbox.env.HOME!), before);
+  });
+
+  const serverOptions = nodeMajor < 22 ? ['--liftoff-only', '--max-semi-space-size=2', '--heap-growing-percent=10'] : nodeMajor < 24 ? [] : ['--max-semi-space-size=2'];
+  it(`query servers run with the V8 options chosen for Node ${nodeMajor}: ${serverOptions.join(' ') || 'none'}`, async () => {
+    const sandbox = cleanup.sandbox();
+    sandbox.write('slow.json', JSON.stringify({ steps: [{ parts: [{ text: 'slow ' }, { delay_ms: 1500 }, { text: 'answer' }] }] }));
+    const detached = await runJp(sandbox, ['query', '--new', '--detach', '-m', 'test', '-c', 'providers.test.script=slow.json', 'go']);
+    assert.equal(detached.code, 0, detached.stderr);
+    const pid = /\(pid (\d+)\)/.exec(detached.stderr)?.[1];
+    assert.ok(pid, detached.stderr);
+    const commandLine = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const serve = commandLine.indexOf('__serve');
+    assert.ok(serve > 1, commandLine.join(' '));
+    // Between the node binary and jp's own file: the options the server was started with.
+    const options = commandLine.slice(1, serve - 1);
+    assert.deepEqual(options, serverOptions);
+    const waited = await runJp(sandbox, ['conversation', 'wait', detached.stdout.trim()]);
+    assert.equal(waited.code, 0, waited.stderr);
   });
 });

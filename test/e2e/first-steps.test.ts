@@ -2,7 +2,7 @@
  * A new user's first steps on whatever Node runs the tests (`.ci/run` runs this file again on Node 22
  * and 24): --version, init, a query against a local provider, a detached query waited for, and
  * the compiled-code cache of Node 22+ (none on Node 20), which a mistyped command never adds to, and
- * the V8 options query servers start with on this Node (see src/server/spawn.ts).
+ * the Node and V8 options query servers start with on this Node (see src/server/spawn.ts).
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -69,8 +69,9 @@ describe(`first steps on Node ${process.version}`, () => {
     assert.deepEqual(snapshot(sandbox.env.HOME!), before);
   });
 
-  const serverOptions = nodeMajor < 22 ? ['--liftoff-only', '--max-semi-space-size=2', '--heap-growing-percent=10'] : nodeMajor < 24 ? [] : ['--max-semi-space-size=2'];
-  it(`query servers run with the V8 options chosen for Node ${nodeMajor}: ${serverOptions.join(' ') || 'none'}`, async () => {
+  const serverOptions =
+    nodeMajor < 22 ? ['--v8-pool-size=1', '--liftoff-only', '--max-semi-space-size=1', '--heap-growing-percent=10'] : nodeMajor < 24 ? [] : ['--max-semi-space-size=2'];
+  it(`query servers run with the options chosen for Node ${nodeMajor}: ${serverOptions.join(' ') || 'none'}`, async () => {
     const sandbox = cleanup.sandbox();
     sandbox.write('slow.json', JSON.stringify({ steps: [{ parts: [{ text: 'slow ' }, { delay_ms: 1500 }, { text: 'answer' }] }] }));
     const detached = await runJp(sandbox, ['query', '--new', '--detach', '-m', 'test', '-c', 'providers.test.script=slow.json', 'go']);

@@ -182,7 +182,7 @@ describe('a prompting client that goes away', () => {
     await terminal.waitFor('Holding.');
     sandbox.write('release', '');
     await terminal.waitFor('Run fs_create_file?');
-    const [attachPid] = processesMatching(jpBinary, 'conversation', 'attach', conversationId).filter((pid) => pid !== terminal.pid);
+    const [attachPid] = processesMatching(jpBinary, 'conversation', 'attach', conversationId).filter((pid) => pid !== terminal.pid && pid !== terminal.holderPid);
     assert.ok(attachPid, 'the attach client is running');
     process.kill(attachPid, 'SIGKILL');
     const waited = await runJp(sandbox, ['conversation', 'wait', conversationId]);

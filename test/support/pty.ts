@@ -1,13 +1,23 @@
 /**
  * A real pseudo-terminal (@lydell/node-pty, prebuilt: no compiler needed) for tests that play a human at a terminal. The command runs in
  * a shell inside the terminal, so pipelines (`echo x | jp query | cat > out`) behave as they would
- * for a user: stdin and stdout are pipes, yet /dev/tty is the terminal.
+ * for a user: stdin and stdout are pipes, yet /dev/tty is the terminal. The shell runs under
+ * terminal-holder.mjs, which keeps the terminal open until everything the shell wrote has been
+ * read (the pty library stops reading soon after its child exits, and under load it lost the
+ * shell's last line).
  */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Sandbox } from './jp.ts';
 
 const require = createRequire(import.meta.url);
 const pty = require('@lydell/node-pty') as typeof import('@lydell/node-pty');
+const holder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'terminal-holder.mjs');
+/** What the holder writes once the shell has exited: `ESC ] 7770 ; exit ; <code> ; <signal> BEL`. */
+const exitMark = /\u001b\]7770;exit;(\d+);(\d+)\u0007/;
 
 export interface TerminalSession {
   /** Everything the terminal showed so far (ANSI sequences included). */
@@ -17,9 +27,14 @@ export interface TerminalSession {
   write(data: string): void;
   /** Resolves when `pattern` has appeared (after `from` characters of text); fails after the safety limit. */
   waitFor(pattern: string | RegExp, options?: { from?: number; limitMs?: number }): Promise<void>;
+  /** Resolves once the shell has exited and all it wrote was read. */
   exited: Promise<{ exitCode: number; signal?: number }>;
+  /** The shell's pid. */
   pid: number;
-  kill(signal?: string): void;
+  /** The pid of the holder process above the shell (its command line repeats the shell's). */
+  holderPid: number;
+  /** Sends the shell a signal (a hang-up unless named), as closing the terminal would. */
+  kill(signal?: NodeJS.Signals): void;
 }
 
 export function stripAnsi(text: string): string {
@@ -33,7 +48,9 @@ export function runInTerminal(sandbox: Sandbox, commandLine: string, options: { 
   delete environment.CI;
   delete environment.JP_NON_INTERACTIVE;
   delete environment.JP_NONINTERACTIVE;
-  const terminal = pty.spawn('/bin/sh', ['-c', commandLine], {
+  const pidDirectory = mkdtempSync(path.join(os.tmpdir(), 'jp-pty-'));
+  const pidFile = path.join(pidDirectory, 'pid');
+  const terminal = pty.spawn(process.execPath, [holder, pidFile, '/bin/sh', '-c', commandLine], {
     cwd: options.cwd ?? sandbox.workspace,
     env: environment,
     cols: 200,
@@ -41,18 +58,72 @@ export function runInTerminal(sandbox: Sandbox, commandLine: string, options: { 
     name: 'xterm-256color',
   });
   let buffer = '';
+  let shellExited = false;
   const listeners = new Set<() => void>();
-  terminal.onData((data) => {
-    buffer += data;
+  const notify = (): void => {
     for (const listener of [...listeners]) listener();
+  };
+  let resolveExit!: (event: { exitCode: number; signal?: number }) => void;
+  const exited = new Promise<{ exitCode: number; signal?: number }>((resolve) => (resolveExit = resolve));
+  const releaseHolder = (): void => {
+    try {
+      terminal.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+    rmSync(pidDirectory, { recursive: true, force: true });
+  };
+  terminal.onData((data) => {
+    if (shellExited) return;
+    // A mark split across two reads begins in the tail of what was read before.
+    const tail = buffer.slice(-32);
+    const mark = exitMark.exec(tail + data);
+    if (!mark) {
+      buffer += data;
+      notify();
+      return;
+    }
+    shellExited = true;
+    buffer = buffer.slice(0, buffer.length - tail.length) + (tail + data).slice(0, mark.index);
+    const signal = Number(mark[2]);
+    resolveExit(signal === 0 ? { exitCode: Number(mark[1]) } : { exitCode: Number(mark[1]), signal });
+    releaseHolder();
+    notify();
   });
-  const exited = new Promise<{ exitCode: number; signal?: number }>((resolve) => terminal.onExit((event) => resolve(event)));
+  // The holder is killed only once the shell's exit is seen; an earlier end is the holder's failure.
+  terminal.onExit((event) => {
+    if (shellExited) return;
+    shellExited = true;
+    resolveExit({ exitCode: event.exitCode, ...(event.signal ? { signal: event.signal } : {}) });
+    rmSync(pidDirectory, { recursive: true, force: true });
+    notify();
+  });
+  let shellPid: number | undefined;
+  const pid = (): number => {
+    if (shellPid !== undefined) return shellPid;
+    const deadline = Date.now() + 30_000;
+    while (!existsSync(pidFile) || readFileSync(pidFile, 'utf8') === '') {
+      if (Date.now() > deadline) throw new Error(`the terminal's shell never started (no pid in ${pidFile})`);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
+    shellPid = Number(readFileSync(pidFile, 'utf8'));
+    return shellPid;
+  };
   return {
     output: () => buffer,
     text: () => stripAnsi(buffer),
     write: (data) => terminal.write(data),
-    pid: terminal.pid,
-    kill: (signal) => terminal.kill(signal),
+    get pid() {
+      return pid();
+    },
+    holderPid: terminal.pid,
+    kill: (signal = 'SIGHUP') => {
+      try {
+        process.kill(pid(), signal);
+      } catch {
+        // the shell is gone
+      }
+    },
     exited,
     waitFor(pattern, waitOptions = {}) {
       const from = waitOptions.from ?? 0;
@@ -73,7 +144,7 @@ export function runInTerminal(sandbox: Sandbox, commandLine: string, options: { 
           resolve();
         };
         listeners.add(check);
-        void exited.then(() => setTimeout(check, 10));
+        void exited.then(check);
       });
     },
   };

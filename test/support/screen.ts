@@ -15,20 +15,11 @@
  * plays a human. Close every screen (`screen.close()`, or pass `cleanup` to have it done after the
  * test file).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { holdTerminal, type HeldTerminal } from './held-terminal.ts';
 import { jpBinary, type Sandbox } from './jp.ts';
 
-/** The terminal's first process: it runs the program and holds the terminal until its output is read. */
-const holder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'terminal-holder.mjs');
-/** What the holder writes once the program has exited: `ESC ] 7770 ; exit ; <code> ; <signal> BEL`. */
-const exitMark = /\u001b\]7770;exit;(\d+);(\d+)\u0007/;
-
 const require = createRequire(import.meta.url);
-const pty = require('@lydell/node-pty') as typeof import('@lydell/node-pty');
 const { Terminal } = require('@xterm/headless') as typeof import('@xterm/headless');
 
 /** Keys as a terminal sends them. */
@@ -72,10 +63,8 @@ export class Screen {
   /** Resolves when the program has exited and everything it wrote has been drawn. */
   readonly exited: Promise<{ exitCode: number; signal?: number }>;
   private readonly terminal: import('@xterm/headless').Terminal;
-  private readonly process: import('@lydell/node-pty').IPty;
+  private readonly held: HeldTerminal;
   private readonly listeners = new Set<() => void>();
-  private readonly pidFile: string;
-  private programPid: number | undefined;
   private output = '';
   private byteCount = 0;
   private closed = false;
@@ -104,38 +93,15 @@ export class Screen {
     delete environment.JP_NON_INTERACTIVE;
     delete environment.JP_NONINTERACTIVE;
     this.terminal = new Terminal({ cols: columns, rows, scrollback: options.scrollback ?? 100_000, allowProposedApi: true });
-    this.pidFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'jp-screen-')), 'pid');
-    this.process = pty.spawn(process.execPath, [holder, this.pidFile, file, ...args], { cwd: options.cwd ?? sandbox.workspace, env: environment, cols: columns, rows, name: 'xterm-256color' });
+    this.held = holdTerminal(file, args, { cwd: options.cwd ?? sandbox.workspace, env: environment, columns, rows }, (data) => this.record(data));
     // Answers to the program's queries (cursor position, device attributes) go back as a terminal's would.
     this.terminal.onData((data) => {
-      if (!this.closed && !this.programExited) this.process.write(data);
+      if (!this.closed && !this.programExited) this.held.pty.write(data);
     });
-    let resolveExit!: (event: { exitCode: number; signal?: number }) => void;
-    const ended = new Promise<{ exitCode: number; signal?: number }>((resolve) => (resolveExit = resolve));
-    this.process.onData((data) => {
-      if (this.programExited) return;
-      const mark = exitMark.exec(this.output.slice(-32) + data);
-      if (mark) {
-        // Everything the program wrote came before the mark.
-        this.programExited = true;
-        const tail = this.output.slice(-32);
-        // A mark split across reads began in the tail: that part is not the program's output.
-        if (mark.index < tail.length) this.output = this.output.slice(0, this.output.length - (tail.length - mark.index));
-        data = data.slice(0, Math.max(0, mark.index - tail.length));
-        const signal = Number(mark[2]);
-        this.record(data);
-        resolveExit(signal === 0 ? { exitCode: Number(mark[1]) } : { exitCode: Number(mark[1]), signal });
-        return;
-      }
-      this.record(data);
-    });
-    // The holder is killed only once the program's exit is seen; an earlier end is the holder's failure.
-    this.process.onExit((event) => {
-      if (!this.programExited) resolveExit({ exitCode: event.exitCode, ...(event.signal ? { signal: event.signal } : {}) });
-    });
-    this.exited = ended.then(async (event) => {
+    this.exited = this.held.exited.then(async (event) => {
+      this.programExited = true;
       await this.drawn();
-      this.releaseHolder();
+      this.held.release();
       this.notify();
       return event;
     });
@@ -150,23 +116,7 @@ export class Screen {
 
   /** The program's pid (not the holder's): signals sent to it are what a person's `kill` would send. */
   get pid(): number {
-    if (this.programPid !== undefined) return this.programPid;
-    const deadline = Date.now() + 30_000;
-    while (!existsSync(this.pidFile) || readFileSync(this.pidFile, 'utf8') === '') {
-      if (Date.now() > deadline) throw new Error(`the terminal's program never started (no pid in ${this.pidFile})`);
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
-    }
-    this.programPid = Number(readFileSync(this.pidFile, 'utf8'));
-    return this.programPid;
-  }
-
-  private releaseHolder(): void {
-    try {
-      this.process.kill('SIGKILL');
-    } catch {
-      // already gone
-    }
-    rmSync(path.dirname(this.pidFile), { recursive: true, force: true });
+    return this.held.programPid();
   }
 
   private notify(): void {
@@ -180,13 +130,13 @@ export class Screen {
 
   /** Types keys (see `keys` for special ones), as a person at the terminal. */
   press(data: string): void {
-    this.process.write(data);
+    this.held.pty.write(data);
   }
 
   /** Resizes the terminal (the program gets SIGWINCH). */
   resize(columns: number, rows: number): void {
     this.terminal.resize(columns, rows);
-    this.process.resize(columns, rows);
+    this.held.pty.resize(columns, rows);
   }
 
   /** Sends a signal to the program (SIGHUP unless given), as `kill` from another terminal would. */
@@ -328,7 +278,7 @@ export class Screen {
         // already gone, or never started
       }
     }
-    this.releaseHolder();
+    this.held.release();
     this.terminal.dispose();
   }
 }

@@ -20,10 +20,10 @@ import {
   type Stream,
   type StopReason,
 } from '@agentclientprotocol/sdk';
-import { CommandContext, type FlagValue } from '../cli/context.ts';
 import { jpVersion } from '../version.ts';
-import { requireExisting } from '../cli/targets.ts';
-import { decideWorkspaceTrust, untrustedWarning, type WorkspaceTrust } from '../cli/workspace-trust.ts';
+import { requireExisting } from '../conversation/targets.ts';
+import { untrustedWarning, type WorkspaceTrust } from '../config/trust.ts';
+import type { LogSettings } from '../output/logger.ts';
 import { connectToServer } from '../client/socket-link.ts';
 import { readEventLog } from '../conversation/reader.ts';
 import { createConversation, eventsFile, lastCompleteEvent, listConversationIds, readMetadata, removeConversation } from '../conversation/store.ts';
@@ -50,10 +50,26 @@ export function requestErrorOf(error: unknown): RequestError {
   return new RequestError(code, jpError.message, { code: jpError.code, exit_code: jpError.exitCode, ...(jpError.hint ? { hint: jpError.hint } : {}) });
 }
 
+/**
+ * What a session needs of the front end that started `jp acp` (the composition root builds it):
+ * `jp acp`'s own settings in the session's working directory, never prompting at a terminal.
+ */
+export interface AcpSessionContext {
+  workspace(): Workspace;
+  /** Loads the configuration (a broken one is this request's error, with its file, line and key), then decides trust as a headless run does: never asked. */
+  trust(): Promise<WorkspaceTrust>;
+  /** The configuration part of a run request, with the trust decided. */
+  requestConfig(trust: WorkspaceTrust): RunRequest['config'];
+  logSettings(): LogSettings;
+  /** The jp entry point a query server is spawned from. */
+  readonly programFile: string;
+  readonly environment: NodeJS.ProcessEnv;
+}
+
 interface Session {
   id: string;
   cwd: string;
-  context: CommandContext;
+  context: AcpSessionContext;
   workspace: Workspace;
   /** Set from the moment a prompt is accepted until its response. */
   prompting: boolean;
@@ -65,12 +81,12 @@ interface Session {
 }
 
 export interface AcpAgentOptions {
-  /** The context of `jp acp` itself: its facts, global options (`-c`, `-v`, `--log-file`) and log settings. */
-  context: CommandContext;
+  /** `jp acp`'s own context, in its working directory. */
+  context: AcpSessionContext;
+  /** The same in a session's working directory (absolute, a directory: checked before). */
+  contextIn(cwd: string): AcpSessionContext;
   logger: Logger;
   stream: Stream;
-  /** Settings from `jp acp`'s own flags (`-m`), for every prompt. */
-  flags: FlagValue[];
 }
 
 export class AcpAgent {
@@ -142,8 +158,8 @@ export class AcpAgent {
     });
   }
 
-  /** A session's context: `jp acp`'s own, in the session's working directory, never prompting at a terminal. */
-  private contextFor(cwd: string): CommandContext {
+  /** A session's context: `jp acp`'s own, in the session's working directory. */
+  private contextFor(cwd: string): AcpSessionContext {
     if (!path.isAbsolute(cwd)) throw new RequestError(errorCodes.invalidParams, `cwd ${JSON.stringify(cwd)} is not an absolute path`);
     let directory = false;
     try {
@@ -152,16 +168,7 @@ export class AcpAgent {
       // reported below
     }
     if (!directory) throw new RequestError(errorCodes.invalidParams, `cwd ${cwd} is not a directory`);
-    const { facts, globals } = this.options.context;
-    return new CommandContext({ ...facts, cwd, nonInteractive: true, nonInteractiveReason: 'jp acp', stdinIsTerminal: false, stdoutIsTerminal: false }, globals);
-  }
-
-  /** Trust is decided as for a headless run: never asked; untrusted keys are ignored and said so. */
-  private async trustOf(context: CommandContext): Promise<WorkspaceTrust> {
-    await context.registerSecrets();
-    // Loaded now so that a broken config is this request's error, with its file, line and key.
-    await context.config(this.options.flags);
-    return decideWorkspaceTrust(context, { ask: false });
+    return this.options.contextIn(cwd);
   }
 
   /** The session's first update when its workspace config is not trusted: which keys are ignored. */
@@ -174,7 +181,7 @@ export class AcpAgent {
 
   private async newSession(cwd: string, editorMcpServers: number): Promise<{ sessionId: string }> {
     const context = this.contextFor(cwd);
-    const trust = await this.trustOf(context);
+    const trust = await context.trust();
     const workspace = context.workspace();
     prepareWorkspace(workspace);
     const { id } = createConversation(workspace.conversationsDirectory, { title: null });
@@ -189,7 +196,7 @@ export class AcpAgent {
 
   private async loadSession(sessionId: string, cwd: string): Promise<Record<string, never>> {
     const context = this.contextFor(cwd);
-    const trust = await this.trustOf(context);
+    const trust = await context.trust();
     const workspace = context.workspace();
     const id = requireExisting(workspace, sessionId);
     const held = refusalIfHeld(userSubdirectory(workspace, 'locks'), id);
@@ -207,7 +214,7 @@ export class AcpAgent {
   }
 
   private async listSessions(cwd: string | undefined): Promise<{ sessions: SessionInfo[] }> {
-    const workspace = cwd === undefined ? this.options.context.workspace() : resolveWorkspace(cwd, this.options.context.facts.environment);
+    const workspace = cwd === undefined ? this.options.context.workspace() : resolveWorkspace(cwd, this.options.context.environment);
     const sessions: SessionInfo[] = [];
     for (const id of listConversationIds(workspace.conversationsDirectory).reverse()) {
       try {
@@ -245,13 +252,12 @@ export class AcpAgent {
     const sessionId = session.id;
     const { context, workspace } = session;
     const { logger } = this.options;
-    const trust = await this.trustOf(context);
+    const trust = await context.trust();
     if (session.cancelRequested) return { stopReason: 'cancelled' };
     const lock = acquireLock(userSubdirectory(workspace, 'locks'), sessionId, { waitSeconds: 0, role: 'client' });
     let request: RunRequest;
     try {
       const incomplete = findIncompleteTurn(readEventLog(eventsFile(workspace.conversationsDirectory, sessionId)).events);
-      const inputs = context.configInputs();
       request = {
         conversation_id: sessionId,
         workspace: { root: workspace.root, is_default: workspace.isDefault, tool_root: workspace.toolRoot },
@@ -262,14 +268,7 @@ export class AcpAgent {
         resume: incomplete !== undefined,
         discard_turn: false,
         detached: false,
-        config: {
-          user_file: inputs.userFile,
-          workspace_file: inputs.workspaceFile,
-          cfg_arguments: context.globals.cfg,
-          trusted_workspace_sha256: trust.trustedSha256,
-          workspace_trust_state: trust.state,
-          flags: this.options.flags,
-        },
+        config: context.requestConfig(trust),
         tools: { no_tools: false, enabled: [] },
         lock_token: lock.token,
         log: context.logSettings(),
@@ -284,7 +283,7 @@ export class AcpAgent {
     logger.info('acp: prompt', { session: sessionId, resume: request.resume });
     let spawned;
     try {
-      spawned = await spawnServer(request, { entry: context.facts.programFile, environment: context.facts.environment, shareStderr: request.log.file === '-' && request.log.verbosity > 0 });
+      spawned = await spawnServer(request, { entry: context.programFile, environment: context.environment, shareStderr: request.log.file === '-' && request.log.verbosity > 0 });
     } catch (error) {
       lock.release();
       throw error;

@@ -9,7 +9,7 @@
  * question is not asked again for this content; `jp trust` changes the answer). Headless runs never
  * ask: the keys are ignored and named in a warning.
  */
-import { workspaceKeysNeedingTrust, type UntrustedKey } from '../config/trust.ts';
+import { workspaceKeysNeedingTrust, type UntrustedKey, type WorkspaceTrust } from '../config/trust.ts';
 import { UsageError } from '../errors.ts';
 import { visible } from '../output/sanitize.ts';
 import { readRecord, recordTrustDecision, trustDecision } from '../workspace/trust-store.ts';
@@ -17,18 +17,6 @@ import type { CommandContext } from './context.ts';
 import { canPrompt } from './facts.ts';
 import { trustHashOf } from './stored-trust.ts';
 import { readConfigFile } from '../workspace/files.ts';
-import { someNames } from '../plural.ts';
-
-export interface WorkspaceTrust {
-  /** The content hash of the workspace config its user trusts; null: not trusted (or nothing to trust). */
-  trustedSha256: string | null;
-  /** The keys left out because the config is not trusted. */
-  ignored: UntrustedKey[];
-  /** The workspace config file, when there is one. */
-  file: string | undefined;
-  /** In words, for messages: `trusted`, `not trusted` (the user said so), `changed since you trusted it`, `no decision`. */
-  state: string;
-}
 
 export interface WorkspaceConfigState {
   file: string;
@@ -115,12 +103,6 @@ export function changedSinceTrust(keys: readonly UntrustedKey[], lastTrusted: Re
 }
 
 /** The warning a run prints when it ignores untrusted keys. */
-export function untrustedWarning(trust: WorkspaceTrust): string | undefined {
-  if (trust.ignored.length === 0) return undefined;
-  const names = someNames(trust.ignored.map((key) => key.key));
-  return `ignoring ${names} in ${trust.file}: this workspace config is not trusted. Review it, then run \`jp trust\` to use these settings.`;
-}
-
 /** Decides for a run: asks at the terminal when it may (`ask`) and the config has keys that need trust and no decision. */
 export async function decideWorkspaceTrust(context: CommandContext, options: { ask: boolean }): Promise<WorkspaceTrust> {
   const workspace = context.workspace();

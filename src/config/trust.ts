@@ -11,6 +11,7 @@ import { readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { builtinDefaults } from './defaults.ts';
 import type { ResultMode, RunMode } from './schema.ts';
+import { someNames } from '../plural.ts';
 
 export interface TrustRule {
   /** A dotted key; `*` stands for any one segment. The rule covers the whole value at that key. */
@@ -282,4 +283,23 @@ export function workspaceScripts(layer: Record<string, unknown>, root: string): 
     if (Array.isArray(entry.args)) for (const word of entry.args) consider(word, base);
   }
   return [...found];
+}
+
+/** What a run goes by: the decision about the workspace config (made by the front end), never re-decided. */
+export interface WorkspaceTrust {
+  /** The content hash of the workspace config its user trusts; null: not trusted (or nothing to trust). */
+  trustedSha256: string | null;
+  /** The keys left out because the config is not trusted. */
+  ignored: UntrustedKey[];
+  /** The workspace config file, when there is one. */
+  file: string | undefined;
+  /** In words, for messages: `trusted`, `not trusted` (the user said so), `changed since you trusted it`, `no decision`. */
+  state: string;
+}
+
+/** The warning for a run whose workspace config keys were left out as untrusted; undefined when none were. */
+export function untrustedWarning(trust: WorkspaceTrust): string | undefined {
+  if (trust.ignored.length === 0) return undefined;
+  const names = someNames(trust.ignored.map((key) => key.key));
+  return `ignoring ${names} in ${trust.file}: this workspace config is not trusted. Review it, then run \`jp trust\` to use these settings.`;
 }

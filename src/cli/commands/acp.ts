@@ -3,7 +3,9 @@
  * carries only JSON-RPC messages; everything else goes to the log. The SDK is loaded only here.
  */
 import { Readable, Writable } from 'node:stream';
-import type { CommandContext, FlagValue } from '../context.ts';
+import type { AcpSessionContext } from '../../acp/agent.ts';
+import { CommandContext, type FlagValue } from '../context.ts';
+import { decideWorkspaceTrust } from '../workspace-trust.ts';
 
 export async function acpCommand(context: CommandContext, options: { model?: string }): Promise<number> {
   const [{ ndJsonStream }, { AcpAgent }] = await Promise.all([import('@agentclientprotocol/sdk'), import('../../acp/agent.ts')]);
@@ -11,7 +13,35 @@ export async function acpCommand(context: CommandContext, options: { model?: str
   const stream = ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);
   logger.info('acp: serving on stdio', { cwd: context.facts.cwd });
   const flags: FlagValue[] = options.model !== undefined ? [{ label: '--model', path: ['assistant', 'model'], value: options.model }] : [];
-  await new AcpAgent({ context, logger, stream, flags }).serve();
+  const contextIn = (cwd: string): AcpSessionContext =>
+    sessionContext(new CommandContext({ ...context.facts, cwd, nonInteractive: true, nonInteractiveReason: 'jp acp', stdinIsTerminal: false, stdoutIsTerminal: false }, context.globals), flags);
+  await new AcpAgent({ context: sessionContext(context, flags), contextIn, logger, stream }).serve();
   logger.info('acp: the editor closed the connection');
   return 0;
+}
+
+/** A command context as an editor's session sees it: `jp acp`'s flags (`-m`) on every prompt, trust never asked. */
+function sessionContext(context: CommandContext, flags: FlagValue[]): AcpSessionContext {
+  return {
+    workspace: () => context.workspace(),
+    trust: async () => {
+      await context.registerSecrets();
+      await context.config(flags);
+      return decideWorkspaceTrust(context, { ask: false });
+    },
+    requestConfig: (trust) => {
+      const inputs = context.configInputs();
+      return {
+        user_file: inputs.userFile,
+        workspace_file: inputs.workspaceFile,
+        cfg_arguments: context.globals.cfg,
+        trusted_workspace_sha256: trust.trustedSha256,
+        workspace_trust_state: trust.state,
+        flags,
+      };
+    },
+    logSettings: () => context.logSettings(),
+    programFile: context.facts.programFile,
+    environment: context.facts.environment,
+  };
 }

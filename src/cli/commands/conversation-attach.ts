@@ -17,7 +17,7 @@ import { isSameProcessAlive } from '../../workspace/process-identity.ts';
 import type { Workspace } from '../../workspace/workspace.ts';
 import { userSubdirectory } from '../../workspace/workspace.ts';
 import type { CommandContext } from '../context.ts';
-import { targetConversation } from '../targets.ts';
+import { targetConversation } from '../../conversation/targets.ts';
 import { createTerminalClient, finishOutcome, withClientSignals } from '../client-session.ts';
 import { watchedLive } from '../facts.ts';
 

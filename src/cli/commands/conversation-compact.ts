@@ -20,7 +20,7 @@ import { estimateTokens } from '../../turn/compaction.ts';
 import { acquireLock } from '../../workspace/lock.ts';
 import { dataHome, userSubdirectory } from '../../workspace/workspace.ts';
 import type { CommandContext } from '../context.ts';
-import { targetConversation } from '../targets.ts';
+import { targetConversation } from '../../conversation/targets.ts';
 
 export async function conversationCompactCommand(context: CommandContext, id: string | undefined): Promise<number> {
   const workspace = context.workspace();

@@ -16,7 +16,7 @@ import { removeDeadLock, runningByLock, type LockOwner } from '../../workspace/l
 import { isSameProcessAlive } from '../../workspace/process-identity.ts';
 import { userSubdirectory } from '../../workspace/workspace.ts';
 import type { CommandContext } from '../context.ts';
-import { requireExisting } from '../targets.ts';
+import { requireExisting } from '../../conversation/targets.ts';
 
 const gracefulWaitMilliseconds = 10_000;
 

@@ -11,7 +11,7 @@ import { acquireLock } from '../../workspace/lock.ts';
 import { activateConversation, deactivateConversation, sessionKey } from '../../workspace/session.ts';
 import { dataHome, userSubdirectory } from '../../workspace/workspace.ts';
 import type { CommandContext } from '../context.ts';
-import { requireExisting } from '../targets.ts';
+import { requireExisting } from '../../conversation/targets.ts';
 
 /** Removes a conversation and its run log; refuses (exit 5) while a process holds it. */
 export function conversationRmCommand(context: CommandContext, id: string): number {

@@ -7,7 +7,7 @@ import { eventsFile } from '../../conversation/store.ts';
 import { splitTurns } from '../../conversation/turn-state.ts';
 import { createRenderer } from '../../client/create-renderer.ts';
 import type { CommandContext } from '../context.ts';
-import { targetConversation } from '../targets.ts';
+import { targetConversation } from '../../conversation/targets.ts';
 import { counted } from '../../plural.ts';
 import { watchedLive } from '../facts.ts';
 

@@ -11,7 +11,7 @@ import { isEntryAlive, liveEntry } from '../../server/registry.ts';
 import { exitCodeFromLog, type ResultObject } from '../../report/result.ts';
 import { userSubdirectory } from '../../workspace/workspace.ts';
 import type { CommandContext } from '../context.ts';
-import { requireExisting } from '../targets.ts';
+import { requireExisting } from '../../conversation/targets.ts';
 
 function sleep(milliseconds: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, milliseconds));

@@ -22,7 +22,8 @@ import { TerminalOutput } from '../../client/terminal-output.ts';
 import { JpError, toJpError, UsageError } from '../../errors.ts';
 import { redact } from '../../redact.ts';
 import { buildErrorResult, resultQuery, untrustedKeysWarning, type ResultWarning } from '../../report/result.ts';
-import { decideWorkspaceTrust, untrustedWarning, type WorkspaceTrust } from '../workspace-trust.ts';
+import { decideWorkspaceTrust } from '../workspace-trust.ts';
+import { untrustedWarning, type WorkspaceTrust } from '../../config/trust.ts';
 import type { RunRequest } from '../../server/run-request.ts';
 import { sandboxModes } from '../../sandbox/settings.ts';
 import { spawnServer, type EarlyServer } from '../../server/spawn.ts';
@@ -33,7 +34,7 @@ import { createTerminalClient, finishOutcome, withClientSignals } from '../clien
 import type { CommandContext, FlagValue } from '../context.ts';
 import { canPrompt, watchedLive } from '../facts.ts';
 import { combineInput, defaultStdinWaitMilliseconds, readStandardInput } from '../stdin.ts';
-import { requireExisting } from '../targets.ts';
+import { requireExisting } from '../../conversation/targets.ts';
 
 export interface QueryFlags {
   new?: boolean;

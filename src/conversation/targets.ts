@@ -1,7 +1,7 @@
 /**
  * Which conversation a command means: an explicit id, or this session's active conversation.
  */
-import { assertConversationDirectory, conversationExists, conversationIdPattern } from '../conversation/store.ts';
+import { assertConversationDirectory, conversationExists, conversationIdPattern } from './store.ts';
 import { UsageError } from '../errors.ts';
 import { activeConversation, sessionKey } from '../workspace/session.ts';
 import { assertConversationsDirectory, userSubdirectory, type Workspace } from '../workspace/workspace.ts';

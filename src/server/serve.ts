@@ -16,8 +16,10 @@ import { StopRequest } from '../turn/host.ts';
 import { takeOverLock } from '../workspace/lock.ts';
 import { userSubdirectory } from '../workspace/workspace.ts';
 import { ConnectionGate, SocketConnection } from './connection.ts';
-import { loadRunSetup, Run } from './run.ts';
-import type { ReadyMessage, RunRequest } from './run-request.ts';
+import { abandonSetup, setUpRun, type RunSetup } from '../run/setup.ts';
+import { HostedRun } from './hosted-run.ts';
+import type { RunRequest } from '../run/request.ts';
+import type { ReadyMessage } from './spawn.ts';
 import { prepareSocketDirectory, socketPathFor } from './socket-path.ts';
 
 /**
@@ -92,7 +94,8 @@ function removeStaleSocket(socketPath: string): void {
 export async function serveMain(): Promise<number> {
   const channel = new net.Socket({ fd: 3, readable: true, writable: true });
   let logger: Logger = silentLogger;
-  let run: Run | undefined;
+  let setup: RunSetup | undefined;
+  let hosted: HostedRun | undefined;
   let listener: net.Server | undefined;
   try {
     const request = await readRequest(channel);
@@ -103,48 +106,39 @@ export async function serveMain(): Promise<number> {
     const environment: NodeJS.ProcessEnv = request.environment ?? process.env;
     registerSecrets(environment, defaultProviderKeyVariables);
     logger = await createLogger(request.log, { role: 'server', conversation_id: request.conversation_id });
-    const setup = loadRunSetup(request, environment);
+    // The lock is the client's until this process takes it over, proving the hand-over with its content.
+    setup = setUpRun(request, environment, (workspace) =>
+      takeOverLock(userSubdirectory(workspace, 'locks'), request.conversation_id, request.lock_token ?? '', { role: 'server', waitSeconds: 0, detached: request.detached }),
+    );
     const processesDirectory = userSubdirectory(setup.workspace, 'processes');
-    const wantedSocketPath = socketPathFor(processesDirectory, request.conversation_id, setup.workspace.id, environment);
-    let socketPath = wantedSocketPath;
-    const lock = takeOverLock(userSubdirectory(setup.workspace, 'locks'), request.conversation_id, request.lock_token ?? '', {
-      role: 'server',
-      waitSeconds: 0,
-      detached: request.detached,
-    });
-    try {
-      socketPath = prepareSocketDirectory(wantedSocketPath, processesDirectory);
-      // We hold the conversation lock, so a socket at our path belongs to a dead predecessor.
-      removeStaleSocket(socketPath);
-      listener = await listen(socketPath);
-      run = new Run({ request, setup, lock, logger, version: jpVersion, socketPath, logFile: request.run_log, leadsProcessGroup: true });
-    } catch (error) {
-      lock.release();
-      throw error;
-    }
-    const activeRun = run;
+    const socketPath = prepareSocketDirectory(socketPathFor(processesDirectory, request.conversation_id, setup.workspace.id, environment), processesDirectory);
+    // We hold the conversation lock, so a socket at our path belongs to a dead predecessor.
+    removeStaleSocket(socketPath);
+    listener = await listen(socketPath);
+    hosted = new HostedRun({ request, setup, logger, version: jpVersion, socketPath, logFile: request.run_log, leadsProcessGroup: true });
+    const activeRun = hosted;
     const gate = new ConnectionGate(connectionLimits);
     listener.on('connection', (socket) => {
       const connection = new SocketConnection(socket);
-      if (gate.admit(connection)) activeRun.server.accept(connection);
+      if (gate.admit(connection)) activeRun.accept(connection);
     });
     activeRun.register();
-    const stopWith = (signal: 'SIGINT' | 'SIGTERM') => () => activeRun.server.stop(new StopRequest(signal));
+    const stopWith = (signal: 'SIGINT' | 'SIGTERM') => () => activeRun.stop(new StopRequest(signal));
     process.on('SIGTERM', stopWith('SIGTERM'));
     process.on('SIGINT', stopWith('SIGINT'));
     process.on('SIGHUP', () => {});
     logger.info('server ready', { socket: socketPath });
     await report(channel, { ready: true, pid: process.pid, socket_path: socketPath });
-    const result = await activeRun.server.run();
+    const result = await activeRun.runToEnd();
     logger.info('run ended', { status: result.status, exit_code: result.exit_code });
-    activeRun.finish(result);
     await closeListener(listener);
     return result.exit_code;
   } catch (error) {
     const jpError = toJpError(error);
     logger.error('server failed', { code: jpError.code, error: jpError.message });
     process.stderr.write(`jp server: ${redact(jpError.message)}\n`);
-    run?.finish(undefined);
+    if (hosted) hosted.finish(undefined);
+    else if (setup) abandonSetup(setup);
     if (listener) await closeListener(listener);
     if (!channel.destroyed && channel.writable) {
       await report(channel, {

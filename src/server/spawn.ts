@@ -10,7 +10,7 @@ import { closeSync, constants, openSync, readFileSync, renameSync, rmSync } from
 import path from 'node:path';
 import type net from 'node:net';
 import { asSystemError, JpError, RunError, statusOfExitCode } from '../errors.ts';
-import type { ReadyMessage, RunRequest } from './run-request.ts';
+import type { RunRequest } from '../run/request.ts';
 
 export interface SpawnedServer {
   pid: number;
@@ -251,3 +251,8 @@ export function spawnServer(
     channel.write(JSON.stringify({ ...request, environment: options.environment }) + '\n');
   });
 }
+
+/** The first line a server writes on its readiness pipe. */
+export type ReadyMessage =
+  | { ready: true; pid: number; socket_path: string }
+  | { ready: false; error: { code: string; message: string; hint?: string; exit_code: number } };

@@ -1,5 +1,5 @@
 /** A query made ready to run: its conversation, its lock, its request (built by query.ts). */
-import type { RunRequest } from '../../server/run-request.ts';
+import type { RunRequest } from '../../run/request.ts';
 import type { ConversationLock } from '../../workspace/lock.ts';
 
 export interface Prepared {

@@ -5,7 +5,8 @@
 import type { Renderer } from '../../client/renderer.ts';
 import { createInMemoryPair } from '../../server/connection.ts';
 import { RunError } from '../../errors.ts';
-import { loadRunSetup, Run } from '../../server/run.ts';
+import { abandonSetup, setUpRun } from '../../run/setup.ts';
+import { HostedRun } from '../../server/hosted-run.ts';
 import { addressSpaceLimited, wasmTrapHandlerDisabled } from '../../server/spawn.ts';
 import { createTerminalClient, finishOutcome, withClientSignals } from '../client-session.ts';
 import type { CommandContext } from '../context.ts';
@@ -30,24 +31,29 @@ export async function runInProcess(context: CommandContext, prepared: Prepared, 
   const workspace = context.workspace();
   let setup;
   try {
-    setup = loadRunSetup(request, context.facts.environment);
+    // This process holds the lock already; the run keeps it to its end.
+    setup = setUpRun(request, context.facts.environment, () => prepared.lock);
+  } catch (error) {
+    if (prepared.created) removeConversation(workspace.conversationsDirectory, conversationId);
+    throw error;
+  }
+  try {
     assertFetchCanRun(setup.model.provider, context.facts.environment);
   } catch (error) {
-    prepared.lock.release();
+    abandonSetup(setup);
     if (prepared.created) removeConversation(workspace.conversationsDirectory, conversationId);
     throw error;
   }
   prepared.activate();
-  const run = new Run({ request, setup, lock: prepared.lock, logger: await context.logger(), version: jpVersion, socketPath: null, logFile: null, leadsProcessGroup: false });
-  run.register();
+  const hosted = new HostedRun({ request, setup, logger: await context.logger(), version: jpVersion, socketPath: null, logFile: null, leadsProcessGroup: false });
+  hosted.register();
   const pair = createInMemoryPair();
-  run.server.accept(pair.server);
+  hosted.accept(pair.server);
   const client = createTerminalClient(context, { link: pair.client, renderer, conversationId, readOnly: false, owner: true, history: request.resume ? 'resume' : 'none' });
   const outcome = await withClientSignals(context, client, false, async () => {
     const clientOutcome = client.run();
-    run.finish(await run.server.run());
+    await hosted.runToEnd();
     return clientOutcome;
   });
   return finishOutcome(renderer, outcome, conversationId, { text: request.query, model: setup.model.id, startedAt: request.started_at });
 }
-

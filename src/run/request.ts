@@ -56,8 +56,3 @@ export interface RunRequest {
    */
   environment?: Record<string, string | undefined>;
 }
-
-/** The first line a server writes on its readiness pipe. */
-export type ReadyMessage =
-  | { ready: true; pid: number; socket_path: string }
-  | { ready: false; error: { code: string; message: string; hint?: string; exit_code: number } };

@@ -1,0 +1,26 @@
+/**
+ * The run's model, created (its provider SDK imported) as soon as the run is made, while it waits
+ * for its client; retries and provider warnings become notices. A failure is reported when the
+ * run awaits the model, never as an unhandled rejection.
+ */
+import type { LoadedConfig } from '../config/load.ts';
+import { createChatModel } from '../llm/create.ts';
+import type { ModelSpec } from '../llm/resolve.ts';
+import type { ChatModel } from '../llm/types.ts';
+import type { Logger } from '../output/logger.ts';
+
+export function startModel(spec: ModelSpec, config: LoadedConfig, options: { environment: NodeJS.ProcessEnv; logger: Logger; notice(level: 'warning', message: string): void }): Promise<ChatModel> {
+  const retries = config.value.assistant?.request?.max_retries ?? 4;
+  const { logger, notice } = options;
+  const model = createChatModel(spec, config.value, {
+    environment: options.environment,
+    onRetry: (attempt, delay, error) =>
+      notice('warning', `${error.message}; retrying ${Number.isFinite(delay) && delay > 0 ? `in ${(delay / 1000).toFixed(1)} s` : 'now'} (attempt ${attempt} of ${retries})`),
+    ...(logger.enabled('wire') ? { wire: (message: string, fields: Record<string, unknown>) => logger.wire(message, fields) } : {}),
+    onWarning: (message) => notice('warning', message),
+  });
+  model.catch(() => {
+    // reported when the run awaits it
+  });
+  return model;
+}

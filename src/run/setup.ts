@@ -1,0 +1,149 @@
+/**
+ * What a run is made of, loaded once by the process that runs it (a spawned server or `--no-server`)
+ * from the request and its environment: the workspace (refused if another user could write it), the
+ * conversation's lock and its log (opened and parsed once, torn tail repaired), the settings recorded
+ * in that log, the configuration (read once and validated), the model, the tools and the MCP servers.
+ * The run's secrets are registered (secretVariables) before anything of the run is made.
+ */
+import path from 'node:path';
+import { recordedSettings } from '../conversation/config-delta.ts';
+import type { ConversationEvent } from '../conversation/events.ts';
+import { ConversationLog } from '../conversation/log.ts';
+import { LogSeal } from '../conversation/seal.ts';
+import { eventsFile } from '../conversation/store.ts';
+import { loadConfig, type LoadedConfig } from '../config/load.ts';
+import { userConfigFile } from '../config/paths.ts';
+import { safeDirectories } from '../config/safe-directories.ts';
+import { UsageError } from '../errors.ts';
+import { resolveModelSpec, secretVariables, type ModelSpec } from '../llm/resolve.ts';
+import { registerSecrets } from '../redact.ts';
+import { configuredMcpServers, registerMcpEnvironmentSecrets, type ConfiguredServer } from '../tools/mcp/config.ts';
+import { buildToolRegistry } from '../tools/registry.ts';
+import type { Tool } from '../tools/tool.ts';
+import type { ConversationLock } from '../workspace/lock.ts';
+import { acceptOwnership, assertWorkspaceOwnership, workspaceOwnershipProblems } from '../workspace/ownership.ts';
+import { dataHome, describeWorkspace, type Workspace } from '../workspace/workspace.ts';
+import type { RunRequest } from './request.ts';
+
+export interface RunSetup {
+  /** The environment jp runs in; tools get it without the provider keys (see tools/environment.ts). */
+  environment: NodeJS.ProcessEnv;
+  workspace: Workspace;
+  /** The conversation's lock, held by this process from here to the run's end. */
+  lock: ConversationLock;
+  /** The conversation's log, the run's only writer of it. */
+  log: ConversationLog;
+  /** Its events, parsed once when it was opened; the run appends to this same array. */
+  events: ConversationEvent[];
+  /** What opening the log repaired: damaged lines skipped, a torn last line saved aside. */
+  logRepair: { skipped: number; tornTailSavedTo: string | undefined };
+  config: LoadedConfig;
+  model: ModelSpec;
+  tools: Map<string, Tool>;
+  /** Started when the run starts; none with --no-tools. */
+  mcpServers: ConfiguredServer[];
+  /** This user's seal of the events that carry settings or consent (conversation/seal.ts). */
+  seal: LogSeal;
+  /** Keys of config_delta events in the log this user's jp did not record: ignored. */
+  foreignSettings: string[];
+}
+
+/**
+ * Loads the run: the workspace, then the lock (`takeLock`: taken over from the client, or the one
+ * this process holds), then the log, then everything the log and the request decide. When any of it
+ * fails the log is closed and the lock released before the error is thrown.
+ */
+export function setUpRun(request: RunRequest, environment: NodeJS.ProcessEnv, takeLock: (workspace: Workspace) => ConversationLock): RunSetup {
+  const workspace = describeWorkspace(request.workspace.root, request.workspace.is_default, request.workspace.tool_root, environment);
+  // The client refused a workspace another user could write; so does the process that acts.
+  acceptOwnership(safeDirectories(request.config.user_file));
+  if (!workspace.isDefault) assertWorkspaceOwnership(workspace.root, workspaceOwnershipProblems(workspace.root));
+  const lock = takeLock(workspace);
+  let log: ConversationLog | undefined;
+  try {
+    const opened = ConversationLog.open(eventsFile(workspace.conversationsDirectory, request.conversation_id));
+    log = opened.log;
+    // Settings recorded by earlier queries on this conversation (config_delta events this user's jp sealed).
+    const seal = LogSeal.forUser(dataHome(environment));
+    const { delta, foreignKeys } = recordedSettings(request.conversation_id, opened.events, seal);
+    const config = loadConfig({
+      userFile: request.config.user_file,
+      workspaceFile: request.config.workspace_file,
+      environment,
+      conversation: { id: request.conversation_id, delta },
+      cfgArguments: request.config.cfg_arguments,
+      trustedWorkspaceSha256: request.config.trusted_workspace_sha256,
+      flags: request.config.flags,
+    });
+    registerSecrets(environment, secretVariables(config.value));
+    refusePlantedDestination(config, request.config.workspace_trust_state);
+    const model = resolveModelSpec(config.value, environment, request.cwd);
+    // File tools never reach jp's own rules and state: the user's config directory and jp's data.
+    const protectedDirectories = [path.dirname(request.config.user_file ?? userConfigFile(environment)), path.join(dataHome(environment), 'jp')];
+    const tools = buildToolRegistry(config.value, { noTools: request.tools.no_tools, enabled: request.tools.enabled }, { protectedDirectories });
+    const mcpServers = request.tools.no_tools ? [] : configuredMcpServers(config, environment, request.workspace.tool_root);
+    registerMcpEnvironmentSecrets(mcpServers, secretVariables(config.value));
+    return {
+      environment,
+      workspace,
+      lock,
+      log,
+      events: opened.events,
+      logRepair: { skipped: opened.skipped, tornTailSavedTo: opened.tornTailSavedTo },
+      config,
+      model,
+      tools,
+      mcpServers,
+      seal,
+      foreignSettings: foreignKeys,
+    };
+  } catch (error) {
+    try {
+      log?.close();
+    } finally {
+      lock.release();
+    }
+    throw error;
+  }
+}
+
+/**
+ * Stops the run before anything is sent when a workspace key that decides where this run's requests
+ * (and their key) go was left out as untrusted, and nothing of the user's own sets it: the request
+ * would otherwise go to the provider's default host with the user's key, which the config did not
+ * mean either. Not when the user decided the config is not trusted (`jp trust --revoke`, or no at
+ * the prompt): then the defaults are what they chose.
+ */
+function refusePlantedDestination(config: LoadedConfig, trustState: string): void {
+  if (trustState === 'not trusted' || !config.workspace) return;
+  const provider = (config.value.assistant?.model ?? '').split('/')[0] ?? '';
+  const ownLayers = new Set(['user', 'env', 'cfg', 'flag']);
+  const setByUser = (key: string): boolean => [...config.sources].some(([source, layer]) => (source === key || source.startsWith(key + '.')) && ownLayers.has(layer.kind));
+  const deciding = config.ignored.filter((key) => {
+    const [section, name, field] = key.path;
+    if (section !== 'providers') return false;
+    if (name === 'openai-compatible') return field === undefined || field === provider;
+    return name === provider && (field === undefined || field === 'base_url' || field === 'api_key_env');
+  });
+  const unset = deciding.filter((key) => !setByUser(key.key) && !(key.path[1] === 'openai-compatible' && key.path[2] === undefined));
+  const compatible = deciding.filter((key) => key.path[1] === 'openai-compatible' && key.path[2] === undefined && !setByUser(`providers.openai-compatible.${provider}`));
+  const refused = [...unset, ...compatible];
+  if (refused.length === 0) return;
+  const names = refused.map((key) => `${key.key} (${key.where})`).join(', ');
+  throw new UsageError('untrusted_destination', `nothing was sent: ${names} decide${refused.length === 1 ? 's' : ''} where this run's requests and API key go, and the workspace config is not trusted (${trustState}), so ${refused.length === 1 ? 'it is' : 'they are'} ignored`, {
+    hint: [
+      `Without ${refused.length === 1 ? 'it' : 'them'}, your request and key would go to the provider's default host, which the config did not mean.`,
+      `Review ${config.workspace.file}, then \`jp trust\` to use it; or set the key yourself (your user config, or --cfg ${refused[0]!.key}=...);`,
+      'or `jp trust --revoke` to run without its settings that need trust (the provider defaults then apply).',
+    ].join('\n'),
+  });
+}
+
+/** Gives back what a setup holds when its run is never made: the log closed, the lock released. */
+export function abandonSetup(setup: RunSetup): void {
+  try {
+    setup.log.close();
+  } finally {
+    setup.lock.release();
+  }
+}

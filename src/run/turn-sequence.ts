@@ -1,0 +1,169 @@
+/**
+ * The turns of one run, in order: an incomplete turn discarded when asked, the command line's
+ * settings recorded (sealed) when they changed, the interrupted turn resumed, the new message sent,
+ * and each reply the user gives by interrupting runs as the same turn going on. Ends with the
+ * run's result.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import type { ConversationEvent } from '../conversation/events.ts';
+import { now } from '../conversation/events.ts';
+import { changesDelta, foreignSettingsWarning, recordedSettings } from '../conversation/config-delta.ts';
+import { findIncompleteTurn } from '../conversation/turn-state.ts';
+import { commandLineOverrides } from '../config/load.ts';
+import { userConfigFile } from '../config/paths.ts';
+import type { BuiltinDetachedDefault } from '../config/policy.ts';
+import { contextWindow } from '../llm/context-window.ts';
+import { providerKeyVariables } from '../llm/resolve.ts';
+import type { ChatModel } from '../llm/types.ts';
+import { buildTurnResult, type ResultObject, type ResultWarning } from '../report/result.ts';
+import type { runSandboxes } from '../sandbox/engine.ts';
+import { describeSandboxForModel } from '../sandbox/settings.ts';
+import { toolEnvironment } from '../tools/environment.ts';
+import type { Tool } from '../tools/tool.ts';
+import { TurnRun, type SystemPromptRecord, type TurnOutcome } from '../turn/engine.ts';
+import { builtinSystemPrompt, composeSystemPrompt } from '../turn/system-prompt.ts';
+import { loadInstructionFiles } from '../workspace/instructions.ts';
+import type { LiveLog } from './live-log.ts';
+import type { RunRequest } from './request.ts';
+import type { RunSetup } from './setup.ts';
+
+export interface TurnSequence {
+  request: RunRequest;
+  setup: RunSetup;
+  live: LiveLog;
+  /** Awaited once the log is brought up to date (discard, settings), as the tools are. */
+  model: Promise<ChatModel>;
+  tools(): Promise<Map<string, Tool>>;
+  sandbox(): ReturnType<typeof runSandboxes>;
+  builtinDetached(): BuiltinDetachedDefault;
+  /** The signal the current turn stops on; `renewStop` gives a fresh one after a reply. */
+  stopSignal(): AbortSignal;
+  renewStop(): void;
+  warnings(): ResultWarning[];
+}
+
+export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObject> {
+  const { request, setup, live } = sequence;
+  const { config, events, seal } = setup;
+  if (setup.model.provider === 'test') live.notice('info', `test provider: replaying ${setup.model.testScript}; no model is called`);
+  if (request.discard_turn && findIncompleteTurn(events)) {
+    live.append({ type: 'turn_end', timestamp: now(), status: 'discarded' });
+    events.push({ type: 'turn_end', timestamp: now(), status: 'discarded' });
+    live.sync();
+  }
+  const overrides = commandLineOverrides(config);
+  if (setup.foreignSettings.length > 0) live.notice('warning', foreignSettingsWarning(request.conversation_id, setup.foreignSettings));
+  if (changesDelta(recordedSettings(request.conversation_id, events, seal).delta, overrides)) {
+    const event = seal.seal(request.conversation_id, { type: 'config_delta', timestamp: now(), delta: overrides } as ConversationEvent, events);
+    live.append(event);
+    events.push(event);
+  }
+  const model = await sequence.model;
+  const withheld = providerKeyVariables(config.value);
+  const toolConfigs = (config.value.conversation?.tools ?? {}) as Record<string, { env_vars?: string[] } | undefined>;
+  const environmentOfTool = (tool: string): NodeJS.ProcessEnv => toolEnvironment(setup.environment, { withheld, passThrough: toolConfigs[tool]?.env_vars ?? [] });
+  const tools = await sequence.tools();
+  const contextWindowOfModel = contextWindow(setup.model, config.value);
+  const systemPrompt = runSystemPrompt(sequence, tools);
+  const assistant = config.value.assistant;
+  const turn = (resume: boolean, message: string | undefined, reply?: string): Promise<TurnOutcome> =>
+    new TurnRun({
+      host: live,
+      events,
+      conversationId: request.conversation_id,
+      model,
+      tools,
+      config,
+      seal,
+      builtinDetached: sequence.builtinDetached,
+      toolRoot: request.workspace.tool_root,
+      toolEnvironment: environmentOfTool,
+      sandbox: sequence.sandbox(),
+      maxTurns: assistant?.max_turns ?? 25,
+      ...(assistant?.budget?.tokens !== undefined ? { maxTokens: assistant.budget.tokens } : {}),
+      ...(contextWindowOfModel ? { contextWindow: contextWindowOfModel } : {}),
+      ...(assistant?.compaction?.threshold !== undefined ? { compactionThreshold: assistant.compaction.threshold } : {}),
+      systemPrompt,
+      signal: sequence.stopSignal(),
+      message,
+      resume,
+      ...(reply !== undefined ? { reply } : {}),
+      ...(assistant?.max_output_tokens !== undefined ? { maxOutputTokens: assistant.max_output_tokens } : {}),
+    }).run();
+  /** Runs a turn, and keeps it going each time the user interrupts it to reply. */
+  const turnWithReplies = async (resume: boolean, message: string | undefined, reply?: string): Promise<TurnOutcome> => {
+    let outcome = await turn(resume, message, reply);
+    while (outcome.status === 'interrupted' && outcome.stop?.reply !== undefined) {
+      sequence.renewStop();
+      outcome = await turn(true, undefined, outcome.stop.reply);
+    }
+    return outcome;
+  };
+
+  let outcome: TurnOutcome;
+  let query = request.query;
+  if (request.resume) {
+    outcome = await turnWithReplies(true, undefined, request.reply);
+    if (outcome.status === 'completed' && request.message !== null) {
+      outcome = await turnWithReplies(false, request.message);
+    } else if (request.message !== null && outcome.status !== 'completed') {
+      live.notice('warning', 'your new message was not sent: the resumed turn did not complete; send it again once it has');
+      query = '';
+    }
+  } else {
+    outcome = await turnWithReplies(false, request.message ?? '');
+  }
+  return buildTurnResult({
+    conversationId: request.conversation_id,
+    query: query || lastRequestContent(events),
+    outcome,
+    events,
+    model: setup.model.id,
+    startedAt: request.started_at,
+    warnings: sequence.warnings(),
+  });
+}
+
+/**
+ * The system message of this run (DESIGN §9): the built-in prompt (or assistant.system_prompt),
+ * assistant.instructions, then the instruction files; what was cut or skipped is a warning.
+ */
+function runSystemPrompt(sequence: TurnSequence, tools: Map<string, Tool>): SystemPromptRecord {
+  const { request, setup, live } = sequence;
+  const { config, environment, events, model } = setup;
+  const assistant = config.value.assistant;
+  const base =
+    assistant?.system_prompt ??
+    builtinSystemPrompt({
+      workspaceRoot: request.workspace.tool_root,
+      workingDirectory: request.cwd,
+      operatingSystem: `${os.type()} ${os.release()} (${os.arch()})`,
+      // The conversation's date: its first event's, so that no request of it ever differs.
+      date: (events[0]?.timestamp ?? now()).slice(0, 10),
+      model: model.id,
+      // By name, as the engine offers them: the same bytes whatever order MCP servers started in.
+      tools: [...tools.values()].map((tool) => ({ name: tool.name, description: tool.description })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+      humanAvailable: live.hasPromptingClient(),
+      sandbox: describeSandboxForModel(config.value),
+    });
+  const instructions = loadInstructionFiles({
+    workspaceRoot: request.workspace.tool_root,
+    workingDirectory: request.cwd,
+    userDirectory: path.dirname(request.config.user_file ?? userConfigFile(environment)),
+    extraNames: assistant?.instruction_files ?? [],
+  });
+  for (const warning of instructions.warnings) live.notice('warning', warning);
+  return {
+    text: composeSystemPrompt(base, assistant?.instructions, instructions.files.map((file) => ({ path: file.shown, text: file.text }))),
+    files: instructions.files.map((file) => ({ path: file.shown, bytes: file.bytes, included: file.included })),
+  };
+}
+
+function lastRequestContent(events: readonly ConversationEvent[]): string {
+  for (let index = events.length - 1; index >= 0; index--) {
+    const event = events[index]!;
+    if (event.type === 'chat_request') return event.content;
+  }
+  return '';
+}

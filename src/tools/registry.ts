@@ -6,7 +6,8 @@
 import type { Config, ToolConfig } from '../config/schema.ts';
 import { UsageError } from '../errors.ts';
 import { askUserTool } from './ask-user.ts';
-import { createFileTools, type FileToolScope } from './file-tools.ts';
+import type { FileToolScope } from './file-tool-common.ts';
+import { createFileTools } from './file-tools.ts';
 import { createLocalTool } from './local-tool.ts';
 import { runCommandTool } from './run-command.ts';
 import { createSearchTool } from './search.ts';

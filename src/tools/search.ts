@@ -18,7 +18,7 @@ import * as z from 'zod/mini';
 import { counted } from '../plural.ts';
 import { displayPath, PathOutsideRootError, ProtectedPathError, resolveForFileTool } from './paths.ts';
 import { defineTool, type Tool, type ToolResult } from './tool.ts';
-import type { FileToolScope } from './file-tools.ts';
+import type { FileToolScope } from './file-tool-common.ts';
 
 /** Files larger than this are not searched (they are named in the result). */
 export const maxSearchedFileBytes = 16 * 1024 * 1024;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { displayWidth, loadMarkdown, MarkdownStream } from '../../src/client/markdown.ts';
+import { displayWidth } from '../../src/client/display-width.ts';
+import { loadMarkdown, MarkdownStream } from '../../src/client/markdown.ts';
 
 const document = [
   '# Heading one',

@@ -7,18 +7,19 @@
  * TerminalOutput.exclusive: other output is held, the prompt starts on its own line), drawn on a
  * fresh output stream of its own (a finished prompt ends its stream, never the terminal), so each
  * prompt is drawn before it takes a key, however many came before it. A new kind of prompt is a
- * method that opens a session and draws in it.
+ * method that opens a session and draws in it. A prompt's output stream is prompt-output.ts; the
+ * one-key prompt over a payload (permissions, deliveries, trust) is key-choice.ts.
  */
 import type { Inquiry, JsonValue } from '../inquiry/types.ts';
 import type { InterruptAction } from '../protocol/messages.ts';
 import { colorEnabled, isDumbTerminal, openControllingTerminal, type TerminalStreams } from '../output/channels.ts';
 import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import { stripVTControlCharacters } from 'node:util';
 import { resetAttributes, visible } from '../output/sanitize.ts';
 import { EditorFailed, editInTerminal } from './editor.ts';
-import { describeCall, fitPayload, wrapPayload, type PayloadLine } from './permission-view.ts';
+import { keyChoice, type Choice } from './key-choice.ts';
+import { describeCall } from './permission-view.ts';
+import { plainText, promptOutput } from './prompt-output.ts';
 import { TerminalInput, type KeyHandlers } from './terminal-input.ts';
 import type { PromptContext } from './prompt-context.ts';
 import type { TerminalOutput } from './terminal-output.ts';
@@ -28,9 +29,6 @@ export class PromptCancelled extends Error {}
 export class PromptInterrupted extends Error {}
 /** The human pressed Ctrl+Z in a prompt: leave the run going without this client. */
 export class PromptDetached extends Error {}
-
-type Key = { name: string; ctrl: boolean; shift?: boolean; sequence?: string };
-
 
 export interface InterruptChoice {
   action: InterruptAction;
@@ -45,68 +43,6 @@ function isAbort(error: unknown): boolean {
 
 function isExit(error: unknown): boolean {
   return (error as Error | undefined)?.name === 'ExitPromptError';
-}
-
-/**
- * An output for one prompt: writes go to the terminal; ending it (as a finished prompt does) leaves
- * the terminal open. Width and TTY-ness are the terminal's, for the prompt's line wrapping.
- */
-function promptOutput(terminal: TerminalStreams['output'], drawn: () => void, plain: boolean): NodeJS.WritableStream {
-  const redraws = plain ? new PlainRedraws() : undefined;
-  const stream = new Writable({
-    // The terminal takes each write at once (TTY writes block), so the prompt's last write is on
-    // the terminal before its session ends and held output is released.
-    write(chunk: Buffer | string, _encoding, callback) {
-      // Keys count from the moment the prompt draws: what was typed before is discarded now, just
-      // before the prompt shows (once it shows, a key may come at any moment and must count).
-      drawn();
-      terminal.write(redraws ? redraws.next(chunk.toString()) : chunk);
-      callback();
-    },
-  });
-  Object.defineProperties(stream, {
-    isTTY: { get: () => true },
-    columns: { get: () => terminal.columns },
-    rows: { get: () => terminal.rows },
-  });
-  return stream;
-}
-
-/** Text without a single escape sequence or ESC byte (for TERM=dumb). */
-function plainText(text: string): string {
-  return stripVTControlCharacters(text).replace(/[\u001b\u009b\r]/g, '');
-}
-
-/**
- * A prompt drawn for TERM=dumb, where nothing can be erased or moved over: each write of the
- * prompt is made plain (plainText), and a redraw writes only what changed: what extends the last
- * drawing (typed text) is appended; otherwise the lines from the first changed one are drawn again
- * on a new line. A clear (the prompt erasing itself) becomes a new line.
- */
-class PlainRedraws {
-  /** What the prompt's last drawing showed ('' when none is on the current line). */
-  private shown = '';
-
-  next(chunk: string): string {
-    const text = plainText(chunk);
-    if (text === '') {
-      const cleared = chunk.includes('\u001b[2K') && this.shown !== '';
-      if (cleared) this.shown = '';
-      return cleared ? '\n' : '';
-    }
-    if (text === '\n') {
-      this.shown = '';
-      return text;
-    }
-    const previous = this.shown;
-    this.shown = text;
-    if (text.startsWith(previous)) return text.slice(previous.length);
-    const before = previous.split('\n');
-    const after = text.split('\n');
-    let same = 0;
-    while (same < before.length && same < after.length && before[same] === after[same]) same++;
-    return same === after.length ? '' : `\n${after.slice(same).join('\n')}`;
-  }
 }
 
 export interface TerminalPrompterOptions {
@@ -132,51 +68,6 @@ function readForPreview(root: string | undefined, requested: string): string | u
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
-}
-
-const red = (text: string): string => `\u001b[31m${text}\u001b[39m`;
-const green = (text: string): string => `\u001b[32m${text}\u001b[39m`;
-const cyan = (text: string): string => `\u001b[36m${text}\u001b[39m`;
-const dim = (text: string): string => `\u001b[2m${text}\u001b[22m`;
-const bold = (text: string): string => `\u001b[1m${text}\u001b[22m`;
-
-function paintLine(line: PayloadLine, color: boolean): string {
-  const text = `  ${line.text}`;
-  if (!color) return text;
-  switch (line.kind) {
-    case 'removed':
-      return red(text);
-    case 'added':
-      return green(text);
-    case 'hunk':
-      return cyan(text);
-    case 'note':
-      return dim(text);
-    default:
-      return text;
-  }
-}
-
-/** One key of a choice prompt: the key, what it does, and whether it needs the payload seen whole. */
-interface ChoiceKey {
-  key: string;
-  meaning: string;
-  /** Refused while part of the payload is not shown (approving what was not seen). */
-  needsAll?: boolean;
-}
-
-interface Choice {
-  /** The call, e.g. `⚙ fs_modify_file notes.txt`. */
-  title: string;
-  /** The payload, as lines to wrap and show. */
-  payload: PayloadLine[];
-  /** The question, e.g. `Run fs_modify_file?`. */
-  question: string;
-  keys: ChoiceKey[];
-  /** Enter. */
-  enter: string;
-  /** Esc. */
-  escape: string;
 }
 
 export class TerminalPrompter {
@@ -421,68 +312,9 @@ export class TerminalPrompter {
     }
   }
 
-  /**
-   * A one-key prompt over a payload (a permission or a delivery; an escalation may use it too):
-   * the title, the payload's first lines that fit the screen (with `+N more lines — press p to
-   * see all` when some do not), the question with what Enter and Esc do, and the legend under
-   * it. Keys marked `needsAll` are refused until the whole payload was seen; `p` prints all of
-   * it, then the prompt is drawn again. Returns the key (never `p`).
-   */
-  private async keyChoice(choice: Choice, context: () => PromptContext, terminal: TerminalStreams): Promise<string> {
-    const core = await import('@inquirer/core');
-    const color = this.color;
-    const columns = Math.max(20, (terminal.output.columns || 80) - 1);
-    const rows = terminal.output.rows || 24;
-    const wrapped = wrapPayload(choice.payload, columns - 2);
-    let seenAll = false;
-    for (;;) {
-      const { shown, hidden } = seenAll ? { shown: [] as PayloadLine[], hidden: 0 } : fitPayload(wrapped, Math.max(3, rows - 7));
-      const blocked = hidden > 0;
-      const offered = choice.keys.filter((key) => !(blocked && key.needsAll));
-      const enter = blocked && choice.keys.find((key) => key.key === choice.enter)?.needsAll ? 'p' : choice.enter;
-      const meaning = (key: string): string => choice.keys.find((candidate) => candidate.key === key)?.meaning ?? '';
-      const head = [
-        ...(seenAll ? [] : [color ? cyan(choice.title) : choice.title]),
-        ...shown.map((line) => paintLine(line, color)),
-        ...(blocked ? [color ? bold(`  … +${hidden} more line${hidden === 1 ? '' : 's'} — press p to see all`) : `  … +${hidden} more line${hidden === 1 ? '' : 's'} — press p to see all`] : []),
-      ];
-      const legend = `  ${offered.map(({ key, meaning: text }) => `${key} ${text}`).join(' · ')}`;
-      const hint = `Enter: ${enter} ${meaning(enter)} · Esc: ${choice.escape} ${meaning(choice.escape)}`;
-      const prompt = core.createPrompt<string, { message: string }>((config, done) => {
-        const [status, setStatus] = core.useState<'idle' | 'done'>('idle');
-        const [chosen, setChosen] = core.useState('');
-        const [problem, setProblem] = core.useState('');
-        core.useKeypress((event) => {
-          const key = event as Key;
-          let pressed = key.sequence && key.sequence.length === 1 && key.sequence >= ' ' ? key.sequence : key.shift ? key.name.toUpperCase() : key.name;
-          if (key.name === 'return' || key.name === 'enter') pressed = enter;
-          else if (key.name === 'escape') pressed = choice.escape;
-          if (offered.some((candidate) => candidate.key === pressed)) {
-            setStatus('done');
-            setChosen(pressed);
-            done(pressed);
-            return;
-          }
-          const label = key.sequence && key.sequence >= ' ' ? JSON.stringify(visible(key.sequence, { singleLine: true })) : key.name || 'that key';
-          setProblem(
-            choice.keys.some((candidate) => candidate.key === pressed)
-              ? `  ${pressed} needs all of it seen first: press p to see all`
-              : `  ${label} does nothing here; the keys are: ${offered.map((candidate) => candidate.key).join(', ')}, Enter (${enter}), Esc (${choice.escape})`,
-          );
-        });
-        const keysShown = `[${offered.map(({ key }) => key).join('/')}]`;
-        // After `p` the prompt closes to its title: the whole payload follows it, then the prompt again.
-        if (status === 'done' && chosen === 'p' && !seenAll) return head[0]!;
-        if (status === 'done') return [...head, `${config.message} ${chosen} (${meaning(chosen)})`].join('\n');
-        const bottom = problem ? `${color ? `\u001b[33m${problem}\u001b[39m` : problem}\n${legend}` : legend;
-        return [[...head, `${config.message} ${keysShown} ${color ? dim(hint) : hint}`].join('\n'), bottom];
-      });
-      const answer = await prompt({ message: color ? bold(choice.question) : choice.question }, context());
-      if (answer !== 'p') return answer;
-      // The whole payload, once, as plain lines in the scrollback; then the prompt again.
-      this.print(terminal, `${resetAttributes}${wrapped.map((line) => paintLine(line, color)).join('\n')}\n`);
-      seenAll = true;
-    }
+  /** A one-key prompt over a payload (key-choice.ts), in this prompter's colours. */
+  private keyChoice(choice: Choice, context: () => PromptContext, terminal: TerminalStreams): Promise<string> {
+    return keyChoice(choice, context, terminal, this.color, (text) => this.print(terminal, text));
   }
 
   /**

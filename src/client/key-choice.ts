@@ -1,0 +1,120 @@
+/**
+ * The one-key prompt over a payload that permissions, escalations, deliveries and the trust
+ * question use: the payload's first lines that fit the screen (diff lines coloured), the question
+ * with what Enter and Esc do, and a legend of the keys. A key that approves what was not seen is
+ * refused until the whole payload was shown; any other key says which keys there are.
+ */
+import type { TerminalStreams } from '../output/channels.ts';
+import { resetAttributes, visible } from '../output/sanitize.ts';
+import { fitPayload, wrapPayload, type PayloadLine } from './permission-view.ts';
+import type { PromptContext } from './prompt-context.ts';
+
+type Key = { name: string; ctrl: boolean; shift?: boolean; sequence?: string };
+
+const red = (text: string): string => `\u001b[31m${text}\u001b[39m`;
+const green = (text: string): string => `\u001b[32m${text}\u001b[39m`;
+const cyan = (text: string): string => `\u001b[36m${text}\u001b[39m`;
+const dim = (text: string): string => `\u001b[2m${text}\u001b[22m`;
+const bold = (text: string): string => `\u001b[1m${text}\u001b[22m`;
+
+function paintLine(line: PayloadLine, color: boolean): string {
+  const text = `  ${line.text}`;
+  if (!color) return text;
+  switch (line.kind) {
+    case 'removed':
+      return red(text);
+    case 'added':
+      return green(text);
+    case 'hunk':
+      return cyan(text);
+    case 'note':
+      return dim(text);
+    default:
+      return text;
+  }
+}
+
+/** One key of a choice prompt: the key, what it does, and whether it needs the payload seen whole. */
+interface ChoiceKey {
+  key: string;
+  meaning: string;
+  /** Refused while part of the payload is not shown (approving what was not seen). */
+  needsAll?: boolean;
+}
+
+export interface Choice {
+  /** The call, e.g. `⚙ fs_modify_file notes.txt`. */
+  title: string;
+  /** The payload, as lines to wrap and show. */
+  payload: PayloadLine[];
+  /** The question, e.g. `Run fs_modify_file?`. */
+  question: string;
+  keys: ChoiceKey[];
+  /** Enter. */
+  enter: string;
+  /** Esc. */
+  escape: string;
+}
+
+/**
+ * A one-key prompt over a payload (a permission or a delivery; an escalation may use it too):
+ * the title, the payload's first lines that fit the screen (with `+N more lines — press p to
+ * see all` when some do not), the question with what Enter and Esc do, and the legend under
+ * it. Keys marked `needsAll` are refused until the whole payload was seen; `p` prints all of
+ * it, then the prompt is drawn again. Returns the key (never `p`).
+ */
+export async function keyChoice(choice: Choice, context: () => PromptContext, terminal: TerminalStreams, color: boolean, print: (text: string) => void): Promise<string> {
+  const core = await import('@inquirer/core');
+  const columns = Math.max(20, (terminal.output.columns || 80) - 1);
+  const rows = terminal.output.rows || 24;
+  const wrapped = wrapPayload(choice.payload, columns - 2);
+  let seenAll = false;
+  for (;;) {
+    const { shown, hidden } = seenAll ? { shown: [] as PayloadLine[], hidden: 0 } : fitPayload(wrapped, Math.max(3, rows - 7));
+    const blocked = hidden > 0;
+    const offered = choice.keys.filter((key) => !(blocked && key.needsAll));
+    const enter = blocked && choice.keys.find((key) => key.key === choice.enter)?.needsAll ? 'p' : choice.enter;
+    const meaning = (key: string): string => choice.keys.find((candidate) => candidate.key === key)?.meaning ?? '';
+    const head = [
+      ...(seenAll ? [] : [color ? cyan(choice.title) : choice.title]),
+      ...shown.map((line) => paintLine(line, color)),
+      ...(blocked ? [color ? bold(`  … +${hidden} more line${hidden === 1 ? '' : 's'} — press p to see all`) : `  … +${hidden} more line${hidden === 1 ? '' : 's'} — press p to see all`] : []),
+    ];
+    const legend = `  ${offered.map(({ key, meaning: text }) => `${key} ${text}`).join(' · ')}`;
+    const hint = `Enter: ${enter} ${meaning(enter)} · Esc: ${choice.escape} ${meaning(choice.escape)}`;
+    const prompt = core.createPrompt<string, { message: string }>((config, done) => {
+      const [status, setStatus] = core.useState<'idle' | 'done'>('idle');
+      const [chosen, setChosen] = core.useState('');
+      const [problem, setProblem] = core.useState('');
+      core.useKeypress((event) => {
+        const key = event as Key;
+        let pressed = key.sequence && key.sequence.length === 1 && key.sequence >= ' ' ? key.sequence : key.shift ? key.name.toUpperCase() : key.name;
+        if (key.name === 'return' || key.name === 'enter') pressed = enter;
+        else if (key.name === 'escape') pressed = choice.escape;
+        if (offered.some((candidate) => candidate.key === pressed)) {
+          setStatus('done');
+          setChosen(pressed);
+          done(pressed);
+          return;
+        }
+        const label = key.sequence && key.sequence >= ' ' ? JSON.stringify(visible(key.sequence, { singleLine: true })) : key.name || 'that key';
+        setProblem(
+          choice.keys.some((candidate) => candidate.key === pressed)
+            ? `  ${pressed} needs all of it seen first: press p to see all`
+            : `  ${label} does nothing here; the keys are: ${offered.map((candidate) => candidate.key).join(', ')}, Enter (${enter}), Esc (${choice.escape})`,
+        );
+      });
+      const keysShown = `[${offered.map(({ key }) => key).join('/')}]`;
+      // After `p` the prompt closes to its title: the whole payload follows it, then the prompt again.
+      if (status === 'done' && chosen === 'p' && !seenAll) return head[0]!;
+      if (status === 'done') return [...head, `${config.message} ${chosen} (${meaning(chosen)})`].join('\n');
+      const bottom = problem ? `${color ? `\u001b[33m${problem}\u001b[39m` : problem}\n${legend}` : legend;
+      return [[...head, `${config.message} ${keysShown} ${color ? dim(hint) : hint}`].join('\n'), bottom];
+    });
+    const answer = await prompt({ message: color ? bold(choice.question) : choice.question }, context());
+    if (answer !== 'p') return answer;
+    // The whole payload, once, as plain lines in the scrollback; then the prompt again.
+    print(`${resetAttributes}${wrapped.map((line) => paintLine(line, color)).join('\n')}\n`);
+    seenAll = true;
+  }
+}

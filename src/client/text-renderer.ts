@@ -9,13 +9,15 @@
  *
  * Replays (print, attach) show each turn as a person reads it: the user's message (stderr), the
  * answer (stdout), tool calls and their results (stderr), a blank line between turns.
+ *
+ * The text of chrome lines is chrome-text.ts; what a resumed turn shows is resumed-turn.ts.
  */
 import type { ConversationEvent } from '../conversation/events.ts';
 import { addUsage, describeUsage as usageLine, type Source, type Usage } from '../llm/types.ts';
-import { describeTurn, type IncompleteTurn } from '../conversation/turn-state.ts';
 import type { ResultObject } from '../report/result.ts';
-import { displayWidth } from './display-width.ts';
+import { commandResult, cutToWidth, firstLine, oneLine } from './chrome-text.ts';
 import { MarkdownStream, type MarkdownModules } from './markdown.ts';
+import { resumedTurn } from './resumed-turn.ts';
 import { chatResponseParts, StreamedText, summarizeArguments, type Renderer } from './renderer.ts';
 import type { TerminalOutput } from './terminal-output.ts';
 import { palette as makePalette, type Palette, type PaletteRole } from './theme.ts';
@@ -42,46 +44,6 @@ export interface TextRendererOptions {
 
 /** Rows of a command's output shown at a terminal, before `… +N lines`. */
 const commandOutputRows = 5;
-
-/** Text jp did not write, made safe to show on one line (see sanitize.ts). */
-function oneLine(text: string): string {
-  return visible(text, { singleLine: true });
-}
-
-/** First line of a user message for a replay, with how much was left out. */
-function firstLine(text: string): string {
-  const lines = text.split('\n');
-  const first = lines[0]!.length > 200 ? lines[0]!.slice(0, 199) + '…' : lines[0]!;
-  return oneLine(lines.length > 1 ? `${first} (+${lines.length - 1} more line${lines.length === 2 ? '' : 's'})` : first);
-}
-
-/** `text` cut to `width` terminal cells, ending in `…` when it was cut. */
-function cutToWidth(text: string, width: number): string {
-  if (displayWidth(text) <= width) return text;
-  let cut = '';
-  let used = 0;
-  for (const character of text) {
-    const cells = displayWidth(character);
-    if (used + cells > width - 1) break;
-    cut += character;
-    used += cells;
-  }
-  return cut + '…';
-}
-
-/**
- * A command's result as drawn: its status line (`exit code N`, `killed by SIGTERM`, first or last
- * line of the result) and its output's lines.
- */
-function commandResult(content: string): { status: string | undefined; lines: string[] } {
-  const lines = content.split('\n');
-  const isStatus = (line: string | undefined): boolean => line !== undefined && /^(exit code -?\d+|killed by \w+)$/.test(line);
-  let status: string | undefined;
-  if (isStatus(lines[lines.length - 1])) status = lines.pop();
-  else if (isStatus(lines[0])) status = lines.shift();
-  while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
-  return { status, lines };
-}
 
 export class TextRenderer implements Renderer {
   /** Tokens of the turn being replayed, said at its end (conversation print, attach). */
@@ -362,49 +324,14 @@ export class TextRenderer implements Renderer {
     return this.options.pretty ? this.paint(`⚙ ${oneLine(name)} ${summary}${suffix}`, 'name') : `[tool] ${oneLine(name)} ${summary}${suffix}`;
   }
 
-  /**
-   * A resumed turn (RFD 024): what it resumes, each tool call of the turn with its arguments, done
-   * (✓) or pending (⏸), and what a pending one waits for.
-   */
+  /** A resumed turn: what it resumes and the state of each of its tool calls (resumed-turn.ts). */
   resuming(events: readonly ConversationEvent[]): void {
-    const start = events.map((event) => event.type).lastIndexOf('turn_start');
-    if (start === -1) return;
-    const turn: IncompleteTurn = describeTurn({ start, events: events.slice(start), final: undefined });
-    const responses = new Map<string, ConversationEvent & { type: 'tool_call_response' }>();
-    const started = new Set<string>();
-    for (const event of turn.turn.events) {
-      if (event.type === 'tool_call_request') this.toolNames.set(event.id, event.name);
-      if (event.type === 'tool_call_response') responses.set(event.id, event);
-      if (event.type === 'tool_call_start') started.add(event.id);
-    }
-    const pendingInquiry = new Map(turn.pendingInquiries.map((event) => [event.tool_call_id, event.inquiry]));
-    this.chrome(`Resuming incomplete turn for ${this.options.conversationId}…`, true);
-    this.chrome(this.paint(`⏳ Incomplete turn (${turn.resumePoint})`, 'warning'), true);
-    for (const event of turn.turn.events) {
-      if (event.type !== 'tool_call_request') continue;
-      const header = `${oneLine(event.name)} ${summarizeArguments(event.arguments, 100)}`;
-      const response = responses.get(event.id);
-      if (response) {
-        const outcome = response.outcome === 'ok' || (response.outcome === undefined && !response.is_error) ? 'completed' : (response.outcome ?? 'error');
-        this.chrome(`  ${this.paint('✓', 'string')} ${header} — ${outcome}`, true);
-        continue;
-      }
-      const inquiry = pendingInquiry.get(event.id);
-      const waiting =
-        inquiry?.kind === 'tool_question'
-          ? oneLine(JSON.stringify(inquiry.question.text))
-          : inquiry?.kind === 'deliver_tool_result'
-            ? 'send its result?'
-            : inquiry?.kind === 'run_tool'
-              ? 'run it?'
-              : inquiry?.kind === 'escalate'
-                ? 'run it outside the sandbox?'
-                : started.has(event.id)
-                  ? 'was running when jp stopped'
-                  : 'not run yet';
-      this.chrome(`  ${this.paint('⏸', 'warning')} ${header} — ${waiting}`, true);
-    }
+    const resumed = resumedTurn(events, this.options.conversationId, (text, role) => this.paint(text, role));
+    if (!resumed) return;
+    for (const [id, name] of resumed.toolNames) this.toolNames.set(id, name);
+    for (const line of resumed.lines) this.chrome(line, true);
   }
+
 
   notice(level: 'info' | 'warning', message: string): void {
     this.chrome(this.paint(`jp: ${visible(message)}`, level === 'warning' ? 'warning' : 'muted'), level === 'warning');

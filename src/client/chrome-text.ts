@@ -1,0 +1,47 @@
+/**
+ * Text of the text renderer's chrome lines (text-renderer.ts): text jp did not write made safe to
+ * show on one line, a user message's first line for a replay, text cut to a number of terminal
+ * cells, and a command's result split into its status and its output's lines.
+ */
+import { visible } from '../output/sanitize.ts';
+import { displayWidth } from './display-width.ts';
+
+/** Text jp did not write, made safe to show on one line (see sanitize.ts). */
+export function oneLine(text: string): string {
+  return visible(text, { singleLine: true });
+}
+
+/** First line of a user message for a replay, with how much was left out. */
+export function firstLine(text: string): string {
+  const lines = text.split('\n');
+  const first = lines[0]!.length > 200 ? lines[0]!.slice(0, 199) + '…' : lines[0]!;
+  return oneLine(lines.length > 1 ? `${first} (+${lines.length - 1} more line${lines.length === 2 ? '' : 's'})` : first);
+}
+
+/** `text` cut to `width` terminal cells, ending in `…` when it was cut. */
+export function cutToWidth(text: string, width: number): string {
+  if (displayWidth(text) <= width) return text;
+  let cut = '';
+  let used = 0;
+  for (const character of text) {
+    const cells = displayWidth(character);
+    if (used + cells > width - 1) break;
+    cut += character;
+    used += cells;
+  }
+  return cut + '…';
+}
+
+/**
+ * A command's result as drawn: its status line (`exit code N`, `killed by SIGTERM`, first or last
+ * line of the result) and its output's lines.
+ */
+export function commandResult(content: string): { status: string | undefined; lines: string[] } {
+  const lines = content.split('\n');
+  const isStatus = (line: string | undefined): boolean => line !== undefined && /^(exit code -?\d+|killed by \w+)$/.test(line);
+  let status: string | undefined;
+  if (isStatus(lines[lines.length - 1])) status = lines.pop();
+  else if (isStatus(lines[0])) status = lines.shift();
+  while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+  return { status, lines };
+}

@@ -51,15 +51,11 @@ export class StepText {
   private readonly redactors = { message: new StreamRedactor(), reasoning: new StreamRedactor() };
   private pending = { message: '', reasoning: '' };
   private readonly sources: Source[] = [];
+  /** The step has shown something: text, reasoning, or a call the provider ran. */
   private shownAnything = false;
   private ended = false;
 
   constructor(private readonly sink: StepTextSink) {}
-
-  /** Whether the step has shown something: text, reasoning, or a call the provider ran. */
-  get shown(): boolean {
-    return this.shownAnything;
-  }
 
   message(piece: string): void {
     this.streaming('message');
@@ -97,8 +93,8 @@ export class StepText {
     this.end();
   }
 
+  /** Ended, nothing is pending or shown: nothing is written. */
   cut(): void {
-    if (this.ended) return;
     this.persistAll(this.shownAnything, []);
     this.end();
   }

@@ -84,7 +84,7 @@ export interface Tool {
   sideEffects: boolean;
   /**
    * It only reads and asks nothing: the read-only calls of one batch that run unattended run at
-   * the same time (src/turn/engine.ts).
+   * the same time (src/turn/tool-batch.ts).
    */
   readOnly?: boolean;
   /** The tool's own result says who answered its questions (from `answeredBy`); otherwise jp adds it. */

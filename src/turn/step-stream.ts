@@ -1,0 +1,105 @@
+/**
+ * One LLM request and its streamed response, made into the step's events: text and reasoning go
+ * through the step's StepText (step-text.ts); the provider's own tool calls and results are recorded
+ * as they come; the calls jp is to run are recorded (redacted) and returned with the arguments the
+ * model gave. Returns at the provider's finish; a stream without one throws (the caller cuts the step).
+ */
+import type { ConversationEvent, EventOf } from '../conversation/events.ts';
+import { now } from '../conversation/events.ts';
+import { RunError } from '../errors.ts';
+import type { ChatModel, PromptMessage, ToolSpec } from '../llm/types.ts';
+import type { Tool } from '../tools/tool.ts';
+import { refusalMarked } from './context-guard.ts';
+import type { FinishPart } from './limits.ts';
+import type { StepText } from './step-text.ts';
+
+export interface StepStreamContext {
+  model: ChatModel;
+  messages: PromptMessage[];
+  tools: ToolSpec[];
+  signal: AbortSignal;
+  cacheKey: string;
+  text: StepText;
+  /** Records an event (redacted); returns it as kept. */
+  append<E extends ConversationEvent>(event: E): E;
+  /** The tools jp runs, and the description of the sandbox their commands run in. */
+  runnable: Map<string, Tool>;
+  sandboxDescription: string;
+}
+
+export interface StepResult {
+  /** The calls jp is to run, as recorded but with the model's own arguments. */
+  calls: EventOf<'tool_call_request'>[];
+  finish: FinishPart;
+}
+
+/** A context-length refusal before any part is thrown as a ContextLengthRefusal (context-guard.ts). */
+export async function streamStep(context: StepStreamContext): Promise<StepResult> {
+  const { text } = context;
+  const calls: EventOf<'tool_call_request'>[] = [];
+  let finish: FinishPart | undefined;
+  const stream = context.model.stream({ messages: context.messages, tools: context.tools, signal: context.signal, cacheKey: context.cacheKey });
+  for await (const part of refusalMarked(stream)) {
+    switch (part.type) {
+      case 'text':
+        text.message(part.text);
+        break;
+      case 'reasoning':
+        text.reasoning(part.text);
+        break;
+      case 'reasoning_end':
+        text.reasoningEnd(part.metadata);
+        break;
+      case 'source':
+        text.source(part.source);
+        break;
+      case 'provider_tool_call':
+        text.beforeToolCall('provider');
+        context.append({ type: 'tool_call_request', timestamp: now(), id: part.id, name: part.name, arguments: part.input, provider_executed: true });
+        break;
+      case 'provider_tool_result':
+        context.append({
+          type: 'tool_call_response',
+          timestamp: now(),
+          id: part.id,
+          content: typeof part.result === 'string' ? part.result : JSON.stringify(part.result),
+          is_error: part.isError,
+          outcome: part.isError ? 'error' : 'ok',
+          provider_executed: true,
+        });
+        break;
+      case 'tool_call': {
+        text.beforeToolCall('jp');
+        // Recorded (and shown) redacted; run with the arguments the model gave: redaction hides
+        // secrets from what jp records and shows, it never rewrites what a tool is asked to do.
+        const requested = parseArguments(part.input);
+        const sandbox = sandboxOfCall(context, part.name, requested);
+        calls.push({ ...context.append({ type: 'tool_call_request', timestamp: now(), id: part.id, name: part.name, arguments: requested, ...(sandbox ? { sandbox } : {}) }), arguments: requested });
+        break;
+      }
+      case 'finish':
+        finish = part;
+        break;
+    }
+  }
+  if (!finish) throw new RunError('internal_error', 'internal error: the model stream ended without a finish');
+  text.finish();
+  return { calls, finish };
+}
+
+/** How a call's commands will be confined, for its header: undefined for a tool that starts none. */
+function sandboxOfCall(context: StepStreamContext, name: string, argumentsValue: unknown): string | undefined {
+  const tool = context.runnable.get(name);
+  if (!tool?.confined) return undefined;
+  const description = context.sandboxDescription;
+  if (description !== 'off' && tool.escalation?.(argumentsValue)) return `${description}; asks to run outside it`;
+  return description;
+}
+
+function parseArguments(input: string): unknown {
+  try {
+    return JSON.parse(input === '' ? '{}' : input);
+  } catch {
+    return input;
+  }
+}

@@ -35,6 +35,7 @@ import { buildPrompt } from './history.ts';
 import { StopRequest, type TurnHost } from './host.ts';
 import { InquiryResolver, type ResolverContext } from './inquiries.ts';
 import { processToolCall, type CallOutcome, type ToolCallContext } from './tool-calls.ts';
+import { unknownOutcome } from './tool-call-replay.ts';
 import { resolveResultMode, resolveRunMode } from '../config/policy.ts';
 import type { CommandSandbox } from '../sandbox/engine.ts';
 
@@ -374,16 +375,8 @@ export class TurnRun {
     const started = new Set(this.turnEvents().flatMap((event) => (event.type === 'tool_call_start' ? [event.id] : [])));
     for (const call of calls) {
       const unknown = started.has(call.id) && (this.options.tools.get(call.name)?.sideEffects ?? true);
-      this.append({
-        type: 'tool_call_response',
-        timestamp: now(),
-        id: call.id,
-        content: unknown
-          ? 'Outcome unknown: the user interrupted while this tool was running; it may or may not have taken effect.'
-          : 'Not run: the user interrupted the turn to reply.',
-        is_error: true,
-        outcome: unknown ? 'unknown' : 'skipped',
-      });
+      if (unknown) this.append(unknownOutcome(call.id, 'interrupted'));
+      else this.append({ type: 'tool_call_response', timestamp: now(), id: call.id, content: 'Not run: the user interrupted the turn to reply.', is_error: true, outcome: 'skipped' });
     }
   }
 

@@ -3,6 +3,7 @@
  * user's jp recorded (only those run), which run decisions still hold, and, when the user
  * interrupted to reply, what was waiting, closed as not done in words the model can use.
  */
+import { unknownOutcome } from './tool-call-replay.ts';
 import type { ConversationEvent, EventOf } from '../conversation/events.ts';
 import { now } from '../conversation/events.ts';
 import type { LogSeal } from '../conversation/seal.ts';
@@ -68,15 +69,7 @@ export function closeForReply(
   const started = new Set(turnEvents.flatMap((event) => (event.type === 'tool_call_start' ? [event.id] : [])));
   for (const call of calls) {
     const unknown = started.has(call.id) && (context.tools.get(call.name)?.sideEffects ?? true);
-    context.append({
-      type: 'tool_call_response',
-      timestamp: now(),
-      id: call.id,
-      content: unknown
-        ? 'Outcome unknown: the user interrupted while this tool was running; it may or may not have taken effect.'
-        : 'Not run: the user interrupted the turn to reply.',
-      is_error: true,
-      outcome: unknown ? 'unknown' : 'skipped',
-    });
+    if (unknown) context.append(unknownOutcome(call.id, 'interrupted'));
+    else context.append({ type: 'tool_call_response', timestamp: now(), id: call.id, content: 'Not run: the user interrupted the turn to reply.', is_error: true, outcome: 'skipped' });
   }
 }

@@ -1,10 +1,11 @@
 /**
- * One tool call, from permission to result delivery:
- *   run permission (config `run`) → execution, re-run after each question the tool asks →
- *   result delivery (config `result`) → tool_call_response.
- * On a resumed turn the same path is replayed against the call's recorded events: recorded answers
- * are reused, a pending inquiry is asked again, a call that may have been running when the process
- * stopped is reported as "outcome unknown" when it has side effects (never silently re-run).
+ * One tool call, from permission to result delivery, as an explicit state (`CallState`):
+ *   run permission (config `run`) → leaving the sandbox (an escalation) → execution, re-run after
+ *   each question the tool asks → result delivery (config `result`) → tool_call_response.
+ * On a resumed turn the same stages run against the call's recorded events (tool-call-replay.ts):
+ * recorded answers are reused, a pending inquiry is asked again, a call that may have been running
+ * when the process stopped is reported as "outcome unknown" when it has side effects (never
+ * silently re-run).
  */
 import type { ConversationEvent, EventOf, ToolOutcome } from '../conversation/events.ts';
 import { now } from '../conversation/events.ts';
@@ -17,7 +18,8 @@ import type { CommandSandbox } from '../sandbox/engine.ts';
 import { redactValue } from '../redact.ts';
 import { truncateOutput } from '../tools/truncate.ts';
 import type { TurnHost } from './host.ts';
-import type { InquiryResolver, RecordedInquiry, Resolution } from './inquiries.ts';
+import type { InquiryResolver, Resolution } from './inquiries.ts';
+import { RecordedCall, unknownOutcome } from './tool-call-replay.ts';
 
 export interface ToolCallContext {
   host: TurnHost;
@@ -40,57 +42,6 @@ export interface ToolCallContext {
 
 export type CallOutcome = { kind: 'done' } | { kind: 'deferred'; inquiryId: string };
 
-/** The call's own recorded events, consumed in order as the call is replayed. */
-class RecordedCall {
-  private readonly entries: (EventOf<'inquiry_request'> | EventOf<'tool_call_start'>)[];
-  private readonly responses: Map<string, EventOf<'inquiry_response'>>;
-  private position = 0;
-
-  constructor(callId: string, turnEvents: readonly ConversationEvent[]) {
-    const requestIds = new Set<string>();
-    this.entries = [];
-    for (const event of turnEvents) {
-      if (event.type === 'inquiry_request' && event.tool_call_id === callId) {
-        this.entries.push(event);
-        requestIds.add(event.id);
-      } else if (event.type === 'tool_call_start' && event.id === callId) {
-        this.entries.push(event);
-      }
-    }
-    this.responses = new Map();
-    for (const event of turnEvents) if (event.type === 'inquiry_response' && requestIds.has(event.id)) this.responses.set(event.id, event);
-  }
-
-  peek(): EventOf<'inquiry_request'> | EventOf<'tool_call_start'> | undefined {
-    return this.entries[this.position];
-  }
-
-  takeInquiry(kind: Inquiry['kind'], questionId?: string): RecordedInquiry | undefined {
-    const next = this.entries[this.position];
-    if (next?.type !== 'inquiry_request' || next.inquiry.kind !== kind) return undefined;
-    if (questionId !== undefined && (next.inquiry.kind !== 'tool_question' || next.inquiry.question.id !== questionId)) return undefined;
-    this.position++;
-    return { request: next, response: this.responses.get(next.id) };
-  }
-
-  /** The questions the tool asked while it ran, recorded after its start (in order). */
-  takeDuringCall(): RecordedInquiry[] {
-    const taken: RecordedInquiry[] = [];
-    for (;;) {
-      const next = this.entries[this.position];
-      if (next?.type !== 'inquiry_request' || next.during_call !== true) return taken;
-      this.position++;
-      taken.push({ request: next, response: this.responses.get(next.id) });
-    }
-  }
-
-  takeStart(): boolean {
-    if (this.entries[this.position]?.type !== 'tool_call_start') return false;
-    this.position++;
-    return true;
-  }
-}
-
 function toolEntry(config: LoadedConfig, name: string): (ToolConfig & ToolDefaultsConfig) | undefined {
   return (config.value.conversation?.tools as Record<string, (ToolConfig & ToolDefaultsConfig) | undefined> | undefined)?.[name];
 }
@@ -104,179 +55,200 @@ function settings(config: LoadedConfig, tool: Tool): { outputLimit: number; time
   };
 }
 
-function respond(context: ToolCallContext, id: string, content: string, isError: boolean, outcome: ToolOutcome): CallOutcome {
-  context.append({ type: 'tool_call_response', timestamp: now(), id, content, is_error: isError, outcome });
-  return { kind: 'done' };
+/**
+ * Where a call is in its life. Each stage either ends the call (its response is written, or it is
+ * deferred until a human answers) or hands it on: permission to run → permission to leave the
+ * sandbox → execution, re-run after each question the tool asks → delivery of the result.
+ */
+type CallState =
+  | { stage: 'permission'; arguments: unknown }
+  | { stage: 'escalation'; arguments: unknown }
+  | { stage: 'execution'; arguments: unknown; sandbox: CommandSandbox }
+  | { stage: 'delivery'; content: string; isError: boolean }
+  | { stage: 'ended'; outcome: CallOutcome };
+
+type Ended = Extract<CallState, { stage: 'ended' }>;
+
+/** What the stages of one call share. */
+interface Call {
+  context: ToolCallContext;
+  id: string;
+  tool: Tool;
+  /** The call's recorded events when its turn is resumed (none on a new call). */
+  recorded: RecordedCall;
+  /** Every decision made without a human, told to the model with the result (DESIGN §4). */
+  decidedWithoutHuman: string[];
+  outputLimit: number;
+  timeoutMilliseconds: number;
+}
+
+/** Writes the call's response: the call is done. */
+function ended(context: ToolCallContext, response: EventOf<'tool_call_response'>): Ended {
+  context.append(response);
+  return { stage: 'ended', outcome: { kind: 'done' } };
+}
+
+function respond(context: ToolCallContext, id: string, content: string, isError: boolean, outcome: ToolOutcome): Ended {
+  return ended(context, { type: 'tool_call_response', timestamp: now(), id, content, is_error: isError, outcome });
+}
+
+function deferred(inquiryId: string): Ended {
+  return { stage: 'ended', outcome: { kind: 'deferred', inquiryId } };
 }
 
 export async function processToolCall(
   context: ToolCallContext,
-  call: EventOf<'tool_call_request'>,
+  request: EventOf<'tool_call_request'>,
   turnEvents: readonly ConversationEvent[],
 ): Promise<CallOutcome> {
-  const tool = context.tools.get(call.name);
+  const tool = context.tools.get(request.name);
   if (!tool) {
     const available = [...context.tools.keys()].join(', ') || 'none';
-    return respond(context, call.id, `Unknown tool ${JSON.stringify(call.name)}. Available tools: ${available}.`, true, 'error');
+    return respond(context, request.id, `Unknown tool ${JSON.stringify(request.name)}. Available tools: ${available}.`, true, 'error').outcome;
   }
-  const validation = tool.validate(call.arguments);
-  if (!validation.ok) return respond(context, call.id, validation.message, true, 'error');
-  let argumentsValue = validation.value;
-  const recorded = new RecordedCall(call.id, turnEvents);
-  // Every decision made without a human, told to the model with the result (DESIGN §4).
-  const decidedWithoutHuman: string[] = [];
-  const { outputLimit, timeoutMilliseconds } = settings(context.config, tool);
+  const validation = tool.validate(request.arguments);
+  if (!validation.ok) return respond(context, request.id, validation.message, true, 'error').outcome;
+  const call: Call = { context, id: request.id, tool, recorded: new RecordedCall(request.id, turnEvents), decidedWithoutHuman: [], ...settings(context.config, tool) };
+  let state: CallState = { stage: 'permission', arguments: validation.value };
+  while (state.stage !== 'ended') state = await advance(call, state);
+  return state.outcome;
+}
 
-  // 1. Permission to run.
+function advance(call: Call, state: Exclude<CallState, { stage: 'ended' }>): Promise<CallState> {
+  switch (state.stage) {
+    case 'permission':
+      return permission(call, state.arguments);
+    case 'escalation':
+      return escalation(call, state.arguments);
+    case 'execution':
+      return execution(call, state.arguments, state.sandbox);
+    case 'delivery':
+      return delivery(call, state.content, state.isError);
+  }
+}
+
+/** Permission to run (config `run`): asked, remembered from earlier in the turn, or decided by the config. */
+async function permission(call: Call, argumentsValue: unknown): Promise<CallState> {
+  const { context, tool } = call;
   const runMode = resolveRunMode(context.config, tool.name, tool.defaultRunMode).value;
   if (runMode === 'skip') {
     return respond(context, call.id, `Not run: conversation.tools.${tool.name}.run = "skip" in the configuration.`, true, 'skipped');
   }
-  if (runMode === 'ask' || runMode === 'edit') {
-    const previous = recorded.takeInquiry('run_tool');
-    const remembered = previous ? undefined : context.remembered.get(tool.name);
-    if (remembered === 'skip') return respond(context, call.id, 'The user declined to run this tool (for the rest of this turn).', true, 'denied');
-    if (!remembered) {
-      const resolution = await context.resolver.resolve(call.id, { kind: 'run_tool', tool: tool.name, arguments: argumentsValue, ...(runMode === 'edit' ? { edit: true } : {}) }, previous);
-      if (resolution.kind === 'deferred') return { kind: 'deferred', inquiryId: resolution.id };
-      const answer = resolution.answer;
-      if (answer === 'run_always') context.remembered.set(tool.name, 'run');
-      if (answer === 'skip_always') context.remembered.set(tool.name, 'skip');
-      if (answer === 'skip' || answer === 'skip_always') {
-        if (resolution.by === 'policy') return respond(context, call.id, `Tool call denied: ${resolution.reason}.`, true, 'denied');
-        return respond(context, call.id, 'The user declined to run this tool.', true, 'denied');
-      }
-      if (answer === 'run' && resolution.by === 'policy' && resolution.reason) decidedWithoutHuman.push(resolution.reason);
-      if (typeof answer === 'object' && answer !== null && 'edit' in answer) {
-        const edited = tool.validate((answer as { edit: unknown }).edit);
-        if (!edited.ok) return respond(context, call.id, `The user edited the arguments, but they are invalid: ${edited.message}`, true, 'error');
-        argumentsValue = edited.value;
-      }
-    }
+  if (runMode !== 'ask' && runMode !== 'edit') return { stage: 'escalation', arguments: argumentsValue };
+  const previous = call.recorded.takeInquiry('run_tool');
+  const remembered = previous ? undefined : context.remembered.get(tool.name);
+  if (remembered === 'skip') return respond(context, call.id, 'The user declined to run this tool (for the rest of this turn).', true, 'denied');
+  if (remembered === 'run') return { stage: 'escalation', arguments: argumentsValue };
+  const resolution = await context.resolver.resolve(call.id, { kind: 'run_tool', tool: tool.name, arguments: argumentsValue, ...(runMode === 'edit' ? { edit: true } : {}) }, previous);
+  if (resolution.kind === 'deferred') return deferred(resolution.id);
+  const answer = resolution.answer;
+  if (answer === 'run_always') context.remembered.set(tool.name, 'run');
+  if (answer === 'skip_always') context.remembered.set(tool.name, 'skip');
+  if (answer === 'skip' || answer === 'skip_always') {
+    if (resolution.by === 'policy') return respond(context, call.id, `Tool call denied: ${resolution.reason}.`, true, 'denied');
+    return respond(context, call.id, 'The user declined to run this tool.', true, 'denied');
   }
-
-  // 1b. Leaving the sandbox (DESIGN §10): asked by the call, or because the sandbox cannot start.
-  let sandbox = context.sandbox;
-  if (tool.confined && sandbox.settings.mode !== 'off') {
-    const asked = tool.escalation?.(argumentsValue);
-    const availability = asked ? undefined : await sandbox.availability();
-    const problem = availability && !availability.ok ? availability : undefined;
-    if (asked || problem) {
-      const inquiry: Inquiry = {
-        kind: 'escalate',
-        tool: tool.name,
-        arguments: argumentsValue,
-        needs: asked?.needs ?? 'unconfined',
-        justification: asked?.justification ?? `the sandbox cannot start on this machine: ${problem!.cause}`,
-      };
-      const resolution = await context.resolver.resolve(call.id, inquiry, recorded.takeInquiry('escalate'));
-      if (resolution.kind === 'deferred') return { kind: 'deferred', inquiryId: resolution.id };
-      if (resolution.answer !== 'run') {
-        const decided = resolution.by === 'policy' ? `${resolution.reason}` : 'the user declined to run it outside the sandbox';
-        if (problem) {
-          context.warn('sandbox_unavailable', `${tool.name} was not run: the sandbox cannot start: ${problem.cause}. Fix: ${problem.fix}. (\`jp sandbox check\` says more.)`);
-          return respond(context, call.id, `Not run: the command sandbox is unavailable on this machine (${problem.cause}), and commands never run unconfined unless a human or the policy allows it; ${decided}. Do not retry; tell the user. Fix: ${problem.fix}.`, true, 'denied');
-        }
-        const why = resolution.by === 'policy' ? `${decided.charAt(0).toUpperCase()}${decided.slice(1)}` : 'The user declined to run this command outside the sandbox';
-        return respond(context, call.id, `${why}. Without "escalate", the command runs in the sandbox (${sandbox.description}).`, true, 'denied');
-      }
-      if (resolution.by === 'policy' && resolution.reason) decidedWithoutHuman.push(resolution.reason);
-      sandbox = context.unconfined;
-    }
+  if (answer === 'run' && resolution.by === 'policy' && resolution.reason) call.decidedWithoutHuman.push(resolution.reason);
+  if (typeof answer === 'object' && answer !== null && 'edit' in answer) {
+    const edited = tool.validate((answer as { edit: unknown }).edit);
+    if (!edited.ok) return respond(context, call.id, `The user edited the arguments, but they are invalid: ${edited.message}`, true, 'error');
+    return { stage: 'escalation', arguments: edited.value };
   }
+  return { stage: 'escalation', arguments: argumentsValue };
+}
 
-  // 2. Execution, re-run after each question the tool asks.
-  const answers: Record<string, JsonValue> = {};
-  const answeredBy: Record<string, AnsweredBy> = {};
-  const askedBefore = new Map<string, Resolution>();
-  let result: ToolResult | { kind: 'deferred'; inquiryId: string };
+/** Leaving the sandbox (DESIGN §10): asked by the call, or because the sandbox cannot start. */
+async function escalation(call: Call, argumentsValue: unknown): Promise<CallState> {
+  const { context, tool } = call;
+  const sandbox = context.sandbox;
+  if (!tool.confined || sandbox.settings.mode === 'off') return { stage: 'execution', arguments: argumentsValue, sandbox };
+  const asked = tool.escalation?.(argumentsValue);
+  const availability = asked ? undefined : await sandbox.availability();
+  const problem = availability && !availability.ok ? availability : undefined;
+  if (!asked && !problem) return { stage: 'execution', arguments: argumentsValue, sandbox };
+  const inquiry: Inquiry = {
+    kind: 'escalate',
+    tool: tool.name,
+    arguments: argumentsValue,
+    needs: asked?.needs ?? 'unconfined',
+    justification: asked?.justification ?? `the sandbox cannot start on this machine: ${problem!.cause}`,
+  };
+  const resolution = await context.resolver.resolve(call.id, inquiry, call.recorded.takeInquiry('escalate'));
+  if (resolution.kind === 'deferred') return deferred(resolution.id);
+  if (resolution.answer !== 'run') {
+    const decided = resolution.by === 'policy' ? `${resolution.reason}` : 'the user declined to run it outside the sandbox';
+    if (problem) {
+      context.warn('sandbox_unavailable', `${tool.name} was not run: the sandbox cannot start: ${problem.cause}. Fix: ${problem.fix}. (\`jp sandbox check\` says more.)`);
+      return respond(context, call.id, `Not run: the command sandbox is unavailable on this machine (${problem.cause}), and commands never run unconfined unless a human or the policy allows it; ${decided}. Do not retry; tell the user. Fix: ${problem.fix}.`, true, 'denied');
+    }
+    const why = resolution.by === 'policy' ? `${decided.charAt(0).toUpperCase()}${decided.slice(1)}` : 'The user declined to run this command outside the sandbox';
+    return respond(context, call.id, `${why}. Without "escalate", the command runs in the sandbox (${sandbox.description}).`, true, 'denied');
+  }
+  if (resolution.by === 'policy' && resolution.reason) call.decidedWithoutHuman.push(resolution.reason);
+  return { stage: 'execution', arguments: argumentsValue, sandbox: context.unconfined };
+}
+
+/**
+ * Execution, re-run after each question the tool asks (its answer in `answers`). On a resumed
+ * turn, each run first replays what the log recorded of it (tool-call-replay.ts).
+ */
+async function execution(call: Call, argumentsValue: unknown, sandbox: CommandSandbox): Promise<CallState> {
+  const { context, tool } = call;
+  const given: Given = { answers: {}, answeredBy: {}, askedBefore: new Map(), decided: call.decidedWithoutHuman, sandbox };
   for (;;) {
     if (context.signal.aborted) throw context.signal.reason;
-    if (recorded.takeStart()) {
-      const next = recorded.peek();
-      if (next?.type === 'inquiry_request' && next.during_call === true) {
-        // It stopped while the tool was asking (defer, a crash): settle what it asked, then run it
-        // again with those answers. If the last question was answered, the tool went on after it.
-        const asked = recorded.takeDuringCall();
-        if (asked[asked.length - 1]!.response && tool.sideEffects) {
-          return respond(
-            context,
-            call.id,
-            `Outcome unknown: jp stopped while ${tool.name} was running, so it may or may not have taken effect. It was not run again; check its effect before retrying.`,
-            true,
-            'unknown',
-          );
-        }
-        for (const entry of asked) {
-          const resolution = await context.resolver.resolve(call.id, entry.request.inquiry, entry, { duringCall: true });
-          if (resolution.kind === 'deferred') return { kind: 'deferred', inquiryId: resolution.id };
-          if (entry.request.inquiry.kind === 'tool_question') askedBefore.set(entry.request.inquiry.question.id, resolution);
-        }
-        result = await execute(context, tool, argumentsValue, { answers, answeredBy, askedBefore, decided: decidedWithoutHuman, sandbox }, { timeoutMilliseconds, outputLimit }, call.id);
-      } else if (next?.type === 'inquiry_request' && next.inquiry.kind === 'tool_question') {
-        result = { kind: 'needs_input', question: next.inquiry.question };
-      } else if (next?.type === 'inquiry_request' && next.inquiry.kind === 'deliver_tool_result') {
-        result = next.inquiry.is_error ? { kind: 'error', message: next.inquiry.result } : { kind: 'success', content: next.inquiry.result };
-      } else if (next === undefined && tool.sideEffects) {
-        return respond(
-          context,
-          call.id,
-          `Outcome unknown: jp stopped while ${tool.name} was running, so it may or may not have taken effect. It was not run again; check its effect before retrying.`,
-          true,
-          'unknown',
-        );
-      } else {
-        result = await execute(context, tool, argumentsValue, { answers, answeredBy, askedBefore, decided: decidedWithoutHuman, sandbox }, { timeoutMilliseconds, outputLimit }, call.id);
-      }
+    const replayed = call.recorded.replayStart(tool);
+    if (replayed.kind === 'unknown') return ended(context, unknownOutcome(call.id, { stopped: tool.name }));
+    let result: ToolResult | { kind: 'deferred'; inquiryId: string };
+    if (replayed.kind === 'result') {
+      result = replayed.result;
     } else {
-      result = await execute(context, tool, argumentsValue, { answers, answeredBy, askedBefore, decided: decidedWithoutHuman, sandbox }, { timeoutMilliseconds, outputLimit }, call.id);
+      for (const entry of replayed.settleFirst ?? []) {
+        const resolution = await context.resolver.resolve(call.id, entry.request.inquiry, entry, { duringCall: true });
+        if (resolution.kind === 'deferred') return deferred(resolution.id);
+        if (entry.request.inquiry.kind === 'tool_question') given.askedBefore.set(entry.request.inquiry.question.id, resolution);
+      }
+      result = await execute(call, argumentsValue, given);
     }
-    if (result.kind === 'deferred') return { kind: 'deferred', inquiryId: result.inquiryId };
-    if (result.kind !== 'needs_input') break;
+    if (result.kind === 'deferred') return deferred(result.inquiryId);
+    if (result.kind !== 'needs_input') {
+      return { stage: 'delivery', content: truncateOutput(result.kind === 'success' ? result.content : result.message, call.outputLimit), isError: result.kind === 'error' };
+    }
     const question = result.question;
-    const resolution = await context.resolver.resolve(
-      call.id,
-      { kind: 'tool_question', tool: tool.name, question },
-      recorded.takeInquiry('tool_question', question.id),
-    );
-    if (resolution.kind === 'deferred') return { kind: 'deferred', inquiryId: resolution.id };
+    const resolution = await context.resolver.resolve(call.id, { kind: 'tool_question', tool: tool.name, question }, call.recorded.takeInquiry('tool_question', question.id));
+    if (resolution.kind === 'deferred') return deferred(resolution.id);
     if (resolution.answer === null) {
-      return respond(
-        context,
-        call.id,
-        `${resolution.reason ?? 'unanswered: no user available'}. Choose a safe path, or report that input is required.`,
-        true,
-        'denied',
-      );
+      return respond(context, call.id, `${resolution.reason ?? 'unanswered: no user available'}. Choose a safe path, or report that input is required.`, true, 'denied');
     }
-    answers[question.id] = resolution.answer;
-    answeredBy[question.id] = resolution.by;
+    given.answers[question.id] = resolution.answer;
+    given.answeredBy[question.id] = resolution.by;
     if (resolution.by !== 'user' && !tool.tellsWhoAnswered && resolution.reason) {
-      decidedWithoutHuman.push(`the question ${JSON.stringify(question.text)} was ${resolution.reason} (answer: ${JSON.stringify(resolution.answer)})`);
+      call.decidedWithoutHuman.push(`the question ${JSON.stringify(question.text)} was ${resolution.reason} (answer: ${JSON.stringify(resolution.answer)})`);
     }
   }
+}
 
-  let content = truncateOutput(result.kind === 'success' ? result.content : result.message, outputLimit);
-  const isError = result.kind === 'error';
-
-  // 3. Delivery of the result to the model.
+/** Delivery of the result to the model (config `result`), with the decisions made without a human. */
+async function delivery(call: Call, output: string, isError: boolean): Promise<CallState> {
+  const { context, tool } = call;
+  let content = output;
   const resultMode = resolveResultMode(context.config, tool.name).value;
   if (resultMode === 'skip') {
     return respond(context, call.id, `The tool ran, but its result is withheld: conversation.tools.${tool.name}.result = "skip".`, isError, isError ? 'error' : 'ok');
   }
   if (resultMode === 'ask' || resultMode === 'edit') {
     const inquiry: Inquiry = { kind: 'deliver_tool_result', tool: tool.name, result: content, ...(isError ? { is_error: true } : {}), ...(resultMode === 'edit' ? { edit: true } : {}) };
-    const resolution = await context.resolver.resolve(call.id, inquiry, recorded.takeInquiry('deliver_tool_result'));
-    if (resolution.kind === 'deferred') return { kind: 'deferred', inquiryId: resolution.id };
+    const resolution = await context.resolver.resolve(call.id, inquiry, call.recorded.takeInquiry('deliver_tool_result'));
+    if (resolution.kind === 'deferred') return deferred(resolution.id);
     const answer = resolution.answer;
     if (answer === 'skip') {
       const why = resolution.by === 'policy' ? `The tool ran, but its ${resolution.reason}.` : 'The tool ran, but the user chose not to share its result.';
       return respond(context, call.id, why, isError, 'denied');
     }
     if (typeof answer === 'object' && answer !== null && 'edit' in answer) content = String((answer as { edit: unknown }).edit);
-    if (answer === 'deliver' && resolution.by === 'policy' && resolution.reason) decidedWithoutHuman.push(resolution.reason);
+    if (answer === 'deliver' && resolution.by === 'policy' && resolution.reason) call.decidedWithoutHuman.push(resolution.reason);
   }
-  return respond(context, call.id, withDecisions(content, decidedWithoutHuman), isError, isError ? 'error' : 'ok');
+  return respond(context, call.id, withDecisions(content, call.decidedWithoutHuman), isError, isError ? 'error' : 'ok');
 }
 
 /** The tool's output, then one line from jp per decision made without a human. */
@@ -299,21 +271,20 @@ function duringCallDecision(question: Question, resolution: Extract<Resolution, 
   return `the question ${JSON.stringify(question.text)} was ${resolution.reason} (answer: ${JSON.stringify(resolution.answer)})`;
 }
 
-async function execute(
-  context: ToolCallContext,
-  tool: Tool,
-  argumentsValue: unknown,
-  given: {
-    answers: Record<string, JsonValue>;
-    answeredBy: Record<string, AnsweredBy>;
-    askedBefore: Map<string, Resolution>;
-    /** Decisions made without a human, for the result. */
-    decided: string[];
-    sandbox: CommandSandbox;
-  },
-  limits: { timeoutMilliseconds: number; outputLimit: number },
-  callId: string,
-): Promise<ToolResult | { kind: 'deferred'; inquiryId: string }> {
+/** What a run of the tool is given, and the decisions it adds to. */
+interface Given {
+  answers: Record<string, JsonValue>;
+  answeredBy: Record<string, AnsweredBy>;
+  /** Questions asked while an earlier run of it went on, settled again on resume, by question id. */
+  askedBefore: Map<string, Resolution>;
+  /** Decisions made without a human, for the result. */
+  decided: string[];
+  sandbox: CommandSandbox;
+}
+
+/** One run of the tool, after its tool_call_start is recorded; its result is redacted. */
+async function execute(call: Call, argumentsValue: unknown, given: Given): Promise<ToolResult | { kind: 'deferred'; inquiryId: string }> {
+  const { context, tool, id: callId } = call;
   context.append({ type: 'tool_call_start', timestamp: now(), id: callId });
   let deferredInquiry: string | undefined;
   const ask = async (question: Question): Promise<ToolAnswer> => {
@@ -340,8 +311,8 @@ async function execute(
       answers: { ...given.answers },
       answeredBy: { ...given.answeredBy },
       processes: context.host.processes,
-      timeoutMilliseconds: limits.timeoutMilliseconds,
-      outputLimit: limits.outputLimit,
+      timeoutMilliseconds: call.timeoutMilliseconds,
+      outputLimit: call.outputLimit,
       ask,
       progress: (message) => context.host.notice('info', `${tool.name}: ${message}`),
       sandbox: given.sandbox,

@@ -4,7 +4,9 @@
  * stdout/JSON and what goes back to the model hold the same text.
  *
  * The secrets are the values of environment variables: the provider key variables jp uses and the
- * ones listed in `secrets.env_vars`, registered once per process (registerSecrets). Exact values
+ * ones listed in `secrets.env_vars`. They are kept in one Secrets object per process, made by its
+ * entry point (the command context, the query server) and passed to whatever writes: the logger,
+ * the run and its turns, the results, the MCP connections. Exact values
  * only, no guessing from shapes: a value shorter than 8 characters is not redacted (it would blank
  * out ordinary words). The one place a name decides is a variable jp is given literally to pass on
  * (an MCP server's `env`): there a name ending in `_TOKEN`, `_API_KEY`, `_SECRET` or `_PASSWORD`
@@ -18,9 +20,6 @@
 export const redactedText = '[REDACTED]';
 const minimumSecretLength = 8;
 
-/** Longest first, so that a secret containing another is replaced whole. */
-let secrets: string[] = [];
-
 /** Whether a variable given literally to a tool (an MCP server's `env`) holds a secret by its name. */
 export function isSecretName(name: string): boolean {
   return /_(TOKEN|API_KEY|SECRET|PASSWORD)$/i.test(name);
@@ -33,55 +32,84 @@ function formsOf(secret: string): string[] {
   return [secret, once, twice];
 }
 
-/** Adds the values of `variableNames` in `environment` to the secrets of this process. */
-export function registerSecrets(environment: NodeJS.ProcessEnv, variableNames: Iterable<string>): void {
-  const found = new Set(secrets);
-  for (const name of variableNames) {
-    const value = environment[name];
-    if (value !== undefined && value.length >= minimumSecretLength) for (const form of formsOf(value)) found.add(form);
+/** The secrets one process knows, and redaction by them. Secrets are only ever added. */
+export class Secrets {
+  /** Longest first, so that a secret containing another is replaced whole. */
+  private values: string[] = [];
+
+  /** Adds the values of `variableNames` in `environment`. */
+  add(environment: NodeJS.ProcessEnv, variableNames: Iterable<string>): void {
+    const found = new Set(this.values);
+    for (const name of variableNames) {
+      const value = environment[name];
+      if (value !== undefined && value.length >= minimumSecretLength) for (const form of formsOf(value)) found.add(form);
+    }
+    this.values = [...found].sort((a, b) => b.length - a.length);
   }
-  secrets = [...found].sort((a, b) => b.length - a.length);
-}
 
-/** Registers the values of `variables` whose names mark them secret (isSecretName). */
-export function registerNamedSecrets(variables: Record<string, string>): void {
-  registerSecrets(variables, Object.keys(variables).filter(isSecretName));
-}
-
-export function redact(text: string): string {
-  let result = text;
-  for (const secret of secrets) if (result.includes(secret)) result = result.split(secret).join(redactedText);
-  return result;
-}
-
-/** Redacts every string inside a JSON-like value (keys included); returns the value itself when nothing changed. */
-export function redactValue<T>(value: T): T {
-  if (secrets.length === 0) return value;
-  return redactInside(value) as T;
-}
-
-function redactInside(value: unknown): unknown {
-  if (typeof value === 'string') return redact(value);
-  if (Array.isArray(value)) {
-    let changed = false;
-    const items = value.map((item) => {
-      const redacted = redactInside(item);
-      if (redacted !== item) changed = true;
-      return redacted;
-    });
-    return changed ? items : value;
+  /** Adds the values of `variables` whose names mark them secret (isSecretName). */
+  addNamed(variables: Record<string, string>): void {
+    this.add(variables, Object.keys(variables).filter(isSecretName));
   }
-  if (typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype) {
-    let changed = false;
-    const entries = Object.entries(value).map(([key, item]) => {
-      const redactedKey = redact(key);
-      const redacted = redactInside(item);
-      if (redacted !== item || redactedKey !== key) changed = true;
-      return [redactedKey, redacted] as const;
-    });
-    return changed ? Object.fromEntries(entries) : value;
+
+  redact(text: string): string {
+    let result = text;
+    for (const secret of this.values) if (result.includes(secret)) result = result.split(secret).join(redactedText);
+    return result;
   }
-  return value;
+
+  /** Redacts every string inside a JSON-like value (keys included); returns the value itself when nothing changed. */
+  redactValue<T>(value: T): T {
+    if (this.values.length === 0) return value;
+    return this.redactInside(value) as T;
+  }
+
+  /** A redactor for a text that arrives in pieces. */
+  stream(): StreamRedactor {
+    return new StreamRedactor(this);
+  }
+
+  /** Length of the longest end of `text` that is the beginning (not all) of some secret. */
+  longestStartAtEnd(text: string): number {
+    let longest = 0;
+    for (const secret of this.values) {
+      for (let length = Math.min(secret.length - 1, text.length); length > longest; length--) {
+        if (text.endsWith(secret.slice(0, length))) {
+          longest = length;
+          break;
+        }
+      }
+    }
+    return longest;
+  }
+
+  get empty(): boolean {
+    return this.values.length === 0;
+  }
+
+  private redactInside(value: unknown): unknown {
+    if (typeof value === 'string') return this.redact(value);
+    if (Array.isArray(value)) {
+      let changed = false;
+      const items = value.map((item) => {
+        const redacted = this.redactInside(item);
+        if (redacted !== item) changed = true;
+        return redacted;
+      });
+      return changed ? items : value;
+    }
+    if (typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype) {
+      let changed = false;
+      const entries = Object.entries(value).map(([key, item]) => {
+        const redactedKey = this.redact(key);
+        const redacted = this.redactInside(item);
+        if (redacted !== item || redactedKey !== key) changed = true;
+        return [redactedKey, redacted] as const;
+      });
+      return changed ? Object.fromEntries(entries) : value;
+    }
+    return value;
+  }
 }
 
 /**
@@ -90,13 +118,18 @@ function redactInside(value: unknown): unknown {
  * the next piece (or `end()`) decides.
  */
 export class StreamRedactor {
+  private readonly secrets: Secrets;
   private held = '';
+
+  constructor(secrets: Secrets) {
+    this.secrets = secrets;
+  }
 
   /** The redacted text that can be released now. */
   push(piece: string): string {
-    if (secrets.length === 0) return piece;
-    const text = redact(this.held + piece);
-    const keep = longestSecretStartAtEnd(text);
+    if (this.secrets.empty) return piece;
+    const text = this.secrets.redact(this.held + piece);
+    const keep = this.secrets.longestStartAtEnd(text);
     this.held = text.slice(text.length - keep);
     return text.slice(0, text.length - keep);
   }
@@ -107,18 +140,4 @@ export class StreamRedactor {
     this.held = '';
     return rest;
   }
-}
-
-/** Length of the longest end of `text` that is the beginning (not all) of some secret. */
-function longestSecretStartAtEnd(text: string): number {
-  let longest = 0;
-  for (const secret of secrets) {
-    for (let length = Math.min(secret.length - 1, text.length); length > longest; length--) {
-      if (text.endsWith(secret.slice(0, length))) {
-        longest = length;
-        break;
-      }
-    }
-  }
-  return longest;
 }

@@ -14,6 +14,7 @@ import type { Renderer } from '../client/renderer.ts';
 import { RunError } from '../errors.ts';
 import { visible } from '../output/sanitize.ts';
 import { buildErrorResult } from '../report/result.ts';
+import type { Secrets } from '../redact.ts';
 import type { CommandContext } from './context.ts';
 
 /**
@@ -89,7 +90,7 @@ export async function finishOutcome(
   renderer: Renderer,
   outcome: ClientOutcome,
   conversationId: string,
-  query: { text: string; model: string | null; startedAt: number },
+  query: { text: string; model: string | null; startedAt: number; secrets: Secrets },
 ): Promise<number> {
   switch (outcome.kind) {
     case 'result':
@@ -109,7 +110,7 @@ export async function finishOutcome(
           : new RunError('server_lost', `the query server${outcome.serverPid ? ` (pid ${outcome.serverPid})` : ''} for ${conversationId} stopped without a result`, {
               hint: `What it did is saved. See \`jp conversation print ${conversationId}\`, and resume with \`jp query --continue --id=${conversationId}\`.`,
             });
-      renderer.finish(buildErrorResult({ conversationId, query: query.text, error, model: query.model, startedAt: query.startedAt }));
+      renderer.finish(buildErrorResult({ conversationId, query: query.text, error, model: query.model, startedAt: query.startedAt, secrets: query.secrets }));
       await renderer.flush();
       return error.exitCode;
     }

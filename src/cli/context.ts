@@ -9,7 +9,7 @@ import { readConfigFile } from '../workspace/files.ts';
 import { formatErrorForHumans, type JpError } from '../errors.ts';
 import type { ConfigInputs, LoadedConfig } from '../config/load.ts';
 import { userConfigFile } from '../config/paths.ts';
-import { registerNamedSecrets, registerSecrets } from '../redact.ts';
+import { Secrets } from '../redact.ts';
 import { visible } from '../output/sanitize.ts';
 import { resolveFormat, SafeWriter, type OutputFormat } from '../output/channels.ts';
 import { createLogger, defaultLogFile, type Logger, type LogSettings } from '../output/logger.ts';
@@ -26,6 +26,8 @@ export class CommandContext {
   readonly stdout = new SafeWriter(process.stdout);
   readonly stderr = new SafeWriter(process.stderr);
   readonly format: OutputFormat;
+  /** This process's secrets: registered before anything is written that may quote one (registerSecrets). */
+  readonly secrets = new Secrets();
   private cachedWorkspace: Workspace | undefined;
   private cachedLogger: Promise<Logger> | undefined;
 
@@ -106,7 +108,7 @@ export class CommandContext {
   }
 
   logger(): Promise<Logger> {
-    this.cachedLogger ??= this.registerSecrets().then(() => createLogger(this.logSettings(), { role: 'client' }));
+    this.cachedLogger ??= this.registerSecrets().then(() => createLogger(this.logSettings(), this.secrets, { role: 'client' }));
     return this.cachedLogger;
   }
 
@@ -118,8 +120,8 @@ export class CommandContext {
    */
   registerSecrets(): Promise<void> {
     this.secretsRegistered ??= import('./secret-variables.ts').then(({ clientSecretVariables, clientMcpEnvironments }) => {
-      registerSecrets(this.facts.environment, clientSecretVariables(this.configInputs()));
-      for (const environment of clientMcpEnvironments(this.configInputs())) registerNamedSecrets(environment);
+      this.secrets.add(this.facts.environment, clientSecretVariables(this.configInputs()));
+      for (const environment of clientMcpEnvironments(this.configInputs())) this.secrets.addNamed(environment);
     });
     return this.secretsRegistered;
   }

@@ -8,6 +8,7 @@ import { JpError, toJpError, UsageError } from '../errors.ts';
 import { resolveFormat, type OutputFormat, type RequestedFormat } from '../output/channels.ts';
 import type { Logger } from '../output/logger.ts';
 import { buildErrorResult } from '../report/result.ts';
+import { Secrets } from '../redact.ts';
 import type { EarlyServer } from '../server/spawn.ts';
 import { completionCandidates, completionScript, shells, type Shell } from './completion.ts';
 import { CommandContext } from './context.ts';
@@ -275,7 +276,7 @@ function reportEarlyError(command: Command, format: OutputFormat, error: JpError
     const hint = error.hint ? { hint: error.hint } : {};
     process.stderr.write(JSON.stringify({ ...base, type: 'error', code: error.code, message: error.message, ...hint, exit_code: error.exitCode }) + '\n');
     if (command.name() === 'query') {
-      process.stdout.write(JSON.stringify(buildErrorResult({ conversationId: null, query: '', error, model: null, startedAt: Date.now() })) + '\n');
+      process.stdout.write(JSON.stringify(buildErrorResult({ conversationId: null, query: '', error, model: null, startedAt: Date.now(), secrets: new Secrets() })) + '\n');
     }
   } else {
     process.stderr.write(`error: ${error.message}\n${error.hint ? `  ${error.hint}\n` : ''}`);

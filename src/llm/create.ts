@@ -3,6 +3,7 @@
  */
 import type { Config } from '../config/schema.ts';
 import type { JpError } from '../errors.ts';
+import type { Secrets } from '../redact.ts';
 import type { WireObserver } from './provider-fetch.ts';
 import type { ModelSpec } from './resolve.ts';
 import { RetryingChatModel } from './retry.ts';
@@ -10,6 +11,7 @@ import type { ChatModel } from './types.ts';
 
 export interface CreateModelOptions {
   environment: NodeJS.ProcessEnv;
+  secrets: Secrets;
   onRetry?: (attempt: number, delayMilliseconds: number, error: JpError) => void;
   /** Sees the provider's HTTP traffic (request bodies, raw response stream), for -vvvvv. */
   wire?: WireObserver;
@@ -28,6 +30,7 @@ export async function createChatModel(spec: ModelSpec, config: Config, options: 
     model = new SdkChatModel(
       spec,
       await createSdkLanguageModel(spec, options.environment, options.wire),
+      options.secrets,
       {
         ...(assistant.max_output_tokens !== undefined ? { maxOutputTokens: assistant.max_output_tokens } : {}),
         ...(assistant.reasoning !== undefined ? { reasoning: assistant.reasoning } : {}),

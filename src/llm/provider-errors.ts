@@ -6,7 +6,7 @@
  */
 import { APICallError } from '@ai-sdk/provider';
 import { JpError, ProviderError, RetryableProviderError } from '../errors.ts';
-import { redact } from '../redact.ts';
+import type { Secrets } from '../redact.ts';
 import type { ModelSpec } from './resolve.ts';
 
 /** Where a failure happened: before the response started, or while its body streamed. */
@@ -140,7 +140,7 @@ function retryHint(): string {
 }
 
 /** Maps an SDK, network or streamed provider error to a jp error. */
-export function classifyProviderError(error: unknown, spec: ModelSpec, phase: FailurePhase): JpError {
+export function classifyProviderError(error: unknown, spec: ModelSpec, phase: FailurePhase, secrets: Secrets): JpError {
   if (JpError.isInstance(error)) return error;
   const name = providerName(spec);
   const prefix = `${spec.id}:`;
@@ -148,18 +148,18 @@ export function classifyProviderError(error: unknown, spec: ModelSpec, phase: Fa
   if (APICallError.isInstance(error)) {
     const status = error.statusCode;
     const description = describe(error.data) ?? describeBody(error.responseBody);
-    const said = description?.message ? `: ${redact(description.message)}` : '';
+    const said = description?.message ? `: ${secrets.redact(description.message)}` : '';
     // A 2xx status means the response had started: reading its body failed, the connection broke.
-    if (phase === 'stream' && (status === undefined || (status >= 200 && status < 300))) return brokenStream(spec, error);
+    if (phase === 'stream' && (status === undefined || (status >= 200 && status < 300))) return brokenStream(spec, secrets, error);
     if (status === undefined) {
-      const permanent = permanentConnectionFailure(error.cause ?? error, spec);
+      const permanent = permanentConnectionFailure(error.cause ?? error, spec, secrets);
       if (permanent) return permanent;
-      return new RetryableProviderError('network_error', `${prefix} cannot reach ${name} at ${defaultBaseUrl(spec)}: ${redact(causeText(error.cause ?? error))}`, {
+      return new RetryableProviderError('network_error', `${prefix} cannot reach ${name} at ${defaultBaseUrl(spec)}: ${secrets.redact(causeText(error.cause ?? error))}`, {
         hint: `Check the network, a proxy (HTTPS_PROXY, NO_PROXY) and ${baseUrlKey(spec)}. ${retryHint()}`,
         cause: error,
       });
     }
-    if (isQuota(description, status)) return quotaError(spec, description, status, error);
+    if (isQuota(description, status)) return quotaError(spec, description, status, error, secrets);
     if (status === 400 || status === 413 || status === 422) {
       if (isContextLength(description)) return contextLengthError(spec, said, error);
     }
@@ -198,8 +198,8 @@ export function classifyProviderError(error: unknown, spec: ModelSpec, phase: Fa
   const record = asRecord(error);
   if (record && !(error instanceof Error)) {
     const description = describe(record) ?? describe(record.data);
-    const said = description?.message ? redact(description.message) : redact(JSON.stringify(record).slice(0, 300));
-    if (isQuota(description, undefined)) return quotaError(spec, description, undefined, error);
+    const said = description?.message ? secrets.redact(description.message) : secrets.redact(JSON.stringify(record).slice(0, 300));
+    if (isQuota(description, undefined)) return quotaError(spec, description, undefined, error, secrets);
     if (isContextLength(description)) return contextLengthError(spec, `: ${said}`, error);
     const retryable =
       typeof record.isRetryable === 'boolean'
@@ -214,16 +214,16 @@ export function classifyProviderError(error: unknown, spec: ModelSpec, phase: Fa
     return new ProviderError('provider_error', `${prefix} ${name} reported an error: ${said}`, { cause: error });
   }
 
-  const permanent = permanentConnectionFailure(error, spec);
+  const permanent = permanentConnectionFailure(error, spec, secrets);
   if (permanent) return permanent;
   if (isNetworkFailure(error)) {
-    if (phase === 'stream') return brokenStream(spec, error);
-    return new RetryableProviderError('network_error', `${prefix} cannot reach ${name} at ${defaultBaseUrl(spec)}: ${redact(causeText(error))}`, {
+    if (phase === 'stream') return brokenStream(spec, secrets, error);
+    return new RetryableProviderError('network_error', `${prefix} cannot reach ${name} at ${defaultBaseUrl(spec)}: ${secrets.redact(causeText(error))}`, {
       hint: `Check the network, a proxy (HTTPS_PROXY, NO_PROXY) and ${baseUrlKey(spec)}. ${retryHint()}`,
       cause: error,
     });
   }
-  return new ProviderError('provider_error', `${prefix} ${redact(causeText(error))}`, { cause: error });
+  return new ProviderError('provider_error', `${prefix} ${secrets.redact(causeText(error))}`, { cause: error });
 }
 
 /** The errors in a chain of causes, outermost first. */
@@ -243,7 +243,7 @@ function causeChain(error: unknown): Error[] {
  * fetch refuses to use ("bad port"), a URL it cannot use, a certificate it does not accept, or no
  * memory for fetch's HTTP parser (WebAssembly) under an address-space limit.
  */
-function permanentConnectionFailure(error: unknown, spec: ModelSpec): JpError | undefined {
+function permanentConnectionFailure(error: unknown, spec: ModelSpec, secrets: Secrets): JpError | undefined {
   const chain = causeChain(error);
   const name = providerName(spec);
   const where = `${spec.id}: cannot reach ${name} at ${defaultBaseUrl(spec)}`;
@@ -258,7 +258,7 @@ function permanentConnectionFailure(error: unknown, spec: ModelSpec): JpError | 
       return new ProviderError('bad_port', `${where}: fetch refuses to connect to that port (bad port: it belongs to another protocol)`, { hint: check, cause: error });
     }
     if (code === 'ERR_INVALID_URL' || /^(invalid url|unknown scheme|unsupported protocol)/i.test(link.message)) {
-      return new ProviderError('bad_url', `${where}: the URL cannot be used (${redact(link.message)})`, { hint: check, cause: error });
+      return new ProviderError('bad_url', `${where}: the URL cannot be used (${secrets.redact(link.message)})`, { hint: check, cause: error });
     }
     if (/^(CERT_|ERR_TLS_CERT|UNABLE_TO_(GET|VERIFY)|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN)/.test(code)) {
       return new ProviderError('certificate_rejected', `${where}: its TLS certificate is not accepted (${code})`, {
@@ -287,8 +287,8 @@ function isNetworkFailure(error: unknown): boolean {
   return false;
 }
 
-function quotaError(spec: ModelSpec, description: ProviderDescription | undefined, status: number | undefined, cause: unknown): JpError {
-  const said = description?.message ? `: ${redact(description.message)}` : '';
+function quotaError(spec: ModelSpec, description: ProviderDescription | undefined, status: number | undefined, cause: unknown, secrets: Secrets): JpError {
+  const said = description?.message ? `: ${secrets.redact(description.message)}` : '';
   return new ProviderError('quota_exceeded', `${spec.id}: ${providerName(spec)} refused the request for quota or billing${status ? ` (HTTP ${status})` : ''}${said}`, {
     hint: `Check the plan and billing of the account${spec.apiKeyVariable ? ` whose key is in ${spec.apiKeyVariable}` : ''}; retrying will not help until then.`,
     cause,
@@ -296,8 +296,8 @@ function quotaError(spec: ModelSpec, description: ProviderDescription | undefine
 }
 
 /** The response had started and its stream broke: the connection closed, errored or stalled. */
-export function brokenStream(spec: ModelSpec, cause: unknown, what?: string): RetryableProviderError {
-  const detail = what ?? redact(causeText(cause));
+export function brokenStream(spec: ModelSpec, secrets: Secrets, cause: unknown, what?: string): RetryableProviderError {
+  const detail = what ?? secrets.redact(causeText(cause));
   return new RetryableProviderError('stream_broken', `${spec.id}: the connection to ${providerName(spec)} broke while streaming${detail ? ` (${detail})` : ''}`, {
     hint: 'The answer is incomplete; `jp query --continue` asks again.',
     cause,
@@ -308,8 +308,8 @@ export function brokenStream(spec: ModelSpec, cause: unknown, what?: string): Re
  * A successful reply that is no event stream (an HTML page from a proxy's login or a wrong URL):
  * final at once, with its content type.
  */
-export function notEventStream(spec: ModelSpec, contentType: string): ProviderError {
-  return new ProviderError('not_event_stream', `${spec.id}: ${providerName(spec)} at ${defaultBaseUrl(spec)} answered with something that is not an event stream (content-type ${redact(contentType.split(';')[0]!.trim())})`, {
+export function notEventStream(spec: ModelSpec, contentType: string, secrets: Secrets): ProviderError {
+  return new ProviderError('not_event_stream', `${spec.id}: ${providerName(spec)} at ${defaultBaseUrl(spec)} answered with something that is not an event stream (content-type ${secrets.redact(contentType.split(';')[0]!.trim())})`, {
     hint: `Check ${baseUrlKey(spec)}: it should be the provider's API (it ends in /v1 for most); a proxy or a login page may be answering instead.`,
   });
 }

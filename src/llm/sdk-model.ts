@@ -12,7 +12,7 @@ import type {
   SharedV3ProviderOptions,
 } from '@ai-sdk/provider';
 import { InvalidResponseDataError } from '@ai-sdk/provider';
-import { redact } from '../redact.ts';
+import type { Secrets } from '../redact.ts';
 import { brokenStream, classifyProviderError, notEventStream, providerName } from './provider-errors.ts';
 import { providerFetch, type WireObserver } from './provider-fetch.ts';
 import type { ModelSpec } from './resolve.ts';
@@ -215,6 +215,8 @@ export class SdkChatModel implements ChatModel {
   readonly id: string;
   private readonly spec: ModelSpec;
   private readonly model: LanguageModelV3;
+  /** What the provider says in an error or a finish is redacted by these. */
+  private readonly secrets: Secrets;
   private readonly providerOptions: SharedV3ProviderOptions;
   private readonly maxOutputTokens: number | undefined;
   private readonly onWarning: (message: string) => void;
@@ -224,8 +226,9 @@ export class SdkChatModel implements ChatModel {
   /** Settings this provider has no equivalent for, said with the first request (when someone listens). */
   private readonly ignored: string[];
 
-  constructor(spec: ModelSpec, model: LanguageModelV3, settings: ModelSettings = {}, onWarning: (message: string) => void = () => {}) {
+  constructor(spec: ModelSpec, model: LanguageModelV3, secrets: Secrets, settings: ModelSettings = {}, onWarning: (message: string) => void = () => {}) {
     this.id = spec.id;
+    this.secrets = secrets;
     this.spec = spec;
     this.model = model;
     this.onWarning = onWarning;
@@ -277,10 +280,10 @@ export class SdkChatModel implements ChatModel {
       const contentType = result.response?.headers?.['content-type'];
       if (contentType !== undefined && !/event-stream|ndjson|json/i.test(contentType)) {
         reader.cancel().catch(() => {});
-        throw notEventStream(this.spec, contentType);
+        throw notEventStream(this.spec, contentType, this.secrets);
       }
     } catch (error) {
-      throw classifyProviderError(error, this.spec, 'request');
+      throw classifyProviderError(error, this.spec, 'request', this.secrets);
     }
     // A step's calls of jp's tools are handed out only once its finish has arrived.
     const toolCalls: Extract<StreamPart, { type: 'tool_call' }>[] = [];
@@ -293,9 +296,9 @@ export class SdkChatModel implements ChatModel {
         try {
           next = await reader.read();
         } catch (error) {
-          throw classifyProviderError(error, this.spec, 'stream');
+          throw classifyProviderError(error, this.spec, 'stream', this.secrets);
         }
-        if (next.done) throw brokenStream(this.spec, undefined, 'the stream ended without its finish event');
+        if (next.done) throw brokenStream(this.spec, this.secrets, undefined, 'the stream ended without its finish event');
         const part = next.value;
         if (part.type === 'text-delta' || part.type === 'reasoning-delta' || part.type === 'tool-input-delta') {
           const room = stepOutputLimit.bytes - outputBytes;
@@ -350,7 +353,7 @@ export class SdkChatModel implements ChatModel {
             if (this.sayWarnings) for (const warning of part.warnings) this.warn(`${this.id}: ${warningText(warning)}`);
             break;
           case 'finish': {
-            if (!isProvidersFinish(part.finishReason)) throw brokenStream(this.spec, undefined, 'the stream ended without its finish event');
+            if (!isProvidersFinish(part.finishReason)) throw brokenStream(this.spec, this.secrets, undefined, 'the stream ended without its finish event');
             yield* toolCalls;
             const detail = finishDetail(part);
             yield {
@@ -358,16 +361,16 @@ export class SdkChatModel implements ChatModel {
               usage: toUsage(part.usage),
               reason: part.finishReason.unified as FinishReason,
               providerReason: part.finishReason.raw ?? null,
-              ...(detail ? { detail: redact(detail) } : {}),
+              ...(detail ? { detail: this.secrets.redact(detail) } : {}),
             };
             return;
           }
           case 'error':
             // openai-compatible reports a stream that ended without a finish reason as an error.
             if (InvalidResponseDataError.isInstance(part.error) && /without a finish reason/i.test(part.error.message)) {
-              throw brokenStream(this.spec, part.error, 'the stream ended without its finish event');
+              throw brokenStream(this.spec, this.secrets, part.error, 'the stream ended without its finish event');
             }
-            throw classifyProviderError(part.error, this.spec, 'stream');
+            throw classifyProviderError(part.error, this.spec, 'stream', this.secrets);
           default:
             break;
         }

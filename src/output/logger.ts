@@ -14,7 +14,7 @@
 import { constants, mkdirSync, openSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../errors.ts';
-import { redact } from '../redact.ts';
+import type { Secrets } from '../redact.ts';
 
 export type LogFields = Record<string, unknown>;
 
@@ -112,7 +112,7 @@ function openDestination(settings: LogSettings): { write(text: string): void } {
   };
 }
 
-export async function createLogger(settings: LogSettings, bindings: LogFields = {}): Promise<Logger> {
+export async function createLogger(settings: LogSettings, secrets: Secrets, bindings: LogFields = {}): Promise<Logger> {
   const level = verbosityLevels[Math.min(Math.max(settings.verbosity, 0), verbosityLevels.length - 1)]!;
   if (level === 'silent') return silentLogger;
   const { default: pino } = await import('pino');
@@ -124,7 +124,7 @@ export async function createLogger(settings: LogSettings, bindings: LogFields = 
       base: { pid: process.pid, ...bindings },
       redact: { paths: ['headers.authorization', 'headers["x-api-key"]', 'apiKey', 'api_key'], censor: '[REDACTED]' },
     },
-    { write: (text: string) => destination.write(redact(settings.format === 'text' ? jsonLineToText(text) : text)) },
+    { write: (text: string) => destination.write(secrets.redact(settings.format === 'text' ? jsonLineToText(text) : text)) },
   );
   const method = (name: LogLevel) => (message: string, fields?: LogFields) => (fields ? logger[name](fields, message) : logger[name](message));
   return {

@@ -8,7 +8,7 @@ import { exitCodeOf, type JpError, type RunStatus } from '../errors.ts';
 import type { FinishReason, Source, Usage } from '../llm/types.ts';
 import { eventsFile } from '../conversation/store.ts';
 import { someNames } from '../plural.ts';
-import { redactValue } from '../redact.ts';
+import type { Secrets } from '../redact.ts';
 import { workspaceDirectoryName } from '../workspace/workspace.ts';
 import { summarizeTurn, type PendingInquiry, type PermissionDenial, type ToolSummary, type Unanswered } from '../turn/summary.ts';
 import type { TurnOutcome } from '../turn/engine.ts';
@@ -103,12 +103,14 @@ export function buildTurnResult(options: {
   startedAt: number;
   /** Warnings of the run itself (untrusted keys), before the turn's own. */
   warnings?: ResultWarning[];
+  /** The query and errors may quote a secret: the result is redacted by these where it is made. */
+  secrets: Secrets;
 }): ResultObject {
   const summary = summarizeTurn(options.events.slice(Math.max(0, options.outcome.turnStart)));
   const { status, exitCode } = statusOfTurn(options.outcome, summary);
   const error = options.outcome.error;
   // Made here, so redacted here: the query and errors may quote a secret (the events are redacted already).
-  return redactValue<ResultObject>({
+  return options.secrets.redactValue<ResultObject>({
     v: 1,
     type: 'result',
     ts: new Date().toISOString(),
@@ -149,8 +151,9 @@ export function buildErrorResult(options: {
   model: string | null;
   startedAt: number;
   warnings?: ResultWarning[];
+  secrets: Secrets;
 }): ResultObject {
-  return redactValue<ResultObject>({
+  return options.secrets.redactValue<ResultObject>({
     v: 1,
     type: 'result',
     ts: new Date().toISOString(),

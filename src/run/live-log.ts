@@ -8,19 +8,21 @@ import { now } from '../conversation/events.ts';
 import type { ConversationLog } from '../conversation/log.ts';
 import type { Inquiry, PromptAction } from '../inquiry/types.ts';
 import type { Logger } from '../output/logger.ts';
-import { redact } from '../redact.ts';
+import type { Secrets } from '../redact.ts';
 import type { EditorFiles, ProcessTracker } from '../tools/tool.ts';
 import type { ClientAnswer, TurnHost } from '../turn/host.ts';
 import type { RunClients } from './clients.ts';
 
 export class LiveLog implements TurnHost {
   readonly processes: ProcessTracker;
+  readonly secrets: Secrets;
   private readonly log: ConversationLog;
   private readonly logger: Logger;
   private readonly clients: RunClients;
   private readonly partialText = { message: '', reasoning: '' };
 
-  constructor(options: { log: ConversationLog; logger: Logger; clients: RunClients; processes: ProcessTracker }) {
+  constructor(options: { log: ConversationLog; logger: Logger; clients: RunClients; processes: ProcessTracker; secrets: Secrets }) {
+    this.secrets = options.secrets;
     this.log = options.log;
     this.logger = options.logger;
     this.clients = options.clients;
@@ -53,7 +55,7 @@ export class LiveLog implements TurnHost {
   }
 
   notice(level: 'info' | 'warning', text: string): void {
-    const message = redact(text);
+    const message = this.secrets.redact(text);
     this.logger[level === 'info' ? 'info' : 'warn'](message);
     this.clients.broadcast({ type: 'notice', level, message });
   }

@@ -5,7 +5,7 @@
  */
 import type { LoadedConfig } from '../config/load.ts';
 import type { Logger } from '../output/logger.ts';
-import { registerSecrets } from '../redact.ts';
+import type { Secrets } from '../redact.ts';
 import type { CommandSandbox } from '../sandbox/engine.ts';
 import type { ConfiguredServer } from '../tools/mcp/config.ts';
 import type { McpServers } from '../tools/mcp/servers.ts';
@@ -18,6 +18,7 @@ export interface RunMcpOptions {
   request: RunRequest;
   config: LoadedConfig;
   environment: NodeJS.ProcessEnv;
+  secrets: Secrets;
   version: string;
   logger: Logger;
   /** This process leads its own process group (a spawned server): the servers stay in it. */
@@ -42,7 +43,7 @@ export class RunMcp {
   start(): void {
     const { servers, request, config, environment, logger } = this.options;
     if (servers.length === 0) return;
-    registerSecrets(environment, servers.flatMap((server) => (server.spec.bearerTokenVariable ? [server.spec.bearerTokenVariable] : [])));
+    this.options.secrets.add(environment, servers.flatMap((server) => (server.spec.bearerTokenVariable ? [server.spec.bearerTokenVariable] : [])));
     const selection = { noTools: request.tools.no_tools, enabled: request.tools.enabled };
     const began = Date.now();
     this.started = import('../tools/mcp/servers.ts').then(async ({ McpServers }) => {
@@ -52,6 +53,7 @@ export class RunMcp {
         stderr: this.options.serverOutput,
         warning: this.options.warning,
         include: (name) => isToolIncluded(config.value, selection, name),
+        secrets: this.options.secrets,
         placement: { ownGroup: !this.options.leadsProcessGroup, processes: this.options.processes, sandbox: this.options.sandbox().confined },
       });
       logger.info('MCP servers started', { milliseconds: Date.now() - began, servers: started.statuses().map((status) => `${status.name}: ${status.state}`) });

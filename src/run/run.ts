@@ -12,7 +12,6 @@ import { toJpError, type JpError } from '../errors.ts';
 import type { ChatModel } from '../llm/types.ts';
 import type { Logger } from '../output/logger.ts';
 import { counted } from '../plural.ts';
-import { redact } from '../redact.ts';
 import { buildErrorResult, untrustedKeysWarning, type ResultObject, type ResultWarning } from '../report/result.ts';
 import { runSandboxes } from '../sandbox/engine.ts';
 import type { ProcessTracker } from '../tools/tool.ts';
@@ -59,16 +58,17 @@ export class Run implements RunControl {
   constructor(options: RunOptions) {
     this.options = options;
     const { request, setup, logger } = options;
-    this.live = new LiveLog({ log: setup.log, logger, clients: options.clients, processes: options.processes });
+    this.live = new LiveLog({ log: setup.log, logger, clients: options.clients, processes: options.processes, secrets: setup.secrets });
     if (setup.logRepair.tornTailSavedTo) logger.warn('repaired a torn last line of the log', { saved_to: setup.logRepair.tornTailSavedTo });
     if (setup.logRepair.skipped > 0) logger.warn('skipped damaged lines in the log', { count: setup.logRepair.skipped });
     const notice = (level: 'warning', message: string): void => this.live.notice(level, message);
-    this.model = startModel(setup.model, setup.config, { environment: setup.environment, logger, notice });
+    this.model = startModel(setup.model, setup.config, { environment: setup.environment, secrets: setup.secrets, logger, notice });
     this.mcp = new RunMcp({
       servers: setup.mcpServers,
       request,
       config: setup.config,
       environment: setup.environment,
+      secrets: setup.secrets,
       version: options.version,
       logger,
       leadsProcessGroup: options.leadsProcessGroup,
@@ -149,7 +149,7 @@ export class Run implements RunControl {
 
   private errorResult(error: JpError): ResultObject {
     const { request, setup } = this.options;
-    return buildErrorResult({ conversationId: request.conversation_id, query: request.query, error, model: setup.model.id, startedAt: request.started_at, warnings: this.warnings() });
+    return buildErrorResult({ conversationId: request.conversation_id, query: request.query, error, model: setup.model.id, startedAt: request.started_at, warnings: this.warnings(), secrets: setup.secrets });
   }
 
   /**
@@ -170,7 +170,7 @@ export class Run implements RunControl {
     const { logger } = this.options;
     try {
       const kept = updateMetadata(conversationsDirectory, this.options.request.conversation_id, (metadata) => {
-        if (!metadata.title && message) metadata.title = titleFrom(redact(message));
+        if (!metadata.title && message) metadata.title = titleFrom(this.options.setup.secrets.redact(message));
         metadata.updated_at = new Date().toISOString();
       });
       if (kept) {

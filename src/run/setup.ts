@@ -3,7 +3,7 @@
  * from the request and its environment: the workspace (refused if another user could write it), the
  * conversation's lock and its log (opened and parsed once, torn tail repaired), the settings recorded
  * in that log, the configuration (read once and validated), the model, the tools and the MCP servers.
- * The run's secrets are registered (secretVariables) before anything of the run is made.
+ * The run's secrets are added to the process's (secretVariables) before anything of the run is made.
  */
 import path from 'node:path';
 import { recordedSettings } from '../conversation/config-delta.ts';
@@ -16,7 +16,7 @@ import { userConfigFile } from '../config/paths.ts';
 import { safeDirectories } from '../config/safe-directories.ts';
 import { UsageError } from '../errors.ts';
 import { resolveModelSpec, secretVariables, type ModelSpec } from '../llm/resolve.ts';
-import { registerSecrets } from '../redact.ts';
+import type { Secrets } from '../redact.ts';
 import { configuredMcpServers, registerMcpEnvironmentSecrets, type ConfiguredServer } from '../tools/mcp/config.ts';
 import { buildToolRegistry } from '../tools/registry.ts';
 import type { Tool } from '../tools/tool.ts';
@@ -28,6 +28,8 @@ import type { RunRequest } from './request.ts';
 export interface RunSetup {
   /** The environment jp runs in; tools get it without the provider keys (see tools/environment.ts). */
   environment: NodeJS.ProcessEnv;
+  /** The process's secrets, the run's registered: every text the run makes is redacted by them. */
+  secrets: Secrets;
   workspace: Workspace;
   /** The conversation's lock, held by this process from here to the run's end. */
   lock: ConversationLock;
@@ -53,7 +55,7 @@ export interface RunSetup {
  * this process holds), then the log, then everything the log and the request decide. When any of it
  * fails the log is closed and the lock released before the error is thrown.
  */
-export function setUpRun(request: RunRequest, environment: NodeJS.ProcessEnv, takeLock: (workspace: Workspace) => ConversationLock): RunSetup {
+export function setUpRun(request: RunRequest, environment: NodeJS.ProcessEnv, secrets: Secrets, takeLock: (workspace: Workspace) => ConversationLock): RunSetup {
   const workspace = describeWorkspace(request.workspace.root, request.workspace.is_default, request.workspace.tool_root, environment);
   // The client refused a workspace another user could write; so does the process that acts.
   acceptOwnership(safeDirectories(request.config.user_file));
@@ -75,16 +77,17 @@ export function setUpRun(request: RunRequest, environment: NodeJS.ProcessEnv, ta
       trustedWorkspaceSha256: request.config.trusted_workspace_sha256,
       flags: request.config.flags,
     });
-    registerSecrets(environment, secretVariables(config.value));
+    secrets.add(environment, secretVariables(config.value));
     refusePlantedDestination(config, request.config.workspace_trust_state);
     const model = resolveModelSpec(config.value, environment, request.cwd);
     // File tools never reach jp's own rules and state: the user's config directory and jp's data.
     const protectedDirectories = [path.dirname(request.config.user_file ?? userConfigFile(environment)), path.join(dataHome(environment), 'jp')];
     const tools = buildToolRegistry(config.value, { noTools: request.tools.no_tools, enabled: request.tools.enabled }, { protectedDirectories });
     const mcpServers = request.tools.no_tools ? [] : configuredMcpServers(config, environment, request.workspace.tool_root);
-    registerMcpEnvironmentSecrets(mcpServers, secretVariables(config.value));
+    registerMcpEnvironmentSecrets(secrets, mcpServers, secretVariables(config.value));
     return {
       environment,
+      secrets,
       workspace,
       lock,
       log,

@@ -122,6 +122,7 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
     model: setup.model.id,
     startedAt: request.started_at,
     warnings: sequence.warnings(),
+    secrets: setup.secrets,
   });
 }
 

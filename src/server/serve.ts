@@ -11,7 +11,7 @@ import { jpVersion } from '../version.ts';
 import { JpError, toJpError } from '../errors.ts';
 import { createLogger, silentLogger, type Logger } from '../output/logger.ts';
 import { defaultProviderKeyVariables } from '../llm/resolve.ts';
-import { redact, redactValue, registerSecrets } from '../redact.ts';
+import { Secrets } from '../redact.ts';
 import { StopRequest } from '../turn/host.ts';
 import { takeOverLock } from '../workspace/lock.ts';
 import { userSubdirectory } from '../workspace/workspace.ts';
@@ -94,6 +94,7 @@ function removeStaleSocket(socketPath: string): void {
 export async function serveMain(): Promise<number> {
   const channel = new net.Socket({ fd: 3, readable: true, writable: true });
   let logger: Logger = silentLogger;
+  const secrets = new Secrets();
   let setup: RunSetup | undefined;
   let hosted: HostedRun | undefined;
   let listener: net.Server | undefined;
@@ -104,10 +105,10 @@ export async function serveMain(): Promise<number> {
     // The client's environment, keys included, came with the request; this process was started
     // without them (serverStartEnvironment) and never puts them in process.env.
     const environment: NodeJS.ProcessEnv = request.environment ?? process.env;
-    registerSecrets(environment, defaultProviderKeyVariables);
-    logger = await createLogger(request.log, { role: 'server', conversation_id: request.conversation_id });
+    secrets.add(environment, defaultProviderKeyVariables);
+    logger = await createLogger(request.log, secrets, { role: 'server', conversation_id: request.conversation_id });
     // The lock is the client's until this process takes it over, proving the hand-over with its content.
-    setup = setUpRun(request, environment, (workspace) =>
+    setup = setUpRun(request, environment, secrets, (workspace) =>
       takeOverLock(userSubdirectory(workspace, 'locks'), request.conversation_id, request.lock_token ?? '', { role: 'server', waitSeconds: 0, detached: request.detached }),
     );
     const processesDirectory = userSubdirectory(setup.workspace, 'processes');
@@ -136,14 +137,14 @@ export async function serveMain(): Promise<number> {
   } catch (error) {
     const jpError = toJpError(error);
     logger.error('server failed', { code: jpError.code, error: jpError.message });
-    process.stderr.write(`jp server: ${redact(jpError.message)}\n`);
+    process.stderr.write(`jp server: ${secrets.redact(jpError.message)}\n`);
     if (hosted) hosted.finish(undefined);
     else if (setup) abandonSetup(setup);
     if (listener) await closeListener(listener);
     if (!channel.destroyed && channel.writable) {
       await report(channel, {
         ready: false,
-        error: redactValue({ code: jpError.code, message: jpError.message, ...(jpError.hint ? { hint: jpError.hint } : {}), exit_code: jpError.exitCode }),
+        error: secrets.redactValue({ code: jpError.code, message: jpError.message, ...(jpError.hint ? { hint: jpError.hint } : {}), exit_code: jpError.exitCode }),
       });
     }
     return JpError.isInstance(error) ? error.exitCode : 1;

@@ -17,7 +17,6 @@ import { type JpError, toJpError, UsageError } from '../errors.ts';
 import type { JsonValue, Question } from '../inquiry/types.ts';
 import { addUsage, type ChatModel, type FinishReason, type ToolSpec, type Usage } from '../llm/types.ts';
 import type { ContextWindow } from '../llm/context-window.ts';
-import { redactValue } from '../redact.ts';
 import type { Tool } from '../tools/tool.ts';
 import { ContextGuard } from './context-guard.ts';
 import { DeltaQueue } from './delta-queue.ts';
@@ -186,7 +185,7 @@ export class TurnRun {
   private append<E extends ConversationEvent>(made: E): E {
     this.deltas.send();
     // Sealed as recorded (conversation/seal.ts): what carries consent is provably this user's jp's.
-    const event = this.options.seal.seal(this.options.conversationId, redactValue(made), this.events);
+    const event = this.options.seal.seal(this.options.conversationId, this.options.host.secrets.redactValue(made), this.events);
     this.options.host.append(event);
     this.events.push(event);
     return event;
@@ -333,7 +332,7 @@ export class TurnRun {
     this.iterations++;
     return this.contextGuard.request(tools, async () => {
       this.finishReason = null;
-      this.stepText = new StepText({ show: (kind, piece) => this.deltas.push(kind, piece), persist: (event) => this.append(event) });
+      this.stepText = new StepText({ show: (kind, piece) => this.deltas.push(kind, piece), persist: (event) => this.append(event) }, this.options.host.secrets);
       const { model, signal, conversationId } = this.options;
       const step = await streamStep({
         model,

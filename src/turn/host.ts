@@ -5,6 +5,7 @@
 import type { ConversationEvent } from '../conversation/events.ts';
 import type { Inquiry, JsonValue, PromptAction } from '../inquiry/types.ts';
 import type { EditorFiles, ProcessTracker } from '../tools/tool.ts';
+import type { Secrets } from '../redact.ts';
 
 /** `declined`: the human was asked and gave no answer; the detached policy settles the inquiry. */
 export type ClientAnswer = { answered: true; answer: JsonValue } | { answered: false; declined?: boolean };
@@ -29,6 +30,8 @@ export interface TurnHost {
   /** Tells clients an inquiry was settled (by a human, a policy or the assistant). */
   inquiryResolved(id: string, by: string): void;
   processes: ProcessTracker;
+  /** The run's secrets: every event, inquiry and tool result is redacted by them where it is made. */
+  readonly secrets: Secrets;
   /** The prompting client's editor, when it offers to read and write files (an ACP editor). */
   editorFiles?(): EditorFiles | undefined;
 }

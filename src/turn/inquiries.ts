@@ -4,7 +4,6 @@
  * none, the detached policy decides, and every decision not made by a human is explained in plain
  * words naming the config key that would change it.
  */
-import { redactValue } from '../redact.ts';
 import type { EventOf } from '../conversation/events.ts';
 import { canonicalJson, type LogSeal } from '../conversation/seal.ts';
 import { now } from '../conversation/events.ts';
@@ -202,7 +201,7 @@ export class InquiryResolver {
   private async settle(toolCallId: string, asked: Inquiry, recordedEarlier: RecordedInquiry | undefined, options: { duringCall?: boolean }): Promise<Resolution> {
     const { host, config, builtinDetached } = this.context;
     // An inquiry is made here (a tool's question may quote anything): what is logged, prompted or sent to a client is redacted.
-    const inquiry = redactValue(asked);
+    const inquiry = this.context.host.secrets.redactValue(asked);
     if (recordedEarlier && this.reusable(inquiry, recordedEarlier)) {
       const response = recordedEarlier.response!;
       return { kind: 'answered', id: response.id, answer: response.answer, by: response.by, action: response.action, reason: response.reason };

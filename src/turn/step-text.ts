@@ -33,7 +33,7 @@
 import type { EventOf } from '../conversation/events.ts';
 import { now } from '../conversation/events.ts';
 import type { ProviderMetadata, Source } from '../llm/types.ts';
-import { StreamRedactor } from '../redact.ts';
+import type { Secrets } from '../redact.ts';
 
 /** Streamed text is persisted at a paragraph break, or once this many characters are pending. */
 export const flushThreshold = 1000;
@@ -48,14 +48,19 @@ export interface StepTextSink {
 }
 
 export class StepText {
-  private readonly redactors = { message: new StreamRedactor(), reasoning: new StreamRedactor() };
+  private readonly redactors;
   private pending = { message: '', reasoning: '' };
   private readonly sources: Source[] = [];
   /** The step has shown something: text, reasoning, or a call the provider ran. */
   private shownAnything = false;
   private ended = false;
 
-  constructor(private readonly sink: StepTextSink) {}
+  constructor(
+    private readonly sink: StepTextSink,
+    secrets: Secrets,
+  ) {
+    this.redactors = { message: secrets.stream(), reasoning: secrets.stream() };
+  }
 
   message(piece: string): void {
     this.streaming('message');

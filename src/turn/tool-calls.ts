@@ -15,7 +15,6 @@ import type { ToolDefaultsConfig, ToolConfig } from '../config/schema.ts';
 import type { AnsweredBy, Inquiry, JsonValue, Question } from '../inquiry/types.ts';
 import type { Tool, ToolAnswer, ToolResult } from '../tools/tool.ts';
 import type { CommandSandbox } from '../sandbox/engine.ts';
-import { redactValue } from '../redact.ts';
 import { truncateOutput } from '../tools/truncate.ts';
 import type { TurnHost } from './host.ts';
 import type { InquiryResolver, Resolution } from './inquiries.ts';
@@ -327,5 +326,5 @@ async function execute(call: Call, argumentsValue: unknown, given: Given): Promi
   // Deferred while it ran: the call was cancelled; it runs again once a human has answered.
   if (deferredInquiry !== undefined) return { kind: 'deferred', inquiryId: deferredInquiry };
   // A tool result is made here: redacted before anything (a prompt, the log, the model) sees it.
-  return redactValue(result);
+  return context.host.secrets.redactValue(result);
 }

@@ -5,6 +5,7 @@
  * no prompting client is attached, so the detached policy settles every inquiry. An inquiry the
  * script has no answer for fails the test at once, naming it (a test never waits on a prompt).
  */
+import { Secrets } from '../../src/redact.ts';
 import type { ConversationEvent } from '../../src/conversation/events.ts';
 import type { Inquiry, JsonValue, PromptAction } from '../../src/inquiry/types.ts';
 import type { ClientAnswer, TurnHost } from '../../src/turn/host.ts';
@@ -26,6 +27,8 @@ export class RecordingHost implements TurnHost {
   readonly resolved: { id: string; by: string }[] = [];
   syncs = 0;
   readonly processes: ProcessTracker = { nextMarker: () => 'test.1', started: () => {}, ended: () => {} };
+  /** No secrets: what the engine redacts is tested in test/unit/step-text.test.ts and the e2e secret tests. */
+  readonly secrets = new Secrets();
   private readonly script: ScriptedAnswer[] | undefined;
 
   /** `answers`: a prompting client is attached, and its human gives these answers, in order. */

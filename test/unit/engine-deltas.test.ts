@@ -4,6 +4,7 @@
  * persisted chunk follows the deltas that showed it (the server's partial-text bookkeeping and
  * attach rely on that order).
  */
+import { Secrets } from '../../src/redact.ts';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ConversationEvent } from '../../src/conversation/events.ts';
@@ -22,6 +23,7 @@ function recordingHost(): { host: TurnHost; log: ({ delta: string; kind: string 
     notice: () => {},
     sync: () => {},
     hasPromptingClient: () => false,
+    secrets: new Secrets(),
     askClient: async () => ({ answered: false }),
     inquiryResolved: () => {},
     processes: { nextMarker: () => 'test.1', started: () => {}, ended: () => {} },

@@ -3,6 +3,7 @@
  * recorded inquiry is exactly the one jp raises now for the call and this user's jp sealed the
  * answer; anything else is asked again (here: no client, so the detached policy decides).
  */
+import { Secrets } from '../../src/redact.ts';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ConversationEvent, EventOf } from '../../src/conversation/events.ts';
@@ -23,6 +24,7 @@ function resolver(appended: ConversationEvent[]): InquiryResolver {
     notice: () => {},
     sync: () => {},
     hasPromptingClient: () => false,
+    secrets: new Secrets(),
     askClient: async () => ({ answered: false }),
     inquiryResolved: () => {},
     processes: { nextMarker: () => 'test.1', started: () => {}, ended: () => {} },

@@ -1,3 +1,4 @@
+import { Secrets } from '../../src/redact.ts';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
@@ -21,7 +22,7 @@ describe('JsonRenderer', () => {
     const output = new TerminalOutput({ stdout: stdout.writer, stderr: stderr.writer, statusLine: false, color: false });
     const renderer = new JsonRenderer(output, 'jp-c1');
     renderer.delta('message', 'streamed text');
-    const result = buildErrorResult({ conversationId: 'jp-c1', query: 'q', error: new JpError('error', 'x', 'failed'), model: null, startedAt: Date.now() });
+    const result = buildErrorResult({ secrets: new Secrets(), conversationId: 'jp-c1', query: 'q', error: new JpError('error', 'x', 'failed'), model: null, startedAt: Date.now() });
     renderer.finish({ ...result, ts: '2000-01-01T00:00:00.000Z' });
     await renderer.flush();
     await new Promise((resolve) => setImmediate(resolve));

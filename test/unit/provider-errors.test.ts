@@ -3,6 +3,7 @@
  * refused or reset connection). A host name that does not resolve, a port fetch refuses, a URL it
  * cannot use or a certificate it rejects fail at once (exit 1), naming the base URL key.
  */
+import { Secrets } from '../../src/redact.ts';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { classifyProviderError } from '../../src/llm/provider-errors.ts';
@@ -21,7 +22,7 @@ function systemError(message: string, code: string, extra: Record<string, unknow
 
 describe('connection failures', () => {
   it('getaddrinfo ENOTFOUND is final at once, naming the host and the key', () => {
-    const error = classifyProviderError(fetchFailed(systemError('getaddrinfo ENOTFOUND api.example.invalid', 'ENOTFOUND', { hostname: 'api.example.invalid' })), spec, 'request');
+    const error = classifyProviderError(fetchFailed(systemError('getaddrinfo ENOTFOUND api.example.invalid', 'ENOTFOUND', { hostname: 'api.example.invalid' })), spec, 'request', new Secrets());
     assert.equal(error.status, 'error');
     assert.equal(error.code, 'host_not_found');
     assert.match(error.message, /the host name api\.example\.invalid does not resolve \(ENOTFOUND\)/);
@@ -29,13 +30,13 @@ describe('connection failures', () => {
   });
 
   it('"bad port" is final at once', () => {
-    const error = classifyProviderError(fetchFailed(new Error('bad port')), spec, 'request');
+    const error = classifyProviderError(fetchFailed(new Error('bad port')), spec, 'request', new Secrets());
     assert.equal(error.status, 'error');
     assert.equal(error.code, 'bad_port');
   });
 
   it('a rejected certificate is final at once, with NODE_EXTRA_CA_CERTS as the way out', () => {
-    const error = classifyProviderError(fetchFailed(systemError('self-signed certificate', 'DEPTH_ZERO_SELF_SIGNED_CERT')), spec, 'request');
+    const error = classifyProviderError(fetchFailed(systemError('self-signed certificate', 'DEPTH_ZERO_SELF_SIGNED_CERT')), spec, 'request', new Secrets());
     assert.equal(error.status, 'error');
     assert.match(error.hint!, /NODE_EXTRA_CA_CERTS/);
   });
@@ -46,7 +47,7 @@ describe('connection failures', () => {
       ['connect ECONNREFUSED 127.0.0.1:9', 'ECONNREFUSED'],
       ['read ECONNRESET', 'ECONNRESET'],
     ] as const) {
-      const error = classifyProviderError(fetchFailed(systemError(message, code)), spec, 'request');
+      const error = classifyProviderError(fetchFailed(systemError(message, code)), spec, 'request', new Secrets());
       assert.equal(error.status, 'retryable', code);
     }
   });

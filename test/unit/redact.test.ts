@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isSecretName, redact, redactValue, registerNamedSecrets, registerSecrets, StreamRedactor } from '../../src/redact.ts';
+import { isSecretName, Secrets } from '../../src/redact.ts';
 import { toolEnvironment } from '../../src/tools/environment.ts';
 
-registerSecrets({ KEY: 'sk-canary-0123456789', SHORT: 'abc', OTHER: 'hunter2hunter2' }, ['KEY', 'SHORT', 'OTHER', 'MISSING']);
+const secrets = new Secrets();
+secrets.add({ KEY: 'sk-canary-0123456789', SHORT: 'abc', OTHER: 'hunter2hunter2' }, ['KEY', 'SHORT', 'OTHER', 'MISSING']);
+const redact = (text: string): string => secrets.redact(text);
+const redactValue = <T>(value: T): T => secrets.redactValue(value);
 
 describe('redact', () => {
   it('replaces the registered values only, and never a value shorter than 8 characters', () => {
@@ -23,11 +26,11 @@ describe('redact', () => {
   });
 
   it('catches a secret split across streamed pieces, and releases text that turned out not to be one', () => {
-    const stream = new StreamRedactor();
+    const stream = secrets.stream();
     const pieces = ['the key is sk-can', 'ary-01234', '56789 and sk-', 'cannot'];
     const released = pieces.map((piece) => stream.push(piece)).join('') + stream.end();
     assert.equal(released, 'the key is [REDACTED] and sk-cannot');
-    const ending = new StreamRedactor();
+    const ending = secrets.stream();
     assert.equal(ending.push('ends with sk-ca'), 'ends with ');
     assert.equal(ending.end(), 'sk-ca');
   });
@@ -45,7 +48,7 @@ describe('toolEnvironment', () => {
 describe('secrets in JSON-escaped text and by name', () => {
   it('a secret holding " and \\ is redacted raw, JSON-escaped once and twice', () => {
     const secret = 'pa"ss\\word-42';
-    registerSecrets({ QUOTED: secret }, ['QUOTED']);
+    secrets.add({ QUOTED: secret }, ['QUOTED']);
     const once = JSON.stringify(secret).slice(1, -1);
     const twice = JSON.stringify(once).slice(1, -1);
     assert.equal(redact(`raw ${secret}`), 'raw [REDACTED]');
@@ -55,7 +58,18 @@ describe('secrets in JSON-escaped text and by name', () => {
 
   it('an MCP env value is a secret when its name ends in _TOKEN, _API_KEY, _SECRET or _PASSWORD', () => {
     assert.deepEqual(['SERVICE_TOKEN', 'DEPLOY_API_KEY', 'APP_SECRET', 'DB_PASSWORD', 'LOG_LEVEL', 'TOKENS'].map(isSecretName), [true, true, true, true, false, false]);
-    registerNamedSecrets({ SERVICE_TOKEN: 'svc-token-value-1', LOG_LEVEL: 'debug-verbose-level' });
+    secrets.addNamed({ SERVICE_TOKEN: 'svc-token-value-1', LOG_LEVEL: 'debug-verbose-level' });
     assert.equal(redact('svc-token-value-1 debug-verbose-level'), '[REDACTED] debug-verbose-level');
+  });
+});
+
+describe('Secrets is an object, not a process global', () => {
+  it('what one registry knows, another made in the same process does not', () => {
+    const first = new Secrets();
+    const second = new Secrets();
+    first.add({ ONLY_FIRST: 'first-registry-secret' }, ['ONLY_FIRST']);
+    assert.equal(first.redact('x first-registry-secret'), 'x [REDACTED]');
+    assert.equal(second.redact('x first-registry-secret'), 'x first-registry-secret');
+    assert.equal(second.stream().push('first-registry-secret'), 'first-registry-secret');
   });
 });

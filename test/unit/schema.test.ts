@@ -3,6 +3,7 @@
  * event, output line, result status and protocol message pass, broken ones fail, and what the real
  * code writes (results, renderer lines) passes too.
  */
+import { Secrets } from '../../src/redact.ts';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
@@ -604,7 +605,7 @@ describe('result.schema.json', () => {
       new JpError('error', 'server_lost', 'the query server stopped'),
     ];
     for (const error of errors) {
-      assertValid(RESULT, buildErrorResult({ conversationId: null, query: '', error, model: null, startedAt }), `error result ${error.status}`);
+      assertValid(RESULT, buildErrorResult({ secrets: new Secrets(), conversationId: null, query: '', error, model: null, startedAt }), `error result ${error.status}`);
     }
     const events: ConversationEvent[] = [
       { type: 'turn_start', timestamp: ts },
@@ -621,7 +622,7 @@ describe('result.schema.json', () => {
       { status: 'error', iterations: 1, usage, turnStart: 0, error: new JpError('retryable', 'overloaded', 'overloaded') },
     ];
     for (const outcome of outcomes) {
-      const built = buildTurnResult({ conversationId: cid, query: 'go', outcome, events, model: 'test/script', startedAt });
+      const built = buildTurnResult({ secrets: new Secrets(), conversationId: cid, query: 'go', outcome, events, model: 'test/script', startedAt });
       assertValid(RESULT, built, `turn result ${outcome.status}`);
     }
     const answered: ConversationEvent[] = [
@@ -631,7 +632,7 @@ describe('result.schema.json', () => {
       { type: 'chat_response', timestamp: ts, message: 'I could not run it.' },
       { type: 'turn_end', timestamp: ts, status: 'completed' },
     ];
-    const denied = buildTurnResult({ conversationId: cid, query: 'go', outcome: { status: 'completed', iterations: 2, usage, turnStart: 0 }, events: answered, model: 'test/script', startedAt });
+    const denied = buildTurnResult({ secrets: new Secrets(), conversationId: cid, query: 'go', outcome: { status: 'completed', iterations: 2, usage, turnStart: 0 }, events: answered, model: 'test/script', startedAt });
     assert.equal(denied.status, 'denied');
     assertValid(RESULT, denied, 'turn result denied');
   });
@@ -692,7 +693,7 @@ describe('output-line.schema.json', () => {
     for (const examples of Object.values(validEvents)) for (const event of examples) renderer.event(event as ConversationEvent, true);
     renderer.event({ type: 'tool_call_response', timestamp: ts, id: 'never_seen', content: '', is_error: false, outcome: 'ok' }, false);
     renderer.detached(cid, 4242);
-    renderer.finish(buildErrorResult({ conversationId: cid, query: 'q', error: new JpError('locked', 'conversation_locked', 'held', { hint: 'wait' }), model: null, startedAt: Date.now() }));
+    renderer.finish(buildErrorResult({ secrets: new Secrets(), conversationId: cid, query: 'q', error: new JpError('locked', 'conversation_locked', 'held', { hint: 'wait' }), model: null, startedAt: Date.now() }));
     await renderer.flush();
     await new Promise((resolve) => setImmediate(resolve));
 

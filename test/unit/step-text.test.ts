@@ -5,12 +5,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EventOf } from '../../src/conversation/events.ts';
-import { registerSecrets } from '../../src/redact.ts';
+import { Secrets } from '../../src/redact.ts';
 import { DeltaQueue } from '../../src/turn/delta-queue.ts';
 import { flushThreshold, StepText, type TextKind } from '../../src/turn/step-text.ts';
 
 const secret = 'sk-canary-0123456789';
-registerSecrets({ STEP_TEXT_KEY: secret }, ['STEP_TEXT_KEY']);
+const secrets = new Secrets();
+secrets.add({ STEP_TEXT_KEY: secret }, ['STEP_TEXT_KEY']);
 
 /** A chat_response without its timestamp. */
 type Chunk = EventOf<'chat_response'> extends infer E ? (E extends unknown ? Omit<E, 'timestamp'> : never) : never;
@@ -35,7 +36,7 @@ function recordedStep(): { step: StepText; log: Entry[]; shown: Record<TextKind,
       assert.ok(shown[kind].startsWith(persistedText[kind]), `persisted before shown: ${JSON.stringify(persistedText[kind])}`);
       log.push({ persist: chunk });
     },
-  });
+  }, secrets);
   return { step, log, shown, persisted: () => log.filter((entry) => 'persist' in entry) };
 }
 

@@ -79,5 +79,5 @@ export async function conversationAttachCommand(context: CommandContext, id: str
     for (let waited = 0; waited < 1000 && isSameProcessAlive(entry.pid, entry.start_time); waited += 20) await sleep(20);
     requireRunning(workspace, conversationId);
   }
-  return finishOutcome(renderer, outcome, conversationId, { text: '', model: null, startedAt: Date.now() });
+  return finishOutcome(renderer, outcome, conversationId, { text: '', model: null, startedAt: Date.now(), secrets: context.secrets });
 }

@@ -14,7 +14,6 @@ import { eventsFile } from '../../conversation/store.ts';
 import { contextWindow } from '../../llm/context-window.ts';
 import { createChatModel } from '../../llm/create.ts';
 import { resolveModelSpec } from '../../llm/resolve.ts';
-import { redactValue } from '../../redact.ts';
 import { compactHistory } from '../../turn/compact.ts';
 import { estimateTokens } from '../../turn/compaction.ts';
 import { acquireLock } from '../../workspace/lock.ts';
@@ -37,13 +36,13 @@ export async function conversationCompactCommand(context: CommandContext, id: st
     const opened = ConversationLog.open(file);
     try {
       const events: ConversationEvent[] = opened.events;
-      const model = await createChatModel(spec, config.value, { environment: context.facts.environment, onWarning: (message) => context.warn(message) });
+      const model = await createChatModel(spec, config.value, { environment: context.facts.environment, secrets: context.secrets, onWarning: (message) => context.warn(message) });
       // With no known window (the test provider), the history's own size stands in for it.
       const characters = events.reduce((sum, event) => sum + JSON.stringify(event).length, 0);
       const windowTokens = contextWindow(spec, config.value)?.tokens ?? Math.max(1000, estimateTokens(characters));
       const before = events.length;
       const append = (made: ConversationEvent): void => {
-        const event = redactValue(made);
+        const event = context.secrets.redactValue(made);
         opened.log.append(event);
         events.push(event);
       };

@@ -8,7 +8,6 @@ import { runSandboxes } from '../../sandbox/engine.ts';
 import type { LoadedConfig } from '../../config/load.ts';
 import { secretVariables } from '../../llm/resolve.ts';
 import { someNames } from '../../plural.ts';
-import { registerSecrets } from '../../redact.ts';
 import { registerMcpEnvironmentSecrets } from '../../tools/mcp/config.ts';
 import { configuredMcpServers, McpServers, type McpServerStatus } from '../../tools/mcp/servers.ts';
 import type { CommandContext } from '../context.ts';
@@ -41,14 +40,15 @@ function stateText(status: McpServerStatus): string {
 export async function startConfiguredMcpServers(context: CommandContext, loaded: LoadedConfig): Promise<McpServers> {
   const logger = await context.logger();
   const servers = configuredMcpServers(loaded, context.facts.environment, context.workspace().toolRoot);
-  registerSecrets(context.facts.environment, [...secretVariables(loaded.value), ...servers.flatMap((server) => (server.spec.bearerTokenVariable ? [server.spec.bearerTokenVariable] : []))]);
-  registerMcpEnvironmentSecrets(servers, secretVariables(loaded.value));
+  context.secrets.add(context.facts.environment, [...secretVariables(loaded.value), ...servers.flatMap((server) => (server.spec.bearerTokenVariable ? [server.spec.bearerTokenVariable] : []))]);
+  registerMcpEnvironmentSecrets(context.secrets, servers, secretVariables(loaded.value));
   return McpServers.start(servers, {
     environment: context.facts.environment,
     clientVersion: jpVersion,
     stderr: (server, line) => logger.debug('mcp server output', { server, line }),
     warning: (message) => logger.warn(message),
     include: () => true,
+    secrets: context.secrets,
     placement: {
       ownGroup: false,
       processes: undefined,

@@ -32,7 +32,7 @@ export async function runInProcess(context: CommandContext, prepared: Prepared, 
   let setup;
   try {
     // This process holds the lock already; the run keeps it to its end.
-    setup = setUpRun(request, context.facts.environment, () => prepared.lock);
+    setup = setUpRun(request, context.facts.environment, context.secrets, () => prepared.lock);
   } catch (error) {
     if (prepared.created) removeConversation(workspace.conversationsDirectory, conversationId);
     throw error;
@@ -55,5 +55,5 @@ export async function runInProcess(context: CommandContext, prepared: Prepared, 
     await hosted.runToEnd();
     return clientOutcome;
   });
-  return finishOutcome(renderer, outcome, conversationId, { text: request.query, model: setup.model.id, startedAt: request.started_at });
+  return finishOutcome(renderer, outcome, conversationId, { text: request.query, model: setup.model.id, startedAt: request.started_at, secrets: context.secrets });
 }

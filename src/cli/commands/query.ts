@@ -20,7 +20,7 @@ import { TerminalPrompter } from '../../client/prompts.ts';
 import { connectToServer } from '../../client/socket-link.ts';
 import { TerminalOutput } from '../../client/terminal-output.ts';
 import { JpError, toJpError, UsageError } from '../../errors.ts';
-import { redact } from '../../redact.ts';
+import type { Secrets } from '../../redact.ts';
 import { buildErrorResult, resultQuery, untrustedKeysWarning, type ResultWarning } from '../../report/result.ts';
 import { decideWorkspaceTrust } from '../workspace-trust.ts';
 import { untrustedWarning, type WorkspaceTrust } from '../../config/trust.ts';
@@ -98,7 +98,7 @@ export async function queryCommand(context: CommandContext, messageParts: string
     return await execute(context, prepared, flags, early);
   } catch (error) {
     const jpError = toJpError(error);
-    const result = buildErrorResult({ conversationId, query: messageArgument ?? '', error: jpError, model: null, startedAt, warnings });
+    const result = buildErrorResult({ conversationId, query: messageArgument ?? '', error: jpError, model: null, startedAt, warnings, secrets: context.secrets });
     if (context.format === 'json') {
       const renderer = new JsonRenderer(new TerminalOutput({ stdout: context.stdout, stderr: context.stderr, statusLine: false, color: false }), conversationId);
       renderer.finish(result);
@@ -169,7 +169,7 @@ async function prepare(
     existing ??
     (forkSource
       ? forkWarned(context, workspace.conversationsDirectory, forkSource)
-      : createConversation(workspace.conversationsDirectory, { title: titleOf(messageArgument, message) }).id);
+      : createConversation(workspace.conversationsDirectory, { title: titleOf(messageArgument, message, context.secrets) }).id);
   on.conversation(conversationId);
 
   const waitSeconds = Number(facts.environment.JP_LOCK_WAIT ?? '0');
@@ -358,7 +358,7 @@ async function executeWith(context: CommandContext, prepared: Prepared, flags: Q
   const link = await connectToServer(spawned.socketPath);
   const client = createTerminalClient(context, { link, renderer, conversationId, readOnly: false, owner: true, history: request.resume ? 'resume' : 'none' });
   const outcome = await withClientSignals(context, client, true, () => client.run());
-  return finishOutcome(renderer, outcome, conversationId, { text: request.query, model: null, startedAt: request.started_at });
+  return finishOutcome(renderer, outcome, conversationId, { text: request.query, model: null, startedAt: request.started_at, secrets: context.secrets });
 }
 
 /**
@@ -366,9 +366,9 @@ async function executeWith(context: CommandContext, prepared: Prepared, flags: Q
  * `cat error.log | jp query "explain this"`, the title is "explain this", not the log's first line),
  * else the piped message.
  */
-function titleOf(messageArgument: string | undefined, message: string | undefined): string | null {
+function titleOf(messageArgument: string | undefined, message: string | undefined, secrets: Secrets): string | null {
   const source = messageArgument?.trim() ? messageArgument : message;
-  return source?.trim() ? titleFrom(redact(source)) : null;
+  return source?.trim() ? titleFrom(secrets.redact(source)) : null;
 }
 
 /** Forks `source`, warning about the settings it did not carry; returns the fork's id. */

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { originOf, type LoadedConfig } from '../../config/load.ts';
 import type { McpServerConfig } from '../../config/schema.ts';
 import { ConfigError } from '../../errors.ts';
-import { registerNamedSecrets, registerSecrets } from '../../redact.ts';
+import type { Secrets } from '../../redact.ts';
 import type { McpServerSpec } from './connection.ts';
 
 const defaultStartupTimeoutSeconds = 30;
@@ -74,9 +74,9 @@ export function configuredMcpServers(loaded: LoadedConfig, environment: NodeJS.P
  * Registers the secrets of the servers' environments: a value whose variable is listed as a secret
  * (`secretVariables`) or whose name marks it one (`*_TOKEN`, `*_API_KEY`, `*_SECRET`, `*_PASSWORD`).
  */
-export function registerMcpEnvironmentSecrets(servers: ConfiguredServer[], secretVariables: string[]): void {
+export function registerMcpEnvironmentSecrets(secrets: Secrets, servers: ConfiguredServer[], secretVariables: string[]): void {
   for (const server of servers) {
-    registerSecrets(server.spec.env, secretVariables);
-    registerNamedSecrets(server.spec.env);
+    secrets.add(server.spec.env, secretVariables);
+    secrets.addNamed(server.spec.env);
   }
 }

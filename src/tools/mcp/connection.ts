@@ -16,7 +16,6 @@ import type { ServerProcessTransport } from './stdio-transport.ts';
 import type { CommandSandbox, PreparedCommand } from '../../sandbox/engine.ts';
 import { elicitationQuestion, elicitationResult } from './elicitation.ts';
 import { describeCallResult } from './result.ts';
-import { redact } from '../../redact.ts';
 
 export type McpTransportKind = 'stdio' | 'http';
 
@@ -58,8 +57,10 @@ export interface Placement {
 }
 
 export interface ConnectionEvents {
-  /** A line the server wrote on its stderr. */
+  /** A line the server wrote on its stderr, redacted. */
   stderr(line: string): void;
+  /** Redacts the run's secrets from a text the server made. */
+  redact(text: string): string;
   /** The server stopped, or its connection broke, after it was ready. */
   stopped(reason: string): void;
   /** Something the user should know that is not a failure of a call (a request nobody can answer). */
@@ -210,7 +211,7 @@ export class McpConnection {
 
   private stderrLine(line: string): void {
     // A server's output is made here for jp (its run log, a start-up problem): redacted here.
-    const trimmed = redact(line.trimEnd());
+    const trimmed = this.events.redact(line.trimEnd());
     if (trimmed === '') return;
     this.recentStderr.push(trimmed.slice(0, 200));
     if (this.recentStderr.length > 3) this.recentStderr.shift();

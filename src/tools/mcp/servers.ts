@@ -8,6 +8,7 @@ import type { ConfiguredServer } from './config.ts';
 import { McpConnection, type McpServerSpec, type Placement } from './connection.ts';
 
 export { configuredMcpServers } from './config.ts';
+import type { Secrets } from '../../redact.ts';
 import { createMcpTool, maxToolNameLength, mcpToolName } from './tool.ts';
 
 export interface McpStartOptions {
@@ -21,6 +22,8 @@ export interface McpStartOptions {
   include(toolName: string): boolean;
   /** Where stdio servers run: the run's process group, or groups of their own (see stdio-transport.ts). */
   placement: Placement;
+  /** What a server writes on its stderr is redacted by these. */
+  secrets: Secrets;
 }
 
 export interface McpServerStatus {
@@ -55,6 +58,7 @@ export class McpServers {
         (server) =>
           new McpConnection(server.spec, {
             stderr: (line) => options.stderr(server.spec.name, line),
+            redact: (text) => options.secrets.redact(text),
             stopped: (reason) => options.warning(`the MCP server ${server.spec.name} stopped (${reason}); the run goes on without its tools`),
             warning: options.warning,
           }, options.placement),

@@ -8,6 +8,7 @@
  * (renamed to `.removed-<pid>-<random>`, then deleted). A damaged metadata.json is
  * never overwritten: it is moved aside (`metadata.json.damaged-<ts>`) and rebuilt from the log.
  */
+import { processExists } from '../workspace/process-identity.ts';
 import { closeSync, constants, fsyncSync, lstatSync, mkdirSync, readdirSync, readSync, renameSync, rmSync, statSync, fstatSync } from 'node:fs';
 import path from 'node:path';
 import { asDiskFull, DamagedFileError, JpError, UsageError } from '../errors.ts';
@@ -126,15 +127,6 @@ function removeAbandonedConversations(conversationsDirectory: string): void {
     const pid = Number(name.slice(prefix.length).split('-')[0]);
     if (!Number.isInteger(pid) || pid <= 0 || processExists(pid)) continue;
     rmSync(path.join(conversationsDirectory, name), { recursive: true, force: true });
-  }
-}
-
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -5,6 +5,7 @@
  * whatever the reason (crash, kill -9, defer).
  */
 import type { ConversationEvent, EventOf } from './events.ts';
+import { UsageError } from '../errors.ts';
 
 export interface TurnSlice {
   /** Index in the log of the turn's first event (its turn_start). */
@@ -96,4 +97,16 @@ export function formatStatus(status: ConversationStatus): string {
     case 'interrupted':
       return `interrupted (${status.resumePoint})`;
   }
+}
+
+/**
+ * The incomplete turn `--continue` resumes; when there is none, the error that says so (exit 2).
+ * `withMessage`: the user gave a message too, which can go as a new turn instead.
+ */
+export function turnToResume(conversationId: string, events: readonly ConversationEvent[], withMessage: boolean): IncompleteTurn {
+  const incomplete = findIncompleteTurn(events);
+  if (incomplete) return incomplete;
+  throw new UsageError('nothing_to_continue', `conversation ${conversationId} has no incomplete turn to continue`, {
+    hint: withMessage ? 'Drop --continue to send the message as a new turn.' : 'Send a new message instead: jp query "..."',
+  });
 }

@@ -215,8 +215,6 @@ export class SdkChatModel implements ChatModel {
   readonly id: string;
   private readonly spec: ModelSpec;
   private readonly model: LanguageModelV3;
-  /** What the provider says in an error or a finish is redacted by these. */
-  private readonly secrets: Secrets;
   private readonly providerOptions: SharedV3ProviderOptions;
   private readonly maxOutputTokens: number | undefined;
   private readonly onWarning: (message: string) => void;
@@ -226,9 +224,9 @@ export class SdkChatModel implements ChatModel {
   /** Settings this provider has no equivalent for, said with the first request (when someone listens). */
   private readonly ignored: string[];
 
-  constructor(spec: ModelSpec, model: LanguageModelV3, secrets: Secrets, settings: ModelSettings = {}, onWarning: (message: string) => void = () => {}) {
+  /** `secrets`: what the provider says in an error or a finish is redacted by these. */
+  constructor(spec: ModelSpec, model: LanguageModelV3, private readonly secrets: Secrets, settings: ModelSettings = {}, onWarning: (message: string) => void = () => {}) {
     this.id = spec.id;
-    this.secrets = secrets;
     this.spec = spec;
     this.model = model;
     this.onWarning = onWarning;

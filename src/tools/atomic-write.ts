@@ -4,6 +4,7 @@
  * caller, so a kill at any instant leaves the old content or the new one, never a mix. Temporaries
  * a killed jp left behind are removed once their process is gone.
  */
+import { processExists } from '../workspace/process-identity.ts';
 import { closeSync, constants, fchmodSync, fsyncSync, openSync, readdirSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { writeAll } from '../workspace/files.ts';
@@ -27,15 +28,6 @@ export function removeAbandonedTemporaries(file: string): void {
     const pid = Number(name.slice(prefix.length).split('-')[0]);
     if (!Number.isInteger(pid) || pid <= 0 || processExists(pid)) continue;
     unlinkQuietly(path.join(path.dirname(file), name));
-  }
-}
-
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -10,10 +10,10 @@
 import type { ConversationEvent, EventOf, InstructionFileRecord } from '../conversation/events.ts';
 import { now } from '../conversation/events.ts';
 import type { LogSeal } from '../conversation/seal.ts';
-import { findIncompleteTurn } from '../conversation/turn-state.ts';
+import { turnToResume } from '../conversation/turn-state.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import type { BuiltinDetachedDefault } from '../config/policy.ts';
-import { type JpError, toJpError, UsageError } from '../errors.ts';
+import { type JpError, toJpError } from '../errors.ts';
 import type { JsonValue, Question } from '../inquiry/types.ts';
 import { addUsage, type ChatModel, type FinishReason, type ToolSpec, type Usage } from '../llm/types.ts';
 import type { ContextWindow } from '../llm/context-window.ts';
@@ -198,12 +198,7 @@ export class TurnRun {
   async run(): Promise<TurnOutcome> {
     let pendingCalls: EventOf<'tool_call_request'>[] = [];
     if (this.options.resume) {
-      const incomplete = findIncompleteTurn(this.events);
-      if (!incomplete) {
-        throw new UsageError('nothing_to_continue', `conversation ${this.options.conversationId} has no incomplete turn to continue`, {
-          hint: 'Send a new message instead: jp query "..."',
-        });
-      }
+      const incomplete = turnToResume(this.options.conversationId, this.events, false);
       this.turnStart = incomplete.turn.start;
       pendingCalls = ownCalls(this.resumedTurn(), incomplete.pendingToolCalls);
       // A conversation from before system prompts were recorded gets one; any other keeps its own.

@@ -109,3 +109,13 @@ export function ownProcessStartTime(): string {
   ownStartTime ??= processStartTime(process.pid) ?? `pid-${process.pid}-${Date.now()}`;
   return ownStartTime;
 }
+
+/** Whether a process with this pid exists (one of another user counts). */
+export function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -141,6 +141,16 @@ describe('layout', () => {
     assert.deepEqual(importsOf('inquiry').filter((entry) => entry.resolved === undefined || folderOf(entry.resolved) !== 'inquiry'), []);
   });
 
+  it('no file of src/ is over 400 lines unless its head comment says why (naming the 400 lines)', () => {
+    const long = files.filter((file) => {
+      const text = readFileSync(path.join(sourceRoot, file), 'utf8');
+      const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+      const head = /^\/\*\*[\s\S]*?\*\//.exec(text)?.[0] ?? '';
+      return lines > 400 && !head.includes('400 lines');
+    });
+    assert.deepEqual(long, []);
+  });
+
   it('the checker sees imports at all (it can fail)', () => {
     assert.ok(importsOf('turn').some((entry) => entry.resolved !== undefined && folderOf(entry.resolved) === 'conversation'));
     assert.ok(imports.some((entry) => entry.file === path.join('client', 'terminal-client.ts') && entry.resolved?.startsWith('protocol')));

@@ -7,7 +7,7 @@
  */
 import type { Prepared } from './prepared-query.ts';
 import path from 'node:path';
-import { findIncompleteTurn } from '../../conversation/turn-state.ts';
+import { findIncompleteTurn, turnToResume } from '../../conversation/turn-state.ts';
 import { readEventLog } from '../../conversation/reader.ts';
 import { conversationExists, createConversation, eventsFile, removeConversation, titleFrom } from '../../conversation/store.ts';
 import { forkConversation } from '../../conversation/fork.ts';
@@ -187,14 +187,9 @@ async function prepare(
   }
   try {
     const events = readEventLog(eventsFile(workspace.conversationsDirectory, conversationId)).events;
-    const incomplete = findIncompleteTurn(events);
     let resume = flags.continue ?? false;
     let discard = flags.discardTurn ?? false;
-    if (resume && !incomplete) {
-      throw new UsageError('nothing_to_continue', `conversation ${conversationId} has no incomplete turn to continue`, {
-        hint: messageArgument ? 'Drop --continue to send the message as a new turn.' : 'Send a new message instead: jp query "..."',
-      });
-    }
+    const incomplete = resume ? turnToResume(conversationId, events, Boolean(messageArgument)) : findIncompleteTurn(events);
     if (incomplete && !resume && !discard) {
       const choice = await askAboutIncompleteTurn(context, conversationId, incomplete.resumePoint, {
         target: flags.id !== undefined ? ` --id=${conversationId}` : '',

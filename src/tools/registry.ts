@@ -66,7 +66,7 @@ export function buildToolRegistry(config: Config, selection: ToolSelection, scop
     if (enabled || selection.enabled.includes(tool.name)) registry.set(tool.name, tool);
   }
   for (const name of selection.enabled) {
-    // MCP tools are known once their servers have started (QueryServer checks them then).
+    // MCP tools are known once their servers have started (run/mcp.ts checks them then).
     if (!registry.has(name) && !isMcpToolName(name)) {
       throw new UsageError('tool_unknown', `--tool ${name}: no such tool`, {
         hint: `Available: ${[...registry.keys()].join(', ') || '(none)'}`,

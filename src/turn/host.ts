@@ -1,5 +1,5 @@
 /**
- * What the turn engine needs from whoever runs it (the query server): persistence, a way to reach
+ * What the turn engine needs from whoever runs it (the run's live log, run/live-log.ts): persistence, a way to reach
  * clients, and nothing about terminals. Events go out; inquiries go out and answers come back.
  */
 import type { ConversationEvent } from '../conversation/events.ts';

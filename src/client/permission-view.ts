@@ -9,6 +9,7 @@
  * Everything the model wrote passes through `visible()`; payload lines are wrapped to the width,
  * and `fitPayload` cuts only at the end, saying how many lines were left out.
  */
+import { characterWidth } from './display-width.ts';
 import { visible } from '../output/sanitize.ts';
 
 export type LineKind = 'context' | 'removed' | 'added' | 'hunk' | 'plain' | 'note';
@@ -151,25 +152,6 @@ export function describeCall(tool: string, argumentsValue: unknown, read: ReadFo
   };
 }
 
-/** Columns a character takes on a terminal: 2 for wide East Asian characters and emoji, 0 for combining marks. */
-function characterWidth(codePoint: number): number {
-  if (codePoint >= 0x300 && codePoint <= 0x36f) return 0;
-  if (
-    (codePoint >= 0x1100 && codePoint <= 0x115f) ||
-    (codePoint >= 0x2e80 && codePoint <= 0xa4cf) ||
-    (codePoint >= 0xac00 && codePoint <= 0xd7a3) ||
-    (codePoint >= 0xf900 && codePoint <= 0xfaff) ||
-    (codePoint >= 0xfe30 && codePoint <= 0xfe4f) ||
-    (codePoint >= 0xff00 && codePoint <= 0xff60) ||
-    (codePoint >= 0xffe0 && codePoint <= 0xffe6) ||
-    (codePoint >= 0x1f300 && codePoint <= 0x1faff) ||
-    (codePoint >= 0x20000 && codePoint <= 0x3fffd)
-  ) {
-    return 2;
-  }
-  return 1;
-}
-
 /** `line` cut into rows of at most `width` columns; continuation rows start with `indent`. */
 export function wrapLine(line: string, width: number, indent = ''): string[] {
   const rows: string[] = [];
@@ -177,7 +159,7 @@ export function wrapLine(line: string, width: number, indent = ''): string[] {
   let used = 0;
   const limit = Math.max(4, width);
   for (const character of line) {
-    const size = characterWidth(character.codePointAt(0)!);
+    const size = characterWidth(character);
     if (used + size > limit) {
       rows.push(row);
       row = indent;

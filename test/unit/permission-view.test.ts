@@ -50,6 +50,13 @@ describe('a call as a prompt shows it', () => {
     assert.equal(hidden, 7);
     assert.equal(fitPayload(lines, 10).hidden, 0);
   });
+
+  it('wrapping counts cells as markdown does: any combining mark and zero-width character takes none, wide characters two', () => {
+    // U+0951 (a Devanagari combining mark) and U+200B (zero-width space): one cell per pair.
+    assert.deepEqual(wrapLine('a\u0951'.repeat(10), 10), ['a\u0951'.repeat(10)]);
+    assert.deepEqual(wrapLine('b\u200b'.repeat(10), 10), ['b\u200b'.repeat(10)]);
+    assert.deepEqual(wrapLine('漢'.repeat(6), 10), ['漢'.repeat(5), '漢']);
+  });
 });
 
 describe('attach --tail=N (RFD 025)', () => {

@@ -136,7 +136,7 @@ describe('installed as users install it', () => {
       for (const entry of existsSync(npxDirectory) ? readdirSync(npxDirectory) : []) {
         if (before.has(entry)) continue;
         const manifest = path.join(npxDirectory, entry, 'package.json');
-        if (existsSync(manifest) && readFileSync(manifest, 'utf8').includes(path.basename(tarball))) rmSync(path.join(npxDirectory, entry), { recursive: true, force: true });
+        if (existsSync(manifest) && readFileSync(manifest, 'utf8').includes(JSON.stringify(tarball))) rmSync(path.join(npxDirectory, entry), { recursive: true, force: true });
       }
     });
     // npm's cache for npx, jp's own HOME for jp (an empty one, like npm's).
@@ -148,7 +148,7 @@ describe('installed as users install it', () => {
     const bare = await run(npx, cleanup.sandbox({ init: false }), []);
     assert.equal(bare.code, 2, bare.stderr);
     assert.ok(bare.stderr.includes(`npx --package ${tarball} jp init`), bare.stderr);
-    const entry = readdirSync(npxDirectory).find((name) => !before.has(name) && readFileSync(path.join(npxDirectory, name, 'package.json'), 'utf8').includes(path.basename(tarball)));
+    const entry = readdirSync(npxDirectory).find((name) => !before.has(name) && readFileSync(path.join(npxDirectory, name, 'package.json'), 'utf8').includes(JSON.stringify(tarball)));
     assert.ok(entry, 'npx installed the tarball');
     await firstSteps(npx, path.join(npxDirectory, entry, 'node_modules', 'jp-agent'));
   });

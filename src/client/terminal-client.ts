@@ -25,7 +25,12 @@ import type { Renderer } from './renderer.ts';
  * What a client shows before live events: nothing (a new turn), the turn it resumes summarised
  * (`resume`: a foreground `--continue`), the current turn, or the last N content events.
  */
-export type HistoryMode = 'none' | 'resume' | 'current-turn' | { tail: number };
+/**
+ * What a client shows before live events: nothing, the turn being resumed (from the log as the
+ * command that started the run read it, under the lock: it is not read again), the current turn,
+ * or the last N content events.
+ */
+export type HistoryMode = 'none' | { resume: readonly ConversationEvent[] } | 'current-turn' | { tail: number };
 
 export interface TerminalClientOptions {
   link: ServerLink<RunPayloads>;
@@ -66,12 +71,13 @@ interface QueuedInquiry {
 
 /** Chooses the history events a client shows before live ones. */
 export function selectHistory(events: readonly ConversationEvent[], mode: HistoryMode): ConversationEvent[] {
-  if (mode === 'none' || mode === 'resume') return [];
+  if (mode === 'none' || (typeof mode === 'object' && 'resume' in mode)) return [];
   if (mode === 'current-turn') {
     for (let index = events.length - 1; index >= 0; index--) if (events[index]!.type === 'turn_start') return events.slice(index);
     return [];
   }
-  if (mode.tail <= 0) return [];
+  const tail = mode.tail;
+  if (tail <= 0) return [];
   // RFD 025: the last N content events before the current turn, plus the current turn.
   let currentTurn = events.length;
   for (let index = events.length - 1; index >= 0; index--) {
@@ -82,7 +88,7 @@ export function selectHistory(events: readonly ConversationEvent[], mode: Histor
   }
   let seen = 0;
   for (let index = currentTurn - 1; index >= 0; index--) {
-    if (isContentEvent(events[index]!) && ++seen === mode.tail) return events.slice(index);
+    if (isContentEvent(events[index]!) && ++seen === tail) return events.slice(index);
   }
   return [...events];
 }
@@ -181,11 +187,12 @@ export class TerminalClient {
 
   private greeted(hello: ServerHello): void {
     this.serverPid = hello.pid;
-    if (this.options.history === 'resume') {
-      this.options.renderer.resuming(readEventLog(this.options.eventsFile).events.slice(0, hello.event_count));
-    } else if (this.options.history !== 'none') {
+    const history = this.options.history;
+    if (typeof history === 'object' && 'resume' in history) {
+      this.options.renderer.resuming(history.resume.slice(0, hello.event_count));
+    } else if (history !== 'none') {
       const parsed = readEventLog(this.options.eventsFile);
-      for (const event of selectHistory(parsed.events.slice(0, hello.event_count), this.options.history)) this.options.renderer.event(event, true);
+      for (const event of selectHistory(parsed.events.slice(0, hello.event_count), history)) this.options.renderer.event(event, true);
     }
     if (hello.partial.reasoning) this.options.renderer.delta('reasoning', hello.partial.reasoning);
     if (hello.partial.message) this.options.renderer.delta('message', hello.partial.message);

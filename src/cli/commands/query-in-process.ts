@@ -49,7 +49,7 @@ export async function runInProcess(context: CommandContext, prepared: Prepared, 
   hosted.register();
   const pair = createInMemoryPair();
   hosted.accept(pair.server);
-  const client = createTerminalClient(context, { link: pair.client, renderer, conversationId, readOnly: false, owner: true, history: request.resume ? 'resume' : 'none' });
+  const client = createTerminalClient(context, { link: pair.client, renderer, conversationId, readOnly: false, owner: true, history: request.resume ? { resume: prepared.events } : 'none' });
   const outcome = await withClientSignals(context, client, false, async () => {
     const clientOutcome = client.run();
     await hosted.runToEnd();

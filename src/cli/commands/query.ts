@@ -221,7 +221,7 @@ async function prepare(
       query: resultQuery(message ?? ''),
       started_at: startedAt,
     };
-    return { conversationId, lock, request, created: existing === undefined, activate: () => activateConversation(sessions, session, conversationId) };
+    return { conversationId, lock, request, events, created: existing === undefined, activate: () => activateConversation(sessions, session, conversationId) };
   } catch (error) {
     lock.release();
     // A failed command leaves nothing behind: a conversation it created is removed again.
@@ -351,7 +351,7 @@ async function executeWith(context: CommandContext, prepared: Prepared, flags: Q
     return 0;
   }
   const link = await connectToServer(spawned.socketPath);
-  const client = createTerminalClient(context, { link, renderer, conversationId, readOnly: false, owner: true, history: request.resume ? 'resume' : 'none' });
+  const client = createTerminalClient(context, { link, renderer, conversationId, readOnly: false, owner: true, history: request.resume ? { resume: prepared.events } : 'none' });
   const outcome = await withClientSignals(context, client, true, () => client.run());
   return finishOutcome(renderer, outcome, conversationId, { text: request.query, model: null, startedAt: request.started_at, secrets: context.secrets });
 }

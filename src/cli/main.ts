@@ -58,9 +58,8 @@ function unloadable(error: unknown, channel?: number): number {
 }
 
 let code: number;
-// The one answer given before commander: loading the program and its command tree makes
-// `jp --version` cost 2.0-2.2× a bare `node -e 0` on Node 20, this 1.4× (goal: at most 2×).
-// `jp --version` with anything else on the command line goes through commander like the rest.
+// `jp --version` alone is answered before the command tree loads (its cost: README, Benchmarks);
+// with anything else on the command line it goes through commander like the rest.
 if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   const { jpVersion } = await import('../version.ts');
   process.stdout.write(`jp ${jpVersion}\n`);

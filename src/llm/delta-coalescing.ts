@@ -1,9 +1,7 @@
 /**
- * Text deltas that have already arrived reach the provider's SDK as one. The SDKs parse each
- * server-sent event through several web-stream stages, a JSON parse and a schema check (about
- * 20 µs an event on Node 20), so an answer streamed one token per event costs more to parse than to
- * receive. This fetch hands the SDK whatever the connection has delivered since it last asked, with
- * each run of consecutive text deltas of one output block merged into a single event.
+ * A fetch that hands the provider's SDK whatever the connection has delivered since it last asked,
+ * each run of consecutive text deltas of one output block merged into one event (why: README,
+ * Design decisions).
  *
  * Contract:
  * - Nothing is held back: only events already received are merged; a lone event passes at once.

@@ -50,25 +50,7 @@ function startFailure(error: unknown): JpError {
   return system ?? new RunError('server_start_failed', `cannot start the query server: ${errno.message}`, { hint: 'Run with --no-server to run the turn in this process.', cause: error });
 }
 
-/**
- * Node and V8 options of query servers (never of the client: a user starts that one), each chosen by
- * measuring the server with and without it on each Node version (README, Benchmarks). A V8 option
- * that V8 counts in its check of compiled code costs a server ~20 ms of start-up: Node's built-in
- * modules (fetch's undici, http, streams) ship compiled code that V8 then refuses, and compiles
- * them from source. Node 24's V8 leaves heap sizes out of that check; Node 20 and 22 count every
- * V8 option.
- * - `--liftoff-only` (Node 20): Node 20's V8 optimises fetch's WebAssembly HTTP parser in the
- *   background after the first response, ~28 MB more peak memory on every query, hello turns
- *   included. Later versions do not for a hello turn.
- * - `--max-semi-space-size` (1 MB on Node 20, 2 MB on 24+) and `--heap-growing-percent=10` (Node
- *   20): a small young generation and an old generation grown 10 % at a time keep the garbage of a
- *   connection flood (10,000 malformed frames) and of a long answer down, with no collection called
- *   by hand.
- * - `--v8-pool-size=1` (Node 20; Node's own option, not counted): one V8 helper thread instead of
- *   four, ~1 MB less peak memory and no slower. On Node 22 it let a flood grow the server more.
- * On Node 22 the V8 options would save memory only on long answers and floods, at 20 ms of every
- * query: none.
- */
+/** Node and V8 options of query servers (never of the client) for a Node major; why each: README, Design decisions. */
 function serverOptions(nodeMajor: number): string[] {
   const options = nodeMajor < 22 ? ['--v8-pool-size=1', '--liftoff-only', '--max-semi-space-size=1', '--heap-growing-percent=10'] : nodeMajor < 24 ? [] : ['--max-semi-space-size=2'];
   return addressSpaceLimited() && process.allowedNodeEnvironmentFlags.has('--disable-wasm-trap-handler') ? [...options, '--disable-wasm-trap-handler'] : options;

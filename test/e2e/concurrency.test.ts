@@ -6,22 +6,26 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { conversationIds, createSandbox, jpBinary, processesMatching, readEvents, runJp, testProvider } from '../support/jp.ts';
+import { gate, textStep } from '../support/fake-provider.ts';
+import { conversationIds, createSandbox, fakeModel, jpBinary, processesMatching, readEvents, runJp, testProvider } from '../support/jp.ts';
 
 describe('50 concurrent `jp query --id=<same>`', () => {
   const sandbox = createSandbox();
   after(() => sandbox.cleanup());
 
   it('exactly one runs; the others exit 5 naming the holder; the log is intact', async (context) => {
-    const quick = testProvider(sandbox, { steps: [{ parts: [{ text: 'created' }] }] }, 'quick.json');
-    assert.equal((await runJp(sandbox, ['query', ...quick, 'start'])).code, 0);
+    // The first request creates the conversation; the winner's answer then holds until the 49 others have exited.
+    const othersDone = gate();
+    const model = await fakeModel({ add: (close) => after(close) }, [textStep('created'), { parts: [{ text: 'the winner streams slowly. ' }, { gate: othersDone }, { text: 'done' }] }]);
+    assert.equal((await runJp(sandbox, ['query', ...model.args, 'start'], { env: model.env })).code, 0);
     const [conversationId] = conversationIds(sandbox);
-    const slow = testProvider(sandbox, { steps: [{ parts: [{ text: 'the winner streams slowly. ' }, { delay_ms: 8000 }, { text: 'done' }] }] }, 'slow.json');
 
     const started = Date.now();
+    let exited = 0;
     const runs = await Promise.all(
       Array.from({ length: 50 }, async (_, index) => {
-        const result = await runJp(sandbox, ['query', `--id=${conversationId}`, ...slow, `message ${index}`], { timeoutMs: 120_000 });
+        const result = await runJp(sandbox, ['query', `--id=${conversationId}`, ...model.args, `message ${index}`], { env: model.env, timeoutMs: 120_000 });
+        if (++exited === 49) othersDone.open();
         return { ...result, index, elapsed: Date.now() - started };
       }),
     );

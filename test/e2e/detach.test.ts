@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { startFakeProvider, stepByToolResults, textStep, toolStep } from '../support/fake-provider.ts';
-import { eventually, fakeModelArguments, jpBinary, processAlive, readEvents, runJp, type Sandbox, sleep, testProvider, useCleanup } from '../support/jp.ts';
+import { gate, type ScriptedPart, startFakeProvider, stepByToolResults, textStep, toolStep } from '../support/fake-provider.ts';
+import { eventually, fakeModel, fakeModelArguments, jpBinary, processAlive, readEvents, runJp, type Sandbox, sleep, testProvider, useCleanup } from '../support/jp.ts';
 import { runInTerminal, shellQuote } from '../support/pty.ts';
 
 const cleanup = useCleanup();
@@ -31,10 +31,11 @@ function registryLeftovers(sandbox: Sandbox): string[] {
 
 describe('--detach', () => {
   it('returns with the id while the answer still streams; ls shows running; wait exits 0; print --last has the whole answer; nothing is left behind', async () => {
-    const provider = await startFakeProvider({ wire: 'anthropic', chunkDelayMs: 300, steps: [textStep('one two three four five six seven eight nine ten eleven twelve', { chunks: 12 })] });
-    cleanup.add(() => provider.close());
+    // The answer streams once the test has seen the run going.
+    const seenRunning = gate();
+    const answer = textStep('one two three four five six seven eight nine ten eleven twelve', { chunks: 12 }) as { parts: ScriptedPart[] };
+    const model = await fakeModel(cleanup, [{ parts: [{ gate: seenRunning }, ...answer.parts] }], 'anthropic');
     const sandbox = sandboxed();
-    const model = fakeModelArguments('anthropic', provider.baseUrl);
     const detached = await runJp(sandbox, ['query', '--detach', ...model.args, 'count'], { env: model.env });
     assert.equal(detached.code, 0, detached.stderr);
     const conversationId = detached.stdout.trim();
@@ -43,6 +44,7 @@ describe('--detach', () => {
     const answerSoFar = readEvents(sandbox, conversationId).filter((event) => event.type === 'chat_response').length;
     assert.equal(answerSoFar, 0, 'the answer was still streaming when --detach returned');
     assert.match(await status(sandbox, conversationId), /^running \(pid \d+\)$/);
+    seenRunning.open();
     const waited = await runJp(sandbox, ['conversation', 'wait', conversationId]);
     assert.equal(waited.code, 0, waited.stderr);
     const printed = await runJp(sandbox, ['conversation', 'print', '--last', conversationId]);
@@ -156,8 +158,10 @@ describe('kill', () => {
 describe('many detached runs', () => {
   it('20 detached runs on 20 conversations at once all complete, and ls is right throughout', async () => {
     const sandbox = sandboxed();
-    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'working ' }, { delay_ms: 6000 }, { text: 'done' }] }] });
-    const started = await Promise.all(Array.from({ length: 20 }, (_, index) => runJp(sandbox, ['query', '--new', '--detach', ...script, `job ${index}`])));
+    // Every run holds its answer until ls has shown one of them running.
+    const seenRunning = gate();
+    const model = await fakeModel(cleanup, [{ parts: [{ text: 'working ' }, { gate: seenRunning }, { text: 'done' }] }]);
+    const started = await Promise.all(Array.from({ length: 20 }, (_, index) => runJp(sandbox, ['query', '--new', '--detach', ...model.args, `job ${index}`], { env: model.env })));
     const ids = started.map((result) => {
       assert.equal(result.code, 0, result.stderr);
       return result.stdout.trim();
@@ -169,7 +173,10 @@ describe('many detached runs', () => {
       assert.equal(listed.length, 20);
       for (const entry of listed) assert.match(entry.status, /^(running \(pid \d+\)|idle)$/, `${entry.id}: ${entry.status}`);
       const running = listed.filter((entry) => entry.status.startsWith('running'));
-      if (running.length > 0) sawRunning = true;
+      if (running.length > 0) {
+        sawRunning = true;
+        seenRunning.open();
+      }
       if (running.length === 0) break;
       await sleep(100);
     }

@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { startFakeProvider, textStep } from '../support/fake-provider.ts';
-import { fakeModelArguments, readEvents, runJp, useCleanup } from '../support/jp.ts';
+import { gate, startFakeProvider, textStep } from '../support/fake-provider.ts';
+import { fakeModel, fakeModelArguments, readEvents, runJp, useCleanup } from '../support/jp.ts';
 
 const cleanup = useCleanup();
 const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -73,8 +73,10 @@ describe(`first steps on Node ${process.version}`, () => {
     nodeMajor < 22 ? ['--v8-pool-size=1', '--liftoff-only', '--max-semi-space-size=1', '--heap-growing-percent=10'] : nodeMajor < 24 ? [] : ['--max-semi-space-size=2'];
   it(`query servers run with the options chosen for Node ${nodeMajor}: ${serverOptions.join(' ') || 'none'}`, async () => {
     const sandbox = cleanup.sandbox();
-    sandbox.write('slow.json', JSON.stringify({ steps: [{ parts: [{ text: 'slow ' }, { delay_ms: 1500 }, { text: 'answer' }] }] }));
-    const detached = await runJp(sandbox, ['query', '--new', '--detach', '-m', 'test', '-c', 'providers.test.script=slow.json', 'go']);
+    // The answer holds until the test has read the server's command line.
+    const optionsRead = gate();
+    const model = await fakeModel(cleanup, [{ parts: [{ text: 'slow ' }, { gate: optionsRead }, { text: 'answer' }] }]);
+    const detached = await runJp(sandbox, ['query', '--new', '--detach', ...model.args, 'go'], { env: model.env });
     assert.equal(detached.code, 0, detached.stderr);
     const pid = /\(pid (\d+)\)/.exec(detached.stderr)?.[1];
     assert.ok(pid, detached.stderr);
@@ -84,6 +86,7 @@ describe(`first steps on Node ${process.version}`, () => {
     // Between the node binary and jp's own file: the options the server was started with.
     const options = commandLine.slice(1, serve - 1);
     assert.deepEqual(options, serverOptions);
+    optionsRead.open();
     const waited = await runJp(sandbox, ['conversation', 'wait', detached.stdout.trim()]);
     assert.equal(waited.code, 0, waited.stderr);
   });

@@ -11,8 +11,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync,
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startFakeProvider, textStep } from '../support/fake-provider.ts';
-import { collect, eventually, fakeModelArguments, processesMatching, readEvents, repositoryRoot, type RunResult, type Sandbox, useCleanup } from '../support/jp.ts';
+import { gate, textStep } from '../support/fake-provider.ts';
+import { collect, eventually, fakeModel, processesMatching, readEvents, repositoryRoot, type RunResult, type Sandbox, useCleanup } from '../support/jp.ts';
 
 const cleanup = useCleanup();
 const version = (JSON.parse(readFileSync(path.join(repositoryRoot, 'package.json'), 'utf8')) as { version: string }).version;
@@ -62,15 +62,14 @@ async function firstSteps(command: string[], packageDirectory: string): Promise<
   assert.equal(initialized.code, 0, initialized.stderr);
   assert.ok(existsSync(path.join(sandbox.workspace, '.jp', 'config.toml')));
 
-  const provider = await startFakeProvider({ wire: 'openai-chat', steps: [textStep('Installed and answering.')] });
-  cleanup.add(() => provider.close());
-  const model = fakeModelArguments('openai-chat', provider.baseUrl);
+  // The detached run's answer holds until the test has looked at its server.
+  const serverSeen = gate();
+  const model = await fakeModel(cleanup, [textStep('Installed and answering.'), { parts: [{ text: 'in the ' }, { gate: serverSeen }, { text: 'background' }] }]);
   const answered = await run(command, sandbox, ['query', ...model.args, 'hello'], { env: model.env });
   assert.equal(answered.code, 0, answered.stderr);
   assert.equal(answered.stdout, 'Installed and answering.\n');
 
-  sandbox.write('slow.json', JSON.stringify({ steps: [{ parts: [{ text: 'in the ' }, { delay_ms: 3000 }, { text: 'background' }] }] }));
-  const detached = await run(command, sandbox, ['query', '--new', '--detach', '-m', 'test', '-c', 'providers.test.script=slow.json', 'go']);
+  const detached = await run(command, sandbox, ['query', '--new', '--detach', ...model.args, 'go'], { env: model.env });
   assert.equal(detached.code, 0, detached.stderr);
   const conversationId = detached.stdout.trim();
   // The run lasts a while yet: its server is there to look at.
@@ -85,6 +84,7 @@ async function firstSteps(command: string[], packageDirectory: string): Promise<
   );
   const commandLine = readFileSync(`/proc/${server}/cmdline`, 'utf8').split('\0');
   assert.ok(commandLine.includes(path.join(realpathSync(packageDirectory), 'dist', 'jp.mjs')), `the server runs from the package's real location: ${commandLine.join(' ')}`);
+  serverSeen.open();
   const waited = await run(command, sandbox, ['conversation', 'wait', conversationId]);
   assert.equal(waited.code, 0, waited.stderr);
   const answer = readEvents(sandbox, conversationId).filter((event) => event.type === 'chat_response').map((event) => event.message).join('');
@@ -140,7 +140,7 @@ describe('installed as users install it', () => {
       }
     });
     // npm's cache for npx, jp's own HOME for jp (an empty one, like npm's).
-    const npx = ['env', `npm_config_cache=${npmCache}`, 'npx', '--yes', '--prefer-offline', `--package=${tarball}`, '--', 'jp'];
+    const npx = ['env', `npm_config_cache=${npmCache}`, 'npx', '--yes', '--prefer-offline', '--no-audit', '--no-fund', `--package=${tarball}`, '--', 'jp'];
     const versionResult = await run(npx, cleanup.sandbox({ init: false }), ['--version']);
     assert.equal(versionResult.code, 0, versionResult.stderr);
     assert.equal(versionResult.stdout, `jp ${version}\n`);

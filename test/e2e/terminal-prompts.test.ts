@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { conversationIds, eventually, jpBinary, readEvents, runJp, type Sandbox, testProvider, useCleanup } from '../support/jp.ts';
+import { gate } from '../support/fake-provider.ts';
+import { conversationIds, eventually, fakeModel, jpBinary, readEvents, runJp, type Sandbox, testProvider, useCleanup } from '../support/jp.ts';
 import { shellQuote } from '../support/pty.ts';
 import { keys, Screen, type ScreenOptions } from '../support/screen.ts';
 
@@ -100,15 +101,17 @@ describe('the editor', () => {
 });
 
 describe('the Ctrl+C menu', () => {
-  /** Streams a paragraph, then another one later, while the test holds the menu open. */
-  const slowScript = { steps: [{ parts: [{ text: 'Line one.\n\n' }, { delay_ms: 400 }, { text: 'Line two.\n\n' }, { delay_ms: 3000 }, { text: 'Line three.' }] }] };
-
   it('holds streamed text while the menu is open and shows it once after "continue", with no stray line', async () => {
     const sandbox = cleanup.sandbox();
-    const screen = jp(sandbox, ['query', ...testProvider(sandbox, slowScript), 'stream']);
+    // A paragraph, another one once the menu is open, and the last after "continue".
+    const menuOpen = gate();
+    const continued = gate();
+    const model = await fakeModel(cleanup, [{ parts: [{ text: 'Line one.\n\n' }, { gate: menuOpen }, { text: 'Line two.\n\n' }, { gate: continued }, { text: 'Line three.' }] }]);
+    const screen = jp(sandbox, ['query', ...model.args, 'stream'], { env: model.env });
     await screen.waitFor('Line one.');
     screen.press(keys.ctrlC);
     await screen.waitFor('continue: keep going', { on: 'screen' });
+    menuOpen.open();
     const [conversationId] = conversationIds(sandbox);
     // The run went on streaming meanwhile: its text is on disk, and not on the screen.
     await eventually('the second line persisted', () => readEvents(sandbox, conversationId!).some((event) => event.message?.includes('Line two.')));
@@ -116,6 +119,7 @@ describe('the Ctrl+C menu', () => {
     screen.press(keys.down + keys.down);
     await screen.waitFor('❯ continue', { on: 'screen' });
     screen.press(keys.enter);
+    continued.open();
     const exit = await screen.exited;
     assert.equal(exit.exitCode, 0, screen.text());
     const lines = screen.lines();
@@ -207,8 +211,10 @@ describe('the Ctrl+C menu', () => {
 
   it('detach leaves the run going; the shell gets its terminal back', async () => {
     const sandbox = cleanup.sandbox();
-    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'Working.\n\n' }, { delay_ms: 1500 }, { text: 'Finished in the background.' }] }] });
-    const screen = jp(sandbox, ['query', ...script, 'work']);
+    // The rest of the answer comes once jp has detached.
+    const detached = gate();
+    const model = await fakeModel(cleanup, [{ parts: [{ text: 'Working.\n\n' }, { gate: detached }, { text: 'Finished in the background.' }] }]);
+    const screen = jp(sandbox, ['query', ...model.args, 'work'], { env: model.env });
     await screen.waitFor('Working.');
     screen.press(keys.ctrlC);
     await screen.waitFor('detach: let it run in the background', { on: 'screen' });
@@ -218,6 +224,7 @@ describe('the Ctrl+C menu', () => {
     const exit = await screen.exited;
     assert.equal(exit.exitCode, 0, screen.text());
     assert.match(screen.text(), /Detached: jp-c\d+/);
+    detached.open();
     const [conversationId] = conversationIds(sandbox);
     const waited = await runJp(sandbox, ['conversation', 'wait', conversationId!]);
     assert.equal(waited.code, 0, waited.stderr);
@@ -263,14 +270,17 @@ describe('Ctrl+Z in a prompt', () => {
 describe('Ctrl+Z while an answer streams', () => {
   it('detaches in the middle of a line: `Detached: <cid>` on a row of its own, the shell is back, and the run streams on to its end', async () => {
     const sandbox = cleanup.sandbox();
-    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'Streaming before the pause, ' }, { delay_ms: 5000 }, { text: 'and after the pause.' }] }] });
+    // The pause lasts until jp has detached and the shell has its exit code.
+    const detached = gate();
+    const model = await fakeModel(cleanup, [{ parts: [{ text: 'Streaming before the pause, ' }, { gate: detached }, { text: 'and after the pause.' }] }]);
     // An interactive shell with job control, as a person has: Ctrl+Z goes to jp's process group.
-    const screen = Screen.program(sandbox, 'bash', ['--norc', '--noprofile', '-i'], { env: { PS1: 'PROMPT$ ' }, cleanup });
+    const screen = Screen.program(sandbox, 'bash', ['--norc', '--noprofile', '-i'], { env: { PS1: 'PROMPT$ ', ...model.env }, cleanup });
     await screen.waitFor('PROMPT$');
-    screen.press(`node ${shellQuote(jpBinary)} query ${script.map(shellQuote).join(' ')} pause; echo "EX""IT=$?"` + keys.enter);
+    screen.press(`node ${shellQuote(jpBinary)} query ${model.args.map(shellQuote).join(' ')} pause; echo "EX""IT=$?"` + keys.enter);
     await screen.waitFor('Streaming before the pause,');
     screen.press(keys.ctrlZ);
     await screen.waitFor(/EXIT=\d+/);
+    detached.open();
     const [conversationId] = conversationIds(sandbox);
     const lines = screen.lines();
     assert.ok(lines.includes('EXIT=0'), screen.text());

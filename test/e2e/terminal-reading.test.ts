@@ -7,7 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { runJp, type Sandbox, testProvider, useCleanup } from '../support/jp.ts';
+import { gate } from '../support/fake-provider.ts';
+import { fakeModel, runJp, type Sandbox, testProvider, useCleanup } from '../support/jp.ts';
 import { Screen, type ScreenOptions } from '../support/screen.ts';
 
 const cleanup = useCleanup();
@@ -154,18 +155,23 @@ describe('command output', () => {
 describe('while the model thinks', () => {
   it('the status line shows the elapsed time and the interrupt key, in a query and in attach', async () => {
     const sandbox = cleanup.sandbox();
-    const script = testProvider(sandbox, { steps: [{ parts: [{ delay_ms: 2500 }, { text: 'MOCK_OK: thought' }] }] });
-    const screen = jp(sandbox, ['query', ...script, 'think']);
+    // The model answers once the status line has been seen.
+    const thought = gate();
+    const model = await fakeModel(cleanup, [{ parts: [{ gate: thought }, { text: 'MOCK_OK: thought' }] }]);
+    const screen = jp(sandbox, ['query', ...model.args, 'think'], { env: model.env });
     await screen.waitFor(/thinking \([1-9]\d*s • Ctrl\+C to interrupt\)/, { on: 'screen' });
+    thought.open();
     assert.equal((await screen.exited).exitCode, 0, screen.text());
     assert.equal(screen.count('MOCK_OK: thought'), 1);
     assert.equal(screen.count('thinking'), 0, 'the status line is gone once the answer is drawn');
 
-    const slow = testProvider(sandbox, { steps: [{ parts: [{ delay_ms: 4000 }, { text: 'MOCK_OK: attached' }] }] }, 'slow.json');
-    const detached = await runJp(sandbox, ['query', '--detach', '--new', ...slow, 'think in the background']);
+    const seenAttached = gate();
+    const slow = await fakeModel(cleanup, [{ parts: [{ gate: seenAttached }, { text: 'MOCK_OK: attached' }] }]);
+    const detached = await runJp(sandbox, ['query', '--detach', '--new', ...slow.args, 'think in the background'], { env: slow.env });
     assert.equal(detached.code, 0, detached.stderr);
     const attached = jp(sandbox, ['conversation', 'attach', '--read-only', detached.stdout.trim()]);
     await attached.waitFor(/thinking \(\d+s • Ctrl\+C to leave\)/, { on: 'screen' });
+    seenAttached.open();
     assert.equal((await attached.exited).exitCode, 0, attached.text());
     assert.equal(attached.count('MOCK_OK: attached'), 1);
   });

@@ -16,6 +16,7 @@ import {
   type LanguageModelV3StreamPart,
 } from '@ai-sdk/provider';
 import {
+  gate,
   startFakeProvider,
   stepByToolResults,
   textStep,
@@ -48,6 +49,8 @@ const clients: Client[] = [
   { label: 'openai responses', wire: 'openai-responses', createModel: (baseURL) => createOpenAI({ baseURL, apiKey: 'test' }).responses('gpt-x') },
   { label: 'anthropic', wire: 'anthropic', createModel: (baseURL) => createAnthropic({ baseURL, apiKey: 'test' })('claude-x') },
 ];
+
+const sleep = (milliseconds: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, milliseconds));
 
 const objectSchema = (properties: Record<string, unknown>) => ({ type: 'object' as const, properties, additionalProperties: false });
 const tools: LanguageModelV3FunctionTool[] = [
@@ -459,6 +462,51 @@ describe('fake provider wire details', () => {
     assert.equal(firstText, 'first ');
     assert.equal(streamedText(parts), 'second answer');
     assert.equal(provider.requests.length, 2);
+  });
+
+  it('a gate part holds the stream until the test opens it; closing the server ends a held stream', async (t) => {
+    const held = gate();
+    const provider = await startProvider(t, { wire: 'openai-chat', steps: [{ parts: [{ text: 'before ' }, { gate: held }, { text: 'after' }] }] });
+    const model = createOpenAI({ baseURL: provider.baseUrl, apiKey: 'test' }).chat('gpt-x');
+    const reader = (await model.doStream(callOptions(userPrompt('one')))).stream.getReader();
+    const texts: string[] = [];
+    while (texts.length === 0) {
+      const { value, done } = await reader.read();
+      assert.equal(done, false, 'stream ended before the first text');
+      if (value?.type === 'text-delta') texts.push(value.delta);
+    }
+    // Time for a stream that did not hold to deliver the rest; the gate is still closed.
+    await sleep(100);
+    let opened = false;
+    const rest = (async () => {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        if (value.type === 'text-delta') texts.push(`${value.delta} (${opened ? 'after' : 'before'} open)`);
+      }
+    })();
+    await sleep(100);
+    assert.deepEqual(texts, ['before '], 'nothing passes a closed gate');
+    opened = true;
+    held.open();
+    await rest;
+    assert.deepEqual(texts, ['before ', 'after (after open)']);
+
+    const closing = await startFakeProvider({ wire: 'anthropic', steps: [{ parts: [{ text: 'held ' }, { gate: gate() }, { text: 'never' }] }] });
+    const heldReader = (await createAnthropic({ baseURL: closing.baseUrl, apiKey: 'test' })('claude-x').doStream(callOptions(userPrompt('two')))).stream.getReader();
+    const heldTexts: string[] = [];
+    while (heldTexts.length === 0) {
+      const { value, done } = await heldReader.read();
+      assert.equal(done, false, 'stream ended before the first text');
+      if (value?.type === 'text-delta') heldTexts.push(value.delta);
+    }
+    await closing.close();
+    for (;;) {
+      const next = await heldReader.read().catch(() => ({ done: true as const, value: undefined }));
+      if (next.done) break;
+      if (next.value.type === 'text-delta') heldTexts.push(next.value.delta);
+    }
+    assert.deepEqual(heldTexts, ['held '], 'the held stream ended when the server closed, without its gated text');
   });
 
   it('passes the request and its index to a step function', async (t) => {

@@ -37,7 +37,22 @@ export type ScriptedPart =
    *  string is sent verbatim instead, so tests can script malformed arguments. */
   | { toolCall: { id?: string; name: string; arguments: unknown } }
   /** Pause before the next part (for slow-streaming tests). */
-  | { delayMs: number };
+  | { delayMs: number }
+  /** Hold the stream here until the gate is opened (see `gate()`) or the server closes. */
+  | { gate: Gate };
+
+/** A point a stream waits at until the test has seen what it waits for: `gate.open()`. */
+export interface Gate {
+  readonly opened: Promise<void>;
+  open(): void;
+}
+
+/** A closed gate; a scripted `{ gate }` part holds its stream until `open()` is called. */
+export function gate(): Gate {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
 
 export type ScriptedStep =
   | { parts: ScriptedPart[]; usage?: { input: number; output: number }; chunkDelayMs?: number }
@@ -117,7 +132,7 @@ const ROUTES: Record<WireFormat, string> = {
 
 const DEFAULT_INPUT_TOKENS = 10;
 
-type ContentPart = Exclude<ScriptedPart, { delayMs: number }>;
+type ContentPart = Exclude<ScriptedPart, { delayMs: number } | { gate: Gate }>;
 type ToolCallPart = Extract<ScriptedPart, { toolCall: unknown }>;
 type PartsStep = Extract<ScriptedStep, { parts: ScriptedPart[] }>;
 type ErrorStep = Extract<ScriptedStep, { status: number }>;
@@ -290,12 +305,12 @@ async function playStep(state: ServerState, step: ScriptedStep, body: Record<str
   if (writer.isOpen) response.end();
 }
 
-/** Streams each content part's events, honouring `delayMs` parts, until the client goes away. */
+/** Streams each content part's events, honouring `delayMs` and `gate` parts, until the client goes away. */
 async function writeParts(state: ServerState, writer: EventStreamWriter, encoder: WireEncoder, parts: ScriptedPart[]): Promise<void> {
   for (const part of parts) {
     if (!writer.isOpen) return;
     if (isDelayPart(part)) {
-      await pause(part.delayMs, state.shutdown.signal);
+      await waitAt(part, state.shutdown.signal);
     } else {
       await writer.send(encoder.content(part));
     }
@@ -304,7 +319,7 @@ async function writeParts(state: ServerState, writer: EventStreamWriter, encoder
 
 async function pauseForDelays(state: ServerState, parts: ScriptedPart[]): Promise<void> {
   for (const part of parts) {
-    if (isDelayPart(part)) await pause(part.delayMs, state.shutdown.signal);
+    if (isDelayPart(part)) await waitAt(part, state.shutdown.signal);
   }
 }
 
@@ -1024,8 +1039,8 @@ function isHangUpStep(step: ScriptedStep): step is HangUpStep {
   return 'hangUpAfterParts' in step;
 }
 
-function isDelayPart(part: ScriptedPart): part is { delayMs: number } {
-  return 'delayMs' in part;
+function isDelayPart(part: ScriptedPart): part is { delayMs: number } | { gate: Gate } {
+  return 'delayMs' in part || 'gate' in part;
 }
 
 /** Tool arguments as sent on the wire: strings verbatim, anything else as JSON ('{}' for undefined). */
@@ -1080,6 +1095,20 @@ function readBody(request: IncomingMessage): Promise<string> {
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
     request.on('error', reject);
+  });
+}
+
+/** Waits out a delay part, or until its gate opens; less if `signal` aborts first. Never rejects. */
+function waitAt(part: { delayMs: number } | { gate: Gate }, signal: AbortSignal): Promise<void> {
+  if ('delayMs' in part) return pause(part.delayMs, signal);
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    signal.addEventListener('abort', done, { once: true });
+    void part.gate.opened.then(done);
   });
 }
 

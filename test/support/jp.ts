@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type FakeProvider, type FakeProviderOptions, startFakeProvider } from './fake-provider.ts';
 
 export const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** The binary under test; JP_TEST_BINARY points long runs (bench/crash.ts) at a copy that rebuilds cannot touch. */
@@ -160,6 +161,20 @@ export function fakeModelArguments(wire: 'openai-chat' | 'openai-responses' | 'a
         env: { ANTHROPIC_API_KEY: 'sk-ant-test-key-000000000000000000' },
       };
   }
+}
+
+/**
+ * A local fake provider (closed after the test file) answering with `steps`, and the arguments and
+ * environment that point jp at it. A step's `gate` parts hold its stream until the test opens them.
+ */
+export async function fakeModel(
+  cleanup: { add(cleanup: () => unknown): void },
+  steps: FakeProviderOptions['steps'],
+  wire: FakeProviderOptions['wire'] = 'openai-chat',
+): Promise<{ args: string[]; env: NodeJS.ProcessEnv; provider: FakeProvider }> {
+  const provider = await startFakeProvider({ wire, steps });
+  cleanup.add(() => provider.close());
+  return { ...fakeModelArguments(wire, provider.baseUrl), provider };
 }
 
 /** Parsed events of a conversation (skipping nothing: a bad line fails the parse loudly). */

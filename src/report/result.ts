@@ -111,14 +111,7 @@ export function buildTurnResult(options: {
   const error = options.outcome.error;
   // Made here, so redacted here: the query and errors may quote a secret (the events are redacted already).
   return options.secrets.redactValue<ResultObject>({
-    v: 1,
-    type: 'result',
-    ts: new Date().toISOString(),
-    conversation_id: options.conversationId,
-    log_file: logFileOf(options.conversationId),
-    status,
-    exit_code: exitCode,
-    query: resultQuery(options.query),
+    ...resultHead(options.conversationId, status, exitCode, options.query),
     answer: summary.answer,
     sources: summary.sources,
     tools: summary.tools,
@@ -135,6 +128,11 @@ export function buildTurnResult(options: {
     warnings: [...(options.warnings ?? []), ...(options.outcome.warnings ?? [])],
     error: error ? errorObject(error) : options.outcome.status === 'interrupted' ? interruptedError(options.outcome) : null,
   });
+}
+
+/** The fields every result opens with: what it is, when, of which conversation, how it ended, for which query. */
+function resultHead(conversationId: string | null, status: ResultObject['status'], exitCode: number, query: string): Pick<ResultObject, 'v' | 'type' | 'ts' | 'conversation_id' | 'log_file' | 'status' | 'exit_code' | 'query'> {
+  return { v: 1, type: 'result', ts: new Date().toISOString(), conversation_id: conversationId, log_file: logFileOf(conversationId), status, exit_code: exitCode, query: resultQuery(query) };
 }
 
 /** What an interrupted turn's result says: resumable, unless the user aborted it (then it was dropped). */
@@ -154,14 +152,7 @@ export function buildErrorResult(options: {
   secrets: Secrets;
 }): ResultObject {
   return options.secrets.redactValue<ResultObject>({
-    v: 1,
-    type: 'result',
-    ts: new Date().toISOString(),
-    conversation_id: options.conversationId,
-    log_file: logFileOf(options.conversationId),
-    status: options.error.status,
-    exit_code: options.error.exitCode,
-    query: resultQuery(options.query),
+    ...resultHead(options.conversationId, options.error.status, options.error.exitCode, options.query),
     answer: '',
     sources: [],
     tools: [],

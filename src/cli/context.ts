@@ -27,13 +27,15 @@ export class CommandContext {
   readonly stderr = new SafeWriter(process.stderr);
   readonly format: OutputFormat;
   /** This process's secrets: registered before anything is written that may quote one (registerSecrets). */
-  readonly secrets = new Secrets();
+  readonly secrets: Secrets;
   private cachedWorkspace: Workspace | undefined;
   private cachedLogger: Promise<Logger> | undefined;
 
-  constructor(facts: Facts, globals: GlobalOptions) {
+  /** `secrets`: the process's, when this context is one more of it (an editor's session under `jp acp`). */
+  constructor(facts: Facts, globals: GlobalOptions, secrets = new Secrets()) {
     this.facts = facts;
     this.globals = globals;
+    this.secrets = secrets;
     this.format = resolveFormat(globals.format, facts.stdoutIsTerminal);
   }
 

@@ -14,7 +14,7 @@ export async function acpCommand(context: CommandContext, options: { model?: str
   logger.info('acp: serving on stdio', { cwd: context.facts.cwd });
   const flags: FlagValue[] = options.model !== undefined ? [{ label: '--model', path: ['assistant', 'model'], value: options.model }] : [];
   const contextIn = (cwd: string): AcpSessionContext =>
-    sessionContext(new CommandContext({ ...context.facts, cwd, nonInteractive: true, nonInteractiveReason: 'jp acp', stdinIsTerminal: false, stdoutIsTerminal: false }, context.globals), flags);
+    sessionContext(new CommandContext({ ...context.facts, cwd, nonInteractive: true, nonInteractiveReason: 'jp acp', stdinIsTerminal: false, stdoutIsTerminal: false }, context.globals, context.secrets), flags);
   await new AcpAgent({ context: sessionContext(context, flags), contextIn, logger, stream }).serve();
   logger.info('acp: the editor closed the connection');
   return 0;

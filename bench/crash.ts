@@ -14,7 +14,11 @@ import { earlyKillTrial, listingProblems } from '../test/support/early-kill.ts';
 import { createSandbox } from '../test/support/jp.ts';
 
 const { values } = parseArgs({
-  options: { count: { type: 'string', default: '1000' }, mode: { type: 'string', default: 'both' }, early: { type: 'boolean', default: false } },
+  options: {
+    count: { type: 'string', default: '1000' },
+    mode: { type: 'string', default: 'both' },
+    early: { type: 'boolean', default: false },
+  },
 });
 const count = Number(values.count);
 
@@ -37,7 +41,10 @@ if (values.early) {
       failed++;
       console.log(`FAIL trial ${trial}, client killed at ${client} ms, server at ${server} ms: ${problems.join('; ')}`);
     }
-    if ((trial + 1) % 50 === 0) console.log(`early: ${trial + 1}/${count} trials, ${failed} failures, ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    if ((trial + 1) % 50 === 0)
+      console.log(
+        `early: ${trial + 1}/${count} trials, ${failed} failures, ${((Date.now() - started) / 1000).toFixed(0)} s`,
+      );
   }
   for (const problem of await listingProblems(sandbox)) {
     failed++;
@@ -65,7 +72,7 @@ for (const mode of modes) {
       sandbox = createSandbox();
       sandbox.write('input.txt', 'the input');
     }
-    const killAfter = Math.round(((trial % 50) + Math.random()) / 50 * turnMs);
+    const killAfter = Math.round((((trial % 50) + Math.random()) / 50) * turnMs);
     const outcome = await crashTrial(sandbox, provider, mode, killAfter);
     const status = outcome.statusAfterKill.replace(/\(pid \d+\)/, '(pid)');
     statuses.set(status, (statuses.get(status) ?? 0) + 1);
@@ -73,9 +80,14 @@ for (const mode of modes) {
       failures++;
       console.log(`FAIL ${mode} trial ${trial} killed after ${killAfter} ms: ${outcome.problems.join('; ')}`);
     }
-    if ((trial + 1) % 50 === 0) console.log(`${mode}: ${trial + 1}/${count} trials, ${failures} failures, ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    if ((trial + 1) % 50 === 0)
+      console.log(
+        `${mode}: ${trial + 1}/${count} trials, ${failures} failures, ${((Date.now() - started) / 1000).toFixed(0)} s`,
+      );
   }
-  console.log(`${mode}: turn ${turnMs} ms; status after kill: ${[...statuses].map(([status, n]) => `${status} ×${n}`).join(', ')}`);
+  console.log(
+    `${mode}: turn ${turnMs} ms; status after kill: ${[...statuses].map(([status, n]) => `${status} ×${n}`).join(', ')}`,
+  );
   await provider.close();
   sandbox.cleanup();
 }

@@ -6,7 +6,12 @@ export async function drainOnce(provider: FakeProvider): Promise<{ firstByte: nu
   const response = await fetch(`${provider.baseUrl}/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: 'Bearer x' },
-    body: JSON.stringify({ model: 'm', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] }),
+    body: JSON.stringify({
+      model: 'm',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'hi' }],
+    }),
   });
   const reader = response.body!.getReader();
   let firstByte = Number.NaN;

@@ -49,7 +49,10 @@ const bench = {
     for (let index = 0; index < 3; index++) {
       samples.push(
         await new Promise<number>((resolve) => {
-          const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 400)'], { stdio: 'ignore', env: floorEnvironment });
+          const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 400)'], {
+            stdio: 'ignore',
+            env: floorEnvironment,
+          });
           setTimeout(() => resolve(peakKilobytes(child.pid!)), 300);
         }),
       );
@@ -65,11 +68,16 @@ for (const [name, load] of Object.entries(sections)) {
 
 const headers = ['figure', 'value', 'floor (same run)', 'goal'];
 const cellsOf = (row: Row): string[] => [row.figure, row.value, row.floor, row.goal];
-const widths = headers.map((header, column) => Math.max(header.length, ...rows.map((row) => cellsOf(row)[column]!.length)));
+const widths = headers.map((header, column) =>
+  Math.max(header.length, ...rows.map((row) => cellsOf(row)[column]!.length)),
+);
 const line = (cells: string[]): string => cells.map((cell, index) => cell.padEnd(widths[index]!)).join(' | ');
-console.log(`jp benchmarks (median of ${runs} runs unless noted), node ${process.version}, ${new Date().toISOString()}`);
+console.log(
+  `jp benchmarks (median of ${runs} runs unless noted), node ${process.version}, ${new Date().toISOString()}`,
+);
 // The goals are set on Node 24, the active LTS (what users run); other versions are for comparison.
-if (!process.version.startsWith('v24.')) console.log(`note: the goals are measured on Node 24; this run is on ${process.version}`);
+if (!process.version.startsWith('v24.'))
+  console.log(`note: the goals are measured on Node 24; this run is on ${process.version}`);
 console.log(line(headers));
 console.log(widths.map((width) => '-'.repeat(width)).join('-|-'));
 for (const row of rows) console.log(line(cellsOf(row)));

@@ -50,7 +50,11 @@ export interface TimedProcess {
 }
 
 /** Wall time of a whole process, and of its first stdout byte. */
-export function timeProcess(file: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<TimedProcess> {
+export function timeProcess(
+  file: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<TimedProcess> {
   return new Promise((resolve) => {
     const started = performance.now();
     let firstByte = Number.NaN;
@@ -78,7 +82,10 @@ export function nodeStartOnce(): Promise<number> {
  * A figure and `node -e 0` measured in turn (A B A B ...), so that drift in the machine's speed weighs
  * on both alike: the medians of each and the median of the pairwise ratios.
  */
-export async function pairedWithNodeStart(count: number, measure: () => Promise<number>): Promise<{ value: number; floor: number; ratio: number }> {
+export async function pairedWithNodeStart(
+  count: number,
+  measure: () => Promise<number>,
+): Promise<{ value: number; floor: number; ratio: number }> {
   const values: number[] = [];
   const floors: number[] = [];
   const ratios: number[] = [];

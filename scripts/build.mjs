@@ -48,7 +48,9 @@ await build({
   // Loaded only when a proxy is configured (src/llm/provider-fetch.ts): resolved from node_modules then.
   external: ['undici'],
   // Bundled CommonJS packages call require(); an ES module has none of its own.
-  banner: { js: "import { createRequire as __jpCreateRequire } from 'node:module'; const require = __jpCreateRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __jpCreateRequire } from 'node:module'; const require = __jpCreateRequire(import.meta.url);",
+  },
   logLevel: 'warning',
 });
 chmodSync(path.join(root, 'dist', 'jp.mjs'), 0o755);

@@ -20,7 +20,15 @@ console.error('== jp demo: OFFLINE, built-in `test` provider (a scripted replay;
 console.error(`   workspace: ${workspace} (emptied at each run of the demo)\n`);
 const run = (args) => spawnSync(process.execPath, [jp, ...args], { cwd: workspace, stdio: 'inherit' });
 run(['init']);
-const query = run(['query', '--new', '-m', 'test', '-c', `providers.test.script=${script}`, 'Create a hello.txt with a greeting']);
+const query = run([
+  'query',
+  '--new',
+  '-m',
+  'test',
+  '-c',
+  `providers.test.script=${script}`,
+  'Create a hello.txt with a greeting',
+]);
 const code = query.status ?? 1;
 console.error(`\n== jp exited ${code} ==`);
 if (code === 3) {

@@ -7,7 +7,12 @@ const totalFiles = Number(process.env.JP_TEST_FILE_COUNT || 0);
 function formatError(error) {
   if (!error) return '';
   const cause = error.cause ?? error;
-  const text = cause instanceof Error ? (cause.stack ?? cause.message) : typeof cause === 'string' ? cause : JSON.stringify(cause, null, 2);
+  const text =
+    cause instanceof Error
+      ? (cause.stack ?? cause.message)
+      : typeof cause === 'string'
+        ? cause
+        : JSON.stringify(cause, null, 2);
   return String(text)
     .split('\n')
     .slice(0, 30)

@@ -25,7 +25,12 @@ const targets = files.length > 0 ? files : findTests(path.join(root, 'test')).so
 const ci = ['1', 'true'].includes(String(process.env.CI).toLowerCase());
 const reporter = options.some((option) => option.startsWith('--test-reporter'))
   ? []
-  : ['--test-reporter', ci ? 'tap' : path.join(root, 'scripts', 'test-reporter.mjs'), '--test-reporter-destination', 'stdout'];
+  : [
+      '--test-reporter',
+      ci ? 'tap' : path.join(root, 'scripts', 'test-reporter.mjs'),
+      '--test-reporter-destination',
+      'stdout',
+    ];
 const result = spawnSync(
   process.execPath,
   ['--import', 'tsx', '--test', '--test-concurrency=2', ...reporter, ...options, ...targets],

@@ -4,15 +4,7 @@
  */
 import path from 'node:path';
 
-export type RunStatus =
-  | 'success'
-  | 'error'
-  | 'usage'
-  | 'denied'
-  | 'deferred'
-  | 'locked'
-  | 'retryable'
-  | 'interrupted';
+export type RunStatus = 'success' | 'error' | 'usage' | 'denied' | 'deferred' | 'locked' | 'retryable' | 'interrupted';
 
 /** Exit code of each status. `interrupted` is 130 for SIGINT and 143 for SIGTERM. */
 export function exitCodeOf(status: RunStatus, signal: 'SIGINT' | 'SIGTERM' = 'SIGINT'): number {
@@ -205,10 +197,14 @@ export function asSystemError(error: unknown): SystemError | undefined {
       });
     case 'EEXIST':
     case 'ENOTDIR':
-      return new SystemError(errno.code, `${file ?? 'a path'} is in the way: a file is where jp needs a directory${doing}`, {
-        hint: `Move${where} away (it is not jp's), then run again.`,
-        cause: error,
-      });
+      return new SystemError(
+        errno.code,
+        `${file ?? 'a path'} is in the way: a file is where jp needs a directory${doing}`,
+        {
+          hint: `Move${where} away (it is not jp's), then run again.`,
+          cause: error,
+        },
+      );
     case 'EADDRINUSE':
       return new SystemError(errno.code, `cannot listen on the socket${where}: something else is at that path`, {
         hint: `Remove what is there (rm -r${where}) if it is not a running jp, then run again.`,
@@ -216,10 +212,14 @@ export function asSystemError(error: unknown): SystemError | undefined {
       });
     case 'EMFILE':
     case 'ENFILE':
-      return new SystemError(errno.code, `too many open files${where ? ` (opening${where})` : ''}: the ${errno.code === 'EMFILE' ? 'per-process limit (ulimit -n)' : 'system-wide limit'} is reached`, {
-        hint: 'Raise the limit (`ulimit -n 1024` or more) and run again.',
-        cause: error,
-      });
+      return new SystemError(
+        errno.code,
+        `too many open files${where ? ` (opening${where})` : ''}: the ${errno.code === 'EMFILE' ? 'per-process limit (ulimit -n)' : 'system-wide limit'} is reached`,
+        {
+          hint: 'Raise the limit (`ulimit -n 1024` or more) and run again.',
+          cause: error,
+        },
+      );
     default:
       return undefined;
   }

@@ -42,7 +42,8 @@ export class Secrets {
     const found = new Set(this.values);
     for (const name of variableNames) {
       const value = environment[name];
-      if (value !== undefined && value.length >= minimumSecretLength) for (const form of formsOf(value)) found.add(form);
+      if (value !== undefined && value.length >= minimumSecretLength)
+        for (const form of formsOf(value)) found.add(form);
     }
     this.values = [...found].sort((a, b) => b.length - a.length);
   }

@@ -28,7 +28,12 @@ function serversOf(sandbox: Sandbox): number[] {
 }
 
 /** Runs `file args` with `input` on a pipe; samples the peak RSS of it and of its server until both are gone. */
-async function measure(file: string, args: string[], input: Buffer, options: { cwd: string; env: NodeJS.ProcessEnv; sandbox?: Sandbox }): Promise<Measured> {
+async function measure(
+  file: string,
+  args: string[],
+  input: Buffer,
+  options: { cwd: string; env: NodeJS.ProcessEnv; sandbox?: Sandbox },
+): Promise<Measured> {
   const started = performance.now();
   const child = spawn(file, args, { cwd: options.cwd, env: options.env, stdio: ['pipe', 'ignore', 'ignore'] });
   child.stdin.on('error', () => {});
@@ -36,7 +41,8 @@ async function measure(file: string, args: string[], input: Buffer, options: { c
   const peaks = { client: 0, server: new Map<number, number>() };
   const sample = (): void => {
     peaks.client = Math.max(peaks.client, peakKilobytes(child.pid!));
-    for (const pid of options.sandbox ? serversOf(options.sandbox) : []) peaks.server.set(pid, Math.max(peaks.server.get(pid) ?? 0, peakKilobytes(pid)));
+    for (const pid of options.sandbox ? serversOf(options.sandbox) : [])
+      peaks.server.set(pid, Math.max(peaks.server.get(pid) ?? 0, peakKilobytes(pid)));
   };
   const sampler = setInterval(sample, 5);
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
@@ -60,22 +66,58 @@ const bigInput: Section = async (bench) => {
   const runs = { server: [] as Measured[], inProcess: [] as Measured[], floor: [] as Measured[] };
   // Interleaved, so that drift in the machine's speed weighs on each alike.
   for (let index = 0; index < count; index++) {
-    runs.server.push(await measure(process.execPath, [jpBinary, 'query', '--new', '-m', 'test', '-c', `providers.test.script=${script}`, 'summarise'], input, { cwd: sandbox.workspace, env: sandbox.env, sandbox }));
-    runs.inProcess.push(await measure(process.execPath, [jpBinary, 'query', '--new', '--no-server', '-m', 'test', '-c', `providers.test.script=${script}`, 'summarise'], input, { cwd: sandbox.workspace, env: sandbox.env }));
-    runs.floor.push(await measure(process.execPath, ['-e', 'const c=[];process.stdin.on("data",(d)=>c.push(d)).on("end",()=>Buffer.concat(c).toString())'], input, { cwd: sandbox.workspace, env: floorEnvironment }));
+    runs.server.push(
+      await measure(
+        process.execPath,
+        [jpBinary, 'query', '--new', '-m', 'test', '-c', `providers.test.script=${script}`, 'summarise'],
+        input,
+        { cwd: sandbox.workspace, env: sandbox.env, sandbox },
+      ),
+    );
+    runs.inProcess.push(
+      await measure(
+        process.execPath,
+        [jpBinary, 'query', '--new', '--no-server', '-m', 'test', '-c', `providers.test.script=${script}`, 'summarise'],
+        input,
+        { cwd: sandbox.workspace, env: sandbox.env },
+      ),
+    );
+    runs.floor.push(
+      await measure(
+        process.execPath,
+        ['-e', 'const c=[];process.stdin.on("data",(d)=>c.push(d)).on("end",()=>Buffer.concat(c).toString())'],
+        input,
+        { cwd: sandbox.workspace, env: floorEnvironment },
+      ),
+    );
   }
   const mid = (values: Measured[], key: keyof Measured): number => median(values.map((value) => value[key]));
   const floorTime = `node reading the 20 MB from a pipe: ${ms(mid(runs.floor, 'milliseconds'))}`;
   const floorMemory = `node holding the 20 MB read from a pipe: ${megabytes(mid(runs.floor, 'client'))}`;
-  bench.report({ figure: `20 MB piped input: total (server) (median of ${count})`, value: ms(mid(runs.server, 'milliseconds')), floor: floorTime, goal: '' });
-  bench.report({ figure: `20 MB piped input: total (--no-server) (median of ${count})`, value: ms(mid(runs.inProcess, 'milliseconds')), floor: floorTime, goal: '' });
+  bench.report({
+    figure: `20 MB piped input: total (server) (median of ${count})`,
+    value: ms(mid(runs.server, 'milliseconds')),
+    floor: floorTime,
+    goal: '',
+  });
+  bench.report({
+    figure: `20 MB piped input: total (--no-server) (median of ${count})`,
+    value: ms(mid(runs.inProcess, 'milliseconds')),
+    floor: floorTime,
+    goal: '',
+  });
   bench.report({
     figure: '20 MB piped input: peak RSS (server)',
     value: `client ${megabytes(mid(runs.server, 'client'))}, server ${megabytes(mid(runs.server, 'server'))}`,
     floor: floorMemory,
     goal: '',
   });
-  bench.report({ figure: '20 MB piped input: peak RSS (--no-server)', value: megabytes(mid(runs.inProcess, 'client')), floor: floorMemory, goal: '' });
+  bench.report({
+    figure: '20 MB piped input: peak RSS (--no-server)',
+    value: megabytes(mid(runs.inProcess, 'client')),
+    floor: floorMemory,
+    goal: '',
+  });
   sandbox.cleanup();
 };
 export default bigInput;

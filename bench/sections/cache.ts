@@ -9,7 +9,13 @@
  * at each of its breakpoints and up to 20 blocks before it. Tokens are bytes / 4.
  */
 import { createHash } from 'node:crypto';
-import { startFakeProvider, textStep, toolStep, type RecordedRequest, type ScriptedStep } from '../../test/support/fake-provider.ts';
+import {
+  startFakeProvider,
+  textStep,
+  toolStep,
+  type RecordedRequest,
+  type ScriptedStep,
+} from '../../test/support/fake-provider.ts';
 import { createSandbox, fakeModelArguments, runJp } from '../../test/support/jp.ts';
 import type { Section } from '../support.ts';
 
@@ -19,7 +25,8 @@ const lookback = 20;
 
 function blocksOf(body: any): unknown[] {
   const blocks: unknown[] = [...(body.tools ?? []), ...(body.system ?? [])];
-  for (const message of body.messages) blocks.push(...(typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content));
+  for (const message of body.messages)
+    blocks.push(...(typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content));
   return blocks;
 }
 
@@ -63,19 +70,30 @@ function withoutBreakpoints(body: unknown): unknown {
   return JSON.parse(JSON.stringify(body, (key, value) => (key === 'cache_control' ? undefined : value)));
 }
 
-const percent = (share: { input: number; cached: number }): string => `${((100 * share.cached) / share.input).toFixed(1)}% (${share.cached} of ${share.input} tokens)`;
+const percent = (share: { input: number; cached: number }): string =>
+  `${((100 * share.cached) / share.input).toFixed(1)}% (${share.cached} of ${share.input} tokens)`;
 
 const cache: Section = async (bench) => {
   const sandbox = createSandbox();
-  for (let index = 0; index < 5; index++) sandbox.write(`src/part${index}.ts`, `export const part${index} = ${JSON.stringify('x'.repeat(60))};\n`.repeat(30));
+  for (let index = 0; index < 5; index++)
+    sandbox.write(`src/part${index}.ts`, `export const part${index} = ${JSON.stringify('x'.repeat(60))};\n`.repeat(30));
   const provider = await startFakeProvider({
     wire: 'anthropic',
     steps: (_request: RecordedRequest, index: number): ScriptedStep =>
-      index < rounds ? toolStep([{ id: `call_${index}`, name: 'fs_read_file', arguments: { path: `src/part${index % 5}.ts` } }], 'Reading the next part.') : textStep('All parts read.'),
+      index < rounds
+        ? toolStep(
+            [{ id: `call_${index}`, name: 'fs_read_file', arguments: { path: `src/part${index % 5}.ts` } }],
+            'Reading the next part.',
+          )
+        : textStep('All parts read.'),
   });
   try {
     const model = fakeModelArguments('anthropic', provider.baseUrl);
-    const run = await runJp(sandbox, ['query', '--new', ...model.args, '--max-turns', String(rounds + 5), 'read every part of src'], { env: model.env, timeoutMs: 300_000 });
+    const run = await runJp(
+      sandbox,
+      ['query', '--new', ...model.args, '--max-turns', String(rounds + 5), 'read every part of src'],
+      { env: model.env, timeoutMs: 300_000 },
+    );
     if (run.code !== 0) throw new Error(`the tool loop exited ${run.code}: ${run.stderr}`);
     const bodies = provider.requests.map((request) => request.body);
     const now = cacheShare(bodies);

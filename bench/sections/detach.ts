@@ -13,7 +13,9 @@ function firstLiveEvent(socketPath: string): Promise<number> {
     let buffered = '';
     let greeted = false;
     socket.on('error', reject);
-    socket.on('connect', () => socket.write(JSON.stringify({ type: 'hello', version: 1, can_prompt: false, read_only: true }) + '\n'));
+    socket.on('connect', () =>
+      socket.write(JSON.stringify({ type: 'hello', version: 1, can_prompt: false, read_only: true }) + '\n'),
+    );
     socket.on('data', (chunk) => {
       buffered += chunk.toString();
       for (;;) {
@@ -34,7 +36,10 @@ function firstLiveEvent(socketPath: string): Promise<number> {
 
 const detach: Section = async (bench) => {
   const sandbox = createSandbox();
-  const parts = [{ text: 'start ' }, ...Array.from({ length: 400 }, (_, index) => [{ text: `w${index} ` }, { delay_ms: 10 }]).flat()];
+  const parts = [
+    { text: 'start ' },
+    ...Array.from({ length: 400 }, (_, index) => [{ text: `w${index} ` }, { delay_ms: 10 }]).flat(),
+  ];
   writeFileSync(path.join(sandbox.workspace, 'slow.json'), JSON.stringify({ steps: [{ parts }] }));
   const settings = ['-m', 'test', '-c', 'providers.test.script=slow.json'];
   const count = Math.min(bench.runs, 10);
@@ -44,7 +49,10 @@ const detach: Section = async (bench) => {
   const attachTimes: number[] = [];
   const protocolTimes: number[] = [];
   for (let index = 0; index < count; index++) {
-    const detached = await timeProcess(process.execPath, [jpBinary, 'query', '--new', '--detach', ...settings, 'go'], { cwd: sandbox.workspace, env: sandbox.env });
+    const detached = await timeProcess(process.execPath, [jpBinary, 'query', '--new', '--detach', ...settings, 'go'], {
+      cwd: sandbox.workspace,
+      env: sandbox.env,
+    });
     if (detached.code !== 0) throw new Error(`--detach exited ${detached.code}`);
     const floor = await nodeStartOnce();
     detachTimes.push(detached.total);
@@ -58,14 +66,21 @@ const detach: Section = async (bench) => {
     attachTimes.push(
       await new Promise<number>((resolve) => {
         const started = performance.now();
-        const child = spawn(process.execPath, [jpBinary, 'conversation', 'attach', '--tail=0', '--read-only', conversationId], { cwd: sandbox.workspace, env: sandbox.env, stdio: ['ignore', 'pipe', 'ignore'] });
+        const child = spawn(
+          process.execPath,
+          [jpBinary, 'conversation', 'attach', '--tail=0', '--read-only', conversationId],
+          { cwd: sandbox.workspace, env: sandbox.env, stdio: ['ignore', 'pipe', 'ignore'] },
+        );
         child.stdout.once('data', () => {
           resolve(performance.now() - started);
           child.kill();
         });
       }),
     );
-    spawnSync(process.execPath, [jpBinary, 'conversation', 'kill', '--force', conversationId], { cwd: sandbox.workspace, env: sandbox.env });
+    spawnSync(process.execPath, [jpBinary, 'conversation', 'kill', '--force', conversationId], {
+      cwd: sandbox.workspace,
+      env: sandbox.env,
+    });
   }
   // The floor of any design where a Node client returns only once a Node server is ready
   // (DESIGN §8): a bare node process that spawns a detached node child and exits on its first byte.
@@ -78,15 +93,28 @@ const detach: Section = async (bench) => {
       "child.stdout.once('data', () => { child.unref(); process.exit(0); });",
     ].join('\n'),
   );
-  const handOffFloor = await medianOf(count, async () => (await timeProcess(process.execPath, [handOffScript], { env: floorEnvironment })).total);
+  const handOffFloor = await medianOf(
+    count,
+    async () => (await timeProcess(process.execPath, [handOffScript], { env: floorEnvironment })).total,
+  );
   bench.report({
     figure: 'jp query --detach: return time',
     value: `${ms(median(detachTimes))} (${(median(detachTimes) / handOffFloor).toFixed(2)}× the hand-off; ${median(ratios).toFixed(2)}× node -e 0)`,
     floor: `node -e 0: ${ms(median(floors))}; node spawning node until ready: ${ms(handOffFloor)}`,
     goal: '≤ 3× node spawning node until ready',
   });
-  bench.report({ figure: 'attach: connect → first live event (protocol)', value: `${median(protocolTimes).toFixed(1)} ms`, floor: '', goal: '≤ 100 ms' });
-  bench.report({ figure: 'jp conversation attach: start → first live byte', value: ms(median(attachTimes)), floor: `node -e 0: ${ms(median(floors))}`, goal: '' });
+  bench.report({
+    figure: 'attach: connect → first live event (protocol)',
+    value: `${median(protocolTimes).toFixed(1)} ms`,
+    floor: '',
+    goal: '≤ 100 ms',
+  });
+  bench.report({
+    figure: 'jp conversation attach: start → first live byte',
+    value: ms(median(attachTimes)),
+    floor: `node -e 0: ${ms(median(floors))}`,
+    goal: '',
+  });
   sandbox.cleanup();
 };
 export default detach;

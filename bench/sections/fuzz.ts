@@ -9,15 +9,40 @@ const fuzz: Section = async (bench) => {
   const sandbox = createSandbox();
   writeFileSync(
     path.join(sandbox.workspace, 'wait.json'),
-    JSON.stringify({ steps: [{ parts: [{ tool_call: { name: 'run_command', arguments: { command: 'while [ ! -f release ]; do sleep 0.05; done' } } }] }, { parts: [{ text: 'ok' }] }] }),
+    JSON.stringify({
+      steps: [
+        {
+          parts: [
+            {
+              tool_call: { name: 'run_command', arguments: { command: 'while [ ! -f release ]; do sleep 0.05; done' } },
+            },
+          ],
+        },
+        { parts: [{ text: 'ok' }] },
+      ],
+    }),
   );
   const conversationId = (
-    await runJp(sandbox, ['query', '--detach', '-m', 'test', '-c', 'providers.test.script=wait.json', '-c', 'conversation.tools.run_command.run="unattended"', 'x'])
+    await runJp(sandbox, [
+      'query',
+      '--detach',
+      '-m',
+      'test',
+      '-c',
+      'providers.test.script=wait.json',
+      '-c',
+      'conversation.tools.run_command.run="unattended"',
+      'x',
+    ])
   ).stdout.trim();
   const entryFile = path.join(sandbox.userDirectory(), 'processes', `${conversationId}.json`);
   const entry = await eventually('the tool is running', () => {
     try {
-      const current = JSON.parse(readFileSync(entryFile, 'utf8')) as { pid: number; socket_path: string; tool_process_groups: unknown[] };
+      const current = JSON.parse(readFileSync(entryFile, 'utf8')) as {
+        pid: number;
+        socket_path: string;
+        tool_process_groups: unknown[];
+      };
       return current.tool_process_groups.length === 1 ? current : undefined;
     } catch {
       return undefined;

@@ -26,7 +26,10 @@ console.log('ok');
 `;
 
 const mcp: Section = async (bench) => {
-  const provider = await startFakeProvider({ wire: 'openai-chat', steps: [textStep('An instant answer.', { chunks: 2 })] });
+  const provider = await startFakeProvider({
+    wire: 'openai-chat',
+    steps: [textStep('An instant answer.', { chunks: 2 })],
+  });
   const model = fakeModelArguments('openai-chat', provider.baseUrl);
   const setups = {
     none: createSandbox(),
@@ -41,7 +44,11 @@ const mcp: Section = async (bench) => {
     sdkAlone,
     require.resolve('@modelcontextprotocol/sdk/client/index.js'),
     require.resolve('@modelcontextprotocol/sdk/client/stdio.js'),
-    path.join(path.dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js'),
+    path.join(
+      path.dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')),
+      'dist',
+      'index.js',
+    ),
   ];
   const samples = { none: [] as number[], one: [] as number[], three: [] as number[], floor: [] as number[] };
   // In alternation, so that drift in the machine's speed weighs on every figure alike.
@@ -49,7 +56,10 @@ const mcp: Section = async (bench) => {
   for (let index = 0; index < runs; index++) {
     for (const way of ['none', 'one', 'three'] as const) {
       const sandbox = setups[way];
-      const result = await timeProcess(process.execPath, [jpBinary, 'query', '--new', ...model.args, 'hello'], { cwd: sandbox.workspace, env: { ...sandbox.env, ...model.env } });
+      const result = await timeProcess(process.execPath, [jpBinary, 'query', '--new', ...model.args, 'hello'], {
+        cwd: sandbox.workspace,
+        env: { ...sandbox.env, ...model.env },
+      });
       if (result.code !== 0) throw new Error(`query (${way}) failed with ${result.code}`);
       samples[way].push(result.total);
     }
@@ -61,9 +71,24 @@ const mcp: Section = async (bench) => {
   const one = median(samples.one);
   const three = median(samples.three);
   const floorText = `one server alone, SDK client (node, spawn, initialize, tools/list): ${ms(median(samples.floor))}`;
-  bench.report({ figure: 'hello turn, no MCP server configured: total', value: ms(none), floor: floorText, goal: 'no MCP cost' });
-  bench.report({ figure: 'hello turn, 1 MCP server (stdio): total', value: `${ms(one)} (+${ms(one - none)})`, floor: floorText, goal: 'added ≤ the floor' });
-  bench.report({ figure: 'hello turn, 3 MCP servers (started together): total', value: `${ms(three)} (+${ms(three - none)})`, floor: floorText, goal: 'added ≈ 1 server, not 3' });
+  bench.report({
+    figure: 'hello turn, no MCP server configured: total',
+    value: ms(none),
+    floor: floorText,
+    goal: 'no MCP cost',
+  });
+  bench.report({
+    figure: 'hello turn, 1 MCP server (stdio): total',
+    value: `${ms(one)} (+${ms(one - none)})`,
+    floor: floorText,
+    goal: 'added ≤ the floor',
+  });
+  bench.report({
+    figure: 'hello turn, 3 MCP servers (started together): total',
+    value: `${ms(three)} (+${ms(three - none)})`,
+    floor: floorText,
+    goal: 'added ≈ 1 server, not 3',
+  });
   await provider.close();
   for (const sandbox of Object.values(setups)) sandbox.cleanup();
 };

@@ -19,8 +19,16 @@ function serversOf(sandbox: Sandbox): number[] {
 }
 
 /** Runs one query and samples both processes' peak (VmHWM only grows, so sampling misses little). */
-async function peaksOfOneQuery(sandbox: Sandbox, args: string[], environment: NodeJS.ProcessEnv): Promise<{ client: number; server: number }> {
-  const client = spawn(process.execPath, [jpBinary, ...args], { cwd: sandbox.workspace, env: environment, stdio: ['ignore', 'ignore', 'ignore'] });
+async function peaksOfOneQuery(
+  sandbox: Sandbox,
+  args: string[],
+  environment: NodeJS.ProcessEnv,
+): Promise<{ client: number; server: number }> {
+  const client = spawn(process.execPath, [jpBinary, ...args], {
+    cwd: sandbox.workspace,
+    env: environment,
+    stdio: ['ignore', 'ignore', 'ignore'],
+  });
   const peaks = { client: 0, server: 0 };
   const serverPeaks = new Map<number, number>();
   const sample = (): void => {
@@ -45,14 +53,20 @@ const memory: Section = async (bench) => {
   const words = 20_000;
   const cases: { name: string; step: ScriptedStep }[] = [
     { name: 'hello turn', step: textStep('Hello! How can I help?', { chunks: 4 }) },
-    { name: `${words.toLocaleString('en')}-word answer`, step: { parts: Array.from({ length: words }, (_, index) => ({ text: `word${index % 100} ` })) } },
+    {
+      name: `${words.toLocaleString('en')}-word answer`,
+      step: { parts: Array.from({ length: words }, (_, index) => ({ text: `word${index % 100} ` })) },
+    },
   ];
   for (const { name, step } of cases) {
     const provider = await startFakeProvider({ wire: 'openai-chat', steps: [step] });
     const sandbox = createSandbox();
     const model = fakeModelArguments('openai-chat', provider.baseUrl);
     const samples: { client: number; server: number }[] = [];
-    for (let index = 0; index < 3; index++) samples.push(await peaksOfOneQuery(sandbox, ['query', '--new', ...model.args, 'hello'], { ...sandbox.env, ...model.env }));
+    for (let index = 0; index < 3; index++)
+      samples.push(
+        await peaksOfOneQuery(sandbox, ['query', '--new', ...model.args, 'hello'], { ...sandbox.env, ...model.env }),
+      );
     const together = median(samples.map((sample) => sample.client + sample.server));
     const client = median(samples.map((sample) => sample.client));
     const server = median(samples.map((sample) => sample.server));

@@ -44,7 +44,11 @@ const curlAvailable = spawnSync('curl', ['--version'], { stdio: 'ignore' }).stat
 function drain(baseUrl: string): Promise<number> {
   const url = `${baseUrl}/responses`;
   if (curlAvailable) {
-    return timeProcess('curl', ['-sSN', '-o', '/dev/null', '-X', 'POST', '-H', 'content-type: application/json', '-d', '{"stream":true}', url], { env: floorEnvironment }).then((result) => result.total);
+    return timeProcess(
+      'curl',
+      ['-sSN', '-o', '/dev/null', '-X', 'POST', '-H', 'content-type: application/json', '-d', '{"stream":true}', url],
+      { env: floorEnvironment },
+    ).then((result) => result.total);
   }
   const script = `const r=require('node:http').request(${JSON.stringify(url)},{method:'POST'},(m)=>m.resume());r.end('{}')`;
   return timeProcess(process.execPath, ['-e', script], { env: floorEnvironment }).then((result) => result.total);
@@ -52,7 +56,10 @@ function drain(baseUrl: string): Promise<number> {
 
 const stream: Section = async (bench) => {
   const floor = await bench.nodeStart();
-  const hello = await recordedServer(textStep('An instant answer from a local provider, in a few chunks.', { chunks: 8 }), 'whole');
+  const hello = await recordedServer(
+    textStep('An instant answer from a local provider, in a few chunks.', { chunks: 8 }),
+    'whole',
+  );
   const answer: ScriptedStep = { parts: Array.from({ length: words }, (_, index) => ({ text: `w${index % 10} ` })) };
   const long = await recordedServer(answer, 'event');
   const burst = await recordedServer(answer, 'whole');
@@ -63,10 +70,24 @@ const stream: Section = async (bench) => {
   mkdirSync(codexWork);
 
   const jp = (server: ReplayProvider, extra: string[]) =>
-    timeProcess(process.execPath, [jpBinary, 'query', '--new', ...extra, '-m', 'openai/bench-model', '-c', `providers.openai.base_url="${server.baseUrl}"`, 'hello'], {
-      cwd: sandbox.workspace,
-      env: { ...sandbox.env, OPENAI_API_KEY: 'sk-bench-000000000000000000' },
-    });
+    timeProcess(
+      process.execPath,
+      [
+        jpBinary,
+        'query',
+        '--new',
+        ...extra,
+        '-m',
+        'openai/bench-model',
+        '-c',
+        `providers.openai.base_url="${server.baseUrl}"`,
+        'hello',
+      ],
+      {
+        cwd: sandbox.workspace,
+        env: { ...sandbox.env, OPENAI_API_KEY: 'sk-bench-000000000000000000' },
+      },
+    );
   const codexRun = (server: ReplayProvider) =>
     timeProcess(
       codex!,
@@ -88,9 +109,14 @@ const stream: Section = async (bench) => {
   // on all of them alike.
   const samples: Record<string, number[]> = {};
   const add = (name: string, value: number): void => void (samples[name] ??= []).push(value);
-  const checked = async (name: string, run: Promise<{ total: number; code: number | null; stdout: string }>, expectedCharacters: number) => {
+  const checked = async (
+    name: string,
+    run: Promise<{ total: number; code: number | null; stdout: string }>,
+    expectedCharacters: number,
+  ) => {
     const result = await run;
-    if (result.code !== 0 || result.stdout.length < expectedCharacters) throw new Error(`${name}: exit ${result.code}, ${result.stdout.length} characters on stdout`);
+    if (result.code !== 0 || result.stdout.length < expectedCharacters)
+      throw new Error(`${name}: exit ${result.code}, ${result.stdout.length} characters on stdout`);
     add(name, result.total);
   };
   const longRuns = Math.max(3, Math.min(bench.runs, 7));
@@ -108,7 +134,12 @@ const stream: Section = async (bench) => {
   }
   const of = (name: string): number => median(samples[name]!);
   const codexNote = codex ? `Codex ${ms(of('codex hello'))}` : 'Codex not installed';
-  bench.report({ figure: 'hello turn, OpenAI Responses wire (server)', value: ms(of('jp hello')), floor: `node -e 0: ${ms(floor)}; ${codexNote}`, goal: 'faster than Codex' });
+  bench.report({
+    figure: 'hello turn, OpenAI Responses wire (server)',
+    value: ms(of('jp hello')),
+    floor: `node -e 0: ${ms(floor)}; ${codexNote}`,
+    goal: 'faster than Codex',
+  });
   const drainText = `raw drain (${curlAvailable ? 'curl' : 'node:http'}): ${ms(of('drain long'))}`;
   const longGoal = `≤ 4× raw drain; no slower than Codex`;
   const count = words.toLocaleString('en');

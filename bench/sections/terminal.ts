@@ -19,14 +19,25 @@ function answerParts(words: number): { parts: { text: string }[]; text: string }
   for (let index = 0; index < words; index++) {
     const word = index % 50 === 7 ? `**word${index}**` : index % 70 === 3 ? `\`word${index}\`` : `word${index}`;
     pieces.push(index % 120 === 119 ? `${word}.\n\n` : `${word} `);
-    if (index % 2000 === 1999) pieces.push('```ts\nconst answer = compute(42); // a line of code\nreturn answer;\n```\n\n');
+    if (index % 2000 === 1999)
+      pieces.push('```ts\nconst answer = compute(42); // a line of code\nreturn answer;\n```\n\n');
   }
   return { parts: pieces.map((text) => ({ text })), text: pieces.join('') };
 }
 
-async function atTerminal(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ milliseconds: number; bytes: number }> {
+async function atTerminal(
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ milliseconds: number; bytes: number }> {
   const started = performance.now();
-  const terminal = pty.spawn(process.execPath, [jpBinary, ...args], { cwd, env: env as Record<string, string>, cols: 100, rows: 30, name: 'xterm-256color' });
+  const terminal = pty.spawn(process.execPath, [jpBinary, ...args], {
+    cwd,
+    env: env as Record<string, string>,
+    cols: 100,
+    rows: 30,
+    name: 'xterm-256color',
+  });
   let bytes = 0;
   terminal.onData((data) => (bytes += Buffer.byteLength(data)));
   const exit = await new Promise<number>((resolve) => terminal.onExit((event) => resolve(event.exitCode)));
@@ -37,7 +48,12 @@ async function atTerminal(args: string[], cwd: string, env: NodeJS.ProcessEnv): 
 async function toFile(args: string[], cwd: string, env: NodeJS.ProcessEnv, file: string): Promise<number> {
   const started = performance.now();
   const fd = openSync(file, 'w');
-  const child = spawn(process.execPath, [jpBinary, ...args], { cwd, env, stdio: ['ignore', fd, 'ignore'], detached: true });
+  const child = spawn(process.execPath, [jpBinary, ...args], {
+    cwd,
+    env,
+    stdio: ['ignore', fd, 'ignore'],
+    detached: true,
+  });
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   closeSync(fd);
   if (code !== 0) throw new Error(`jp ${args.join(' ')} exited ${code}`);

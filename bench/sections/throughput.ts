@@ -14,13 +14,21 @@ const throughput: Section = async (bench) => {
   const jpRates: number[] = [];
   const bareRates: number[] = [];
   for (let index = 0; index < 3; index++) {
-    const result = await timeProcess(process.execPath, [jpBinary, 'query', '--new', ...model.args, 'stream'], { cwd: sandbox.workspace, env: environment });
+    const result = await timeProcess(process.execPath, [jpBinary, 'query', '--new', ...model.args, 'stream'], {
+      cwd: sandbox.workspace,
+      env: environment,
+    });
     if (result.code !== 0 || result.stdout.length < tokens * 3) throw new Error('throughput query failed');
     jpRates.push(tokens / ((result.total - result.firstByte) / 1000));
     const drained = await drainOnce(provider);
     bareRates.push(tokens / ((drained.total - drained.firstByte) / 1000));
   }
-  bench.report({ figure: 'streaming throughput to stdout (tokens/s, median of 3)', value: median(jpRates).toFixed(0), floor: `bare HTTP drain: ${median(bareRates).toFixed(0)} tokens/s`, goal: '' });
+  bench.report({
+    figure: 'streaming throughput to stdout (tokens/s, median of 3)',
+    value: median(jpRates).toFixed(0),
+    floor: `bare HTTP drain: ${median(bareRates).toFixed(0)} tokens/s`,
+    goal: '',
+  });
   await provider.close();
   sandbox.cleanup();
 };

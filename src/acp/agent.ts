@@ -26,7 +26,14 @@ import { untrustedWarning, type WorkspaceTrust } from '../config/trust.ts';
 import type { LogSettings } from '../output/logger.ts';
 import { connectToServer } from '../client/socket-link.ts';
 import { readEventLog } from '../conversation/reader.ts';
-import { createConversation, eventsFile, lastCompleteEvent, listConversationIds, readMetadata, removeConversation } from '../conversation/store.ts';
+import {
+  createConversation,
+  eventsFile,
+  lastCompleteEvent,
+  listConversationIds,
+  readMetadata,
+  removeConversation,
+} from '../conversation/store.ts';
 import { findIncompleteTurn } from '../conversation/turn-state.ts';
 import { JpError, toJpError } from '../errors.ts';
 import type { Logger } from '../output/logger.ts';
@@ -46,8 +53,17 @@ const errorCodes = { invalidParams: -32602, notFound: -32002, internal: -32603 }
 export function requestErrorOf(error: unknown): RequestError {
   if (error instanceof RequestError) return error;
   const jpError = toJpError(error);
-  const code = jpError.code === 'conversation_not_found' ? errorCodes.notFound : jpError.status === 'usage' ? errorCodes.invalidParams : errorCodes.internal;
-  return new RequestError(code, jpError.message, { code: jpError.code, exit_code: jpError.exitCode, ...(jpError.hint ? { hint: jpError.hint } : {}) });
+  const code =
+    jpError.code === 'conversation_not_found'
+      ? errorCodes.notFound
+      : jpError.status === 'usage'
+        ? errorCodes.invalidParams
+        : errorCodes.internal;
+  return new RequestError(code, jpError.message, {
+    code: jpError.code,
+    exit_code: jpError.exitCode,
+    ...(jpError.hint ? { hint: jpError.hint } : {}),
+  });
 }
 
 /**
@@ -104,18 +120,33 @@ export class AcpAgent {
     const app = agent({ name: 'jp' })
       .onRequest(methods.agent.initialize, ({ params }) => {
         this.capabilities = params.clientCapabilities ?? {};
-        this.options.logger.info('acp: initialize', { client: params.clientInfo?.name ?? null, protocol_version: params.protocolVersion });
+        this.options.logger.info('acp: initialize', {
+          client: params.clientInfo?.name ?? null,
+          protocol_version: params.protocolVersion,
+        });
         return {
           protocolVersion: PROTOCOL_VERSION,
-          agentCapabilities: { loadSession: true, promptCapabilities: { embeddedContext: true }, sessionCapabilities: { list: {} } },
+          agentCapabilities: {
+            loadSession: true,
+            promptCapabilities: { embeddedContext: true },
+            sessionCapabilities: { list: {} },
+          },
           agentInfo: { name: 'jp', title: 'jp', version: jpVersion },
           authMethods: [],
         };
       })
-      .onRequest(methods.agent.session.new, ({ params }) => this.guard(() => this.newSession(params.cwd, params.mcpServers.length)))
-      .onRequest(methods.agent.session.load, ({ params }) => this.guard(() => this.loadSession(params.sessionId, params.cwd)))
-      .onRequest(methods.agent.session.list, ({ params }) => this.guard(() => this.listSessions(params.cwd ?? undefined)))
-      .onRequest(methods.agent.session.prompt, ({ params }) => this.guard(() => this.prompt(params.sessionId, params.prompt)))
+      .onRequest(methods.agent.session.new, ({ params }) =>
+        this.guard(() => this.newSession(params.cwd, params.mcpServers.length)),
+      )
+      .onRequest(methods.agent.session.load, ({ params }) =>
+        this.guard(() => this.loadSession(params.sessionId, params.cwd)),
+      )
+      .onRequest(methods.agent.session.list, ({ params }) =>
+        this.guard(() => this.listSessions(params.cwd ?? undefined)),
+      )
+      .onRequest(methods.agent.session.prompt, ({ params }) =>
+        this.guard(() => this.prompt(params.sessionId, params.prompt)),
+      )
       .onNotification(methods.agent.session.cancel, ({ params }) => {
         this.options.logger.info('acp: cancel', { session: params.sessionId });
         const session = this.sessions.get(params.sessionId);
@@ -136,9 +167,13 @@ export class AcpAgent {
   private removeIfUnused(session: Session): void {
     try {
       const { conversationsDirectory } = session.workspace;
-      if (lastCompleteEvent(eventsFile(conversationsDirectory, session.id)).kind === 'empty') removeConversation(conversationsDirectory, session.id);
+      if (lastCompleteEvent(eventsFile(conversationsDirectory, session.id)).kind === 'empty')
+        removeConversation(conversationsDirectory, session.id);
     } catch (error) {
-      this.options.logger.warn('acp: an unused session was not removed', { session: session.id, error: (error as Error).message });
+      this.options.logger.warn('acp: an unused session was not removed', {
+        session: session.id,
+        error: (error as Error).message,
+      });
     }
   }
 
@@ -153,14 +188,17 @@ export class AcpAgent {
   }
 
   private update(sessionId: string, update: SessionUpdate): Promise<void> {
-    return this.connection!.client.notify(methods.client.session.update, { sessionId, update }).catch((error: unknown) => {
-      this.options.logger.warn('acp: an update could not be sent', { error: (error as Error).message });
-    });
+    return this.connection!.client.notify(methods.client.session.update, { sessionId, update }).catch(
+      (error: unknown) => {
+        this.options.logger.warn('acp: an update could not be sent', { error: (error as Error).message });
+      },
+    );
   }
 
   /** A session's context: `jp acp`'s own, in the session's working directory. */
   private contextFor(cwd: string): AcpSessionContext {
-    if (!path.isAbsolute(cwd)) throw new RequestError(errorCodes.invalidParams, `cwd ${JSON.stringify(cwd)} is not an absolute path`);
+    if (!path.isAbsolute(cwd))
+      throw new RequestError(errorCodes.invalidParams, `cwd ${JSON.stringify(cwd)} is not an absolute path`);
     let directory = false;
     try {
       directory = statSync(cwd).isDirectory();
@@ -176,7 +214,9 @@ export class AcpAgent {
     const warning = untrustedWarning(trust);
     if (!warning) return undefined;
     const text = `jp: ${warning}`;
-    return this.capabilities.session?.notices ? { sessionUpdate: 'notice', severity: 'warning', title: 'Workspace config not trusted', description: text } : { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `${text}\n\n` } };
+    return this.capabilities.session?.notices
+      ? { sessionUpdate: 'notice', severity: 'warning', title: 'Workspace config not trusted', description: text }
+      : { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `${text}\n\n` } };
   }
 
   private async newSession(cwd: string, editorMcpServers: number): Promise<{ sessionId: string }> {
@@ -185,9 +225,25 @@ export class AcpAgent {
     const workspace = context.workspace();
     prepareWorkspace(workspace);
     const { id } = createConversation(workspace.conversationsDirectory, { title: null });
-    this.sessions.set(id, { id, cwd, context, workspace, prompting: false, running: undefined, cancelRequested: false, created: true });
-    this.options.logger.info('acp: new session', { session: id, workspace: workspace.root, untrusted_keys: trust.ignored.map((key) => key.key) });
-    if (editorMcpServers > 0) this.options.logger.info('acp: the editor offered MCP servers; jp uses those of its own configuration', { count: editorMcpServers });
+    this.sessions.set(id, {
+      id,
+      cwd,
+      context,
+      workspace,
+      prompting: false,
+      running: undefined,
+      cancelRequested: false,
+      created: true,
+    });
+    this.options.logger.info('acp: new session', {
+      session: id,
+      workspace: workspace.root,
+      untrusted_keys: trust.ignored.map((key) => key.key),
+    });
+    if (editorMcpServers > 0)
+      this.options.logger.info('acp: the editor offered MCP servers; jp uses those of its own configuration', {
+        count: editorMcpServers,
+      });
     const first = this.untrustedUpdate(trust);
     // After the response, which the SDK writes once this handler has returned.
     if (first) setImmediate(() => void this.update(id, first));
@@ -201,27 +257,43 @@ export class AcpAgent {
     const id = requireExisting(workspace, sessionId);
     const held = refusalIfHeld(userSubdirectory(workspace, 'locks'), id);
     if (held) throw held;
-    if (this.sessions.get(id)?.prompting) throw new RequestError(errorCodes.invalidParams, `session ${id} has a prompt running`);
+    if (this.sessions.get(id)?.prompting)
+      throw new RequestError(errorCodes.invalidParams, `session ${id} has a prompt running`);
     const first = this.untrustedUpdate(trust);
     if (first) await this.update(id, first);
     const mapper = new UpdateMapper(workspace.toolRoot);
     for (const event of readEventLog(eventsFile(workspace.conversationsDirectory, id)).events) {
       for (const update of mapper.event(event, true)) await this.update(id, update);
     }
-    this.sessions.set(id, { id, cwd, context, workspace, prompting: false, running: undefined, cancelRequested: false, created: false });
+    this.sessions.set(id, {
+      id,
+      cwd,
+      context,
+      workspace,
+      prompting: false,
+      running: undefined,
+      cancelRequested: false,
+      created: false,
+    });
     this.options.logger.info('acp: session loaded', { session: id, workspace: workspace.root });
     return {};
   }
 
   private async listSessions(cwd: string | undefined): Promise<{ sessions: SessionInfo[] }> {
-    const workspace = cwd === undefined ? this.options.context.workspace() : resolveWorkspace(cwd, this.options.context.environment);
+    const workspace =
+      cwd === undefined ? this.options.context.workspace() : resolveWorkspace(cwd, this.options.context.environment);
     const sessions: SessionInfo[] = [];
     for (const id of listConversationIds(workspace.conversationsDirectory).reverse()) {
       try {
         // A conversation with nothing in it yet (a session just opened) is not worth listing.
         if (lastCompleteEvent(eventsFile(workspace.conversationsDirectory, id)).kind === 'empty') continue;
         const metadata = readMetadata(workspace.conversationsDirectory, id);
-        sessions.push({ sessionId: id, cwd: workspace.toolRoot, title: metadata.title === null ? null : visible(metadata.title), updatedAt: metadata.updated_at });
+        sessions.push({
+          sessionId: id,
+          cwd: workspace.toolRoot,
+          title: metadata.title === null ? null : visible(metadata.title),
+          updatedAt: metadata.updated_at,
+        });
       } catch {
         sessions.push({ sessionId: id, cwd: workspace.toolRoot });
       }
@@ -232,11 +304,15 @@ export class AcpAgent {
   private async prompt(sessionId: string, blocks: ContentBlock[]): Promise<{ stopReason: StopReason }> {
     const session = this.sessions.get(sessionId);
     if (!session) {
-      throw new RequestError(errorCodes.notFound, `no session ${sessionId} in this connection`, { hint: 'Create one with session/new, or open it with session/load.' });
+      throw new RequestError(errorCodes.notFound, `no session ${sessionId} in this connection`, {
+        hint: 'Create one with session/new, or open it with session/load.',
+      });
     }
-    if (session.prompting) throw new RequestError(errorCodes.invalidParams, `session ${sessionId} has a prompt running; cancel it first`);
+    if (session.prompting)
+      throw new RequestError(errorCodes.invalidParams, `session ${sessionId} has a prompt running; cancel it first`);
     const message = messageOfPrompt(blocks);
-    if (message.trim() === '') throw new RequestError(errorCodes.invalidParams, 'the prompt is empty: it has no text and no resource');
+    if (message.trim() === '')
+      throw new RequestError(errorCodes.invalidParams, 'the prompt is empty: it has no text and no resource');
     session.prompting = true;
     session.cancelRequested = false;
     try {
@@ -257,7 +333,9 @@ export class AcpAgent {
     const lock = acquireLock(userSubdirectory(workspace, 'locks'), sessionId, { waitSeconds: 0, role: 'client' });
     let request: RunRequest;
     try {
-      const incomplete = findIncompleteTurn(readEventLog(eventsFile(workspace.conversationsDirectory, sessionId)).events);
+      const incomplete = findIncompleteTurn(
+        readEventLog(eventsFile(workspace.conversationsDirectory, sessionId)).events,
+      );
       request = {
         conversation_id: sessionId,
         workspace: { root: workspace.root, is_default: workspace.isDefault, tool_root: workspace.toolRoot },
@@ -281,16 +359,26 @@ export class AcpAgent {
       throw error;
     }
     logger.info('acp: prompt', { session: sessionId, resume: request.resume });
-    let spawned;
+    let spawned: Awaited<ReturnType<typeof spawnServer>>;
     try {
-      spawned = await spawnServer(request, { entry: context.programFile, environment: context.environment, shareStderr: request.log.file === '-' && request.log.verbosity > 0 });
+      spawned = await spawnServer(request, {
+        entry: context.programFile,
+        environment: context.environment,
+        shareStderr: request.log.file === '-' && request.log.verbosity > 0,
+      });
     } catch (error) {
       lock.release();
       throw error;
     }
     lock.forget();
     const link = await connectToServer(spawned.socketPath);
-    const client = new AcpRunClient({ link, peer: this.peerOf(sessionId), mapper: new UpdateMapper(workspace.toolRoot), logger, conversationId: sessionId });
+    const client = new AcpRunClient({
+      link,
+      peer: this.peerOf(sessionId),
+      mapper: new UpdateMapper(workspace.toolRoot),
+      logger,
+      conversationId: sessionId,
+    });
     session.running = client;
     const running = client.run();
     if (session.cancelRequested) client.cancel();
@@ -298,7 +386,12 @@ export class AcpAgent {
     logger.info('acp: prompt ended', { session: sessionId, status: result.status, exit_code: result.exit_code });
     const stopReason = stopReasonOf(result);
     if (stopReason) return { stopReason };
-    throw new JpError(result.status, result.error?.code ?? 'run_failed', result.error?.message ?? `the run ended: ${result.status}`, result.error?.hint ? { hint: result.error.hint } : {});
+    throw new JpError(
+      result.status,
+      result.error?.code ?? 'run_failed',
+      result.error?.message ?? `the run ended: ${result.status}`,
+      result.error?.hint ? { hint: result.error.hint } : {},
+    );
   }
 
   private peerOf(sessionId: string): EditorPeer {
@@ -307,22 +400,44 @@ export class AcpAgent {
     return {
       update: (update) => void this.update(sessionId, update),
       requestPermission: async (toolCall, options, signal) =>
-        (await connection.client.request(methods.client.session.requestPermission, { sessionId, toolCall, options }, { cancellationSignal: signal })).outcome,
+        (
+          await connection.client.request(
+            methods.client.session.requestPermission,
+            { sessionId, toolCall, options },
+            { cancellationSignal: signal },
+          )
+        ).outcome,
       elicit: this.capabilities.elicitation?.form
         ? (message, requestedSchema, toolCallId, signal) =>
-            connection.client.request(methods.client.elicitation.create, { sessionId, mode: 'form', message, requestedSchema, ...(toolCallId ? { toolCallId } : {}) }, { cancellationSignal: signal })
+            connection.client.request(
+              methods.client.elicitation.create,
+              { sessionId, mode: 'form', message, requestedSchema, ...(toolCallId ? { toolCallId } : {}) },
+              { cancellationSignal: signal },
+            )
         : undefined,
       readTextFile: this.capabilities.fs?.readTextFile
-        ? async (file, signal) => (await connection.client.request(methods.client.fs.readTextFile, { sessionId, path: file }, { cancellationSignal: signal, stopWaitingOnCancel: true })).content
+        ? async (file, signal) =>
+            (
+              await connection.client.request(
+                methods.client.fs.readTextFile,
+                { sessionId, path: file },
+                { cancellationSignal: signal, stopWaitingOnCancel: true },
+              )
+            ).content
         : undefined,
       writeTextFile: this.capabilities.fs?.writeTextFile
         ? async (file, content, signal) => {
-            await connection.client.request(methods.client.fs.writeTextFile, { sessionId, path: file, content }, { cancellationSignal: signal, stopWaitingOnCancel: true });
+            await connection.client.request(
+              methods.client.fs.writeTextFile,
+              { sessionId, path: file, content },
+              { cancellationSignal: signal, stopWaitingOnCancel: true },
+            );
           }
         : undefined,
       notice: (level, text) => {
         logger[level === 'info' ? 'info' : 'warn'](`run notice: ${text}`, { session: sessionId });
-        if (this.capabilities.session?.notices) void this.update(sessionId, { sessionUpdate: 'notice', severity: level, title: text });
+        if (this.capabilities.session?.notices)
+          void this.update(sessionId, { sessionUpdate: 'notice', severity: level, title: text });
       },
     };
   }

@@ -5,7 +5,14 @@
  * result into a stop reason. It owns the run: if the editor goes away, the run stops (saved,
  * resumable), as it does when a foreground `jp query` dies.
  */
-import type { CreateElicitationResponse, ElicitationSchema, PermissionOption, RequestPermissionOutcome, SessionUpdate, ToolCallUpdate } from '@agentclientprotocol/sdk';
+import type {
+  CreateElicitationResponse,
+  ElicitationSchema,
+  PermissionOption,
+  RequestPermissionOutcome,
+  SessionUpdate,
+  ToolCallUpdate,
+} from '@agentclientprotocol/sdk';
 import { RunError } from '../errors.ts';
 import type { Inquiry, JsonValue } from '../inquiry/types.ts';
 import type { Logger } from '../output/logger.ts';
@@ -14,14 +21,31 @@ import type { ServerLink } from '../protocol/link.ts';
 import { PROTOCOL_VERSION, type ServerMessage } from '../protocol/messages.ts';
 import type { RunPayloads } from '../report/payloads.ts';
 import type { ResultObject } from '../report/result.ts';
-import { elicitationOf, inquiryRequestOf, permissionContentOf, permissionTitleOf, type UpdateMapper } from './updates.ts';
+import {
+  elicitationOf,
+  inquiryRequestOf,
+  permissionContentOf,
+  permissionTitleOf,
+  type UpdateMapper,
+} from './updates.ts';
 
 /** What a run client needs from the editor's connection, for one session. */
 export interface EditorPeer {
   update(update: SessionUpdate): void;
-  requestPermission(toolCall: ToolCallUpdate, options: PermissionOption[], signal: AbortSignal): Promise<RequestPermissionOutcome>;
+  requestPermission(
+    toolCall: ToolCallUpdate,
+    options: PermissionOption[],
+    signal: AbortSignal,
+  ): Promise<RequestPermissionOutcome>;
   /** Undefined when the editor did not advertise form elicitation. */
-  elicit: ((message: string, requestedSchema: ElicitationSchema, toolCallId: string | undefined, signal: AbortSignal) => Promise<CreateElicitationResponse>) | undefined;
+  elicit:
+    | ((
+        message: string,
+        requestedSchema: ElicitationSchema,
+        toolCallId: string | undefined,
+        signal: AbortSignal,
+      ) => Promise<CreateElicitationResponse>)
+    | undefined;
   /** Chrome of the run (retries, warnings). */
   notice(level: 'info' | 'warning', message: string): void;
   /** The editor's fs/read_text_file and fs/write_text_file, when it advertised them. */
@@ -52,7 +76,13 @@ export class AcpRunClient {
   private settle: (outcome: { result: ResultObject } | { error: Error }) => void = () => {};
   private settled = false;
 
-  constructor(options: { link: ServerLink<RunPayloads>; peer: EditorPeer; mapper: UpdateMapper; logger: Logger; conversationId: string }) {
+  constructor(options: {
+    link: ServerLink<RunPayloads>;
+    peer: EditorPeer;
+    mapper: UpdateMapper;
+    logger: Logger;
+    conversationId: string;
+  }) {
     this.link = options.link;
     this.peer = options.peer;
     this.mapper = options.mapper;
@@ -72,7 +102,13 @@ export class AcpRunClient {
       }),
     );
     const files = { read: this.peer.readTextFile !== undefined, write: this.peer.writeTextFile !== undefined };
-    this.link.send({ type: 'hello', version: PROTOCOL_VERSION, can_prompt: true, owner: true, ...(files.read || files.write ? { editor_files: files } : {}) });
+    this.link.send({
+      type: 'hello',
+      version: PROTOCOL_VERSION,
+      can_prompt: true,
+      owner: true,
+      ...(files.read || files.write ? { editor_files: files } : {}),
+    });
     const settled = await outcome;
     if ('error' in settled) throw settled.error;
     return settled.result;
@@ -112,7 +148,12 @@ export class AcpRunClient {
       }
       case 'delta': {
         const event = message.event as { message?: string; reasoning?: string };
-        const updates = typeof event.message === 'string' ? this.mapper.delta('message', event.message) : typeof event.reasoning === 'string' ? this.mapper.delta('reasoning', event.reasoning) : [];
+        const updates =
+          typeof event.message === 'string'
+            ? this.mapper.delta('message', event.message)
+            : typeof event.reasoning === 'string'
+              ? this.mapper.delta('reasoning', event.reasoning)
+              : [];
         for (const update of updates) this.peer.update(update);
         return;
       }
@@ -147,7 +188,12 @@ export class AcpRunClient {
   }
 
   /** A file tool reading or writing through the editor; a read too large for one protocol line is left to the disk. */
-  private async fileRequest(id: string, operation: 'read' | 'write', file: string, content: string | undefined): Promise<void> {
+  private async fileRequest(
+    id: string,
+    operation: 'read' | 'write',
+    file: string,
+    content: string | undefined,
+  ): Promise<void> {
     const controller = new AbortController();
     this.fileRequests.add(controller);
     try {
@@ -158,11 +204,16 @@ export class AcpRunClient {
         this.link.send(fits ? { type: 'file_response', id, content: text } : { type: 'file_response', id });
         return;
       }
-      if (!this.peer.writeTextFile) return this.link.send({ type: 'file_response', id, error: 'the editor does not write files' });
+      if (!this.peer.writeTextFile)
+        return this.link.send({ type: 'file_response', id, error: 'the editor does not write files' });
       await this.peer.writeTextFile(file, content ?? '', controller.signal);
       this.link.send({ type: 'file_response', id });
     } catch (error) {
-      const reason = controller.signal.aborted ? 'the turn was cancelled' : error instanceof Error ? error.message : String(error);
+      const reason = controller.signal.aborted
+        ? 'the turn was cancelled'
+        : error instanceof Error
+          ? error.message
+          : String(error);
       this.logger.warn('an editor file request failed', { operation, path: file, error: reason });
       this.link.send({ type: 'file_response', id, error: reason });
     } finally {
@@ -202,10 +253,17 @@ export class AcpRunClient {
         return;
       }
       const elicitation = elicitationOf(inquiry.question);
-      const response = await this.peer.elicit(permissionTitleOf(inquiry, undefined), elicitation.requestedSchema, toolCallId, controller.signal);
+      const response = await this.peer.elicit(
+        permissionTitleOf(inquiry, undefined),
+        elicitation.requestedSchema,
+        toolCallId,
+        controller.signal,
+      );
       if (controller.signal.aborted) return;
       const answer = elicitation.answerOf(response);
-      this.link.send(answer === undefined ? { type: 'inquiry_declined', id } : { type: 'inquiry_response', id, answer });
+      this.link.send(
+        answer === undefined ? { type: 'inquiry_declined', id } : { type: 'inquiry_response', id, answer },
+      );
       return;
     }
     const rememberedKey = `${inquiry.kind} ${inquiry.tool}`;
@@ -229,7 +287,10 @@ export class AcpRunClient {
       controller.signal,
     );
     if (controller.signal.aborted) return;
-    const choice = outcome.outcome === 'selected' ? request.choices.find((entry) => entry.option.optionId === outcome.optionId) : undefined;
+    const choice =
+      outcome.outcome === 'selected'
+        ? request.choices.find((entry) => entry.option.optionId === outcome.optionId)
+        : undefined;
     if (!choice) {
       // Cancelled (or an option that was not offered): a cancelled inquiry, settled by the policy.
       this.link.send({ type: 'inquiry_declined', id });

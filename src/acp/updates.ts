@@ -50,8 +50,18 @@ function argumentsRecord(value: unknown): Record<string, unknown> {
 /** A short, visible title: the tool and what it works on. */
 export function toolTitleOf(tool: string, argumentsValue: unknown): string {
   const record = argumentsRecord(argumentsValue);
-  const subject = typeof record.command === 'string' ? record.command : typeof record.path === 'string' ? record.path : typeof record.pattern === 'string' ? record.pattern : typeof record.question === 'string' ? record.question : undefined;
-  const title = subject === undefined ? tool : `${tool}: ${subject.length > 200 ? `${subject.slice(0, 200)}…` : subject}`;
+  const subject =
+    typeof record.command === 'string'
+      ? record.command
+      : typeof record.path === 'string'
+        ? record.path
+        : typeof record.pattern === 'string'
+          ? record.pattern
+          : typeof record.question === 'string'
+            ? record.question
+            : undefined;
+  const title =
+    subject === undefined ? tool : `${tool}: ${subject.length > 200 ? `${subject.slice(0, 200)}…` : subject}`;
   return visible(title);
 }
 
@@ -59,7 +69,8 @@ export function toolTitleOf(tool: string, argumentsValue: unknown): string {
 export function toolLocationsOf(tool: string, argumentsValue: unknown, workspaceRoot: string): ToolCallLocation[] {
   if (!tool.startsWith('fs_')) return [];
   const requested = argumentsRecord(argumentsValue).path;
-  if (tool === 'fs_list_files' || tool === 'fs_search') return [{ path: path.resolve(workspaceRoot, typeof requested === 'string' ? requested : '.') }];
+  if (tool === 'fs_list_files' || tool === 'fs_search')
+    return [{ path: path.resolve(workspaceRoot, typeof requested === 'string' ? requested : '.') }];
   return typeof requested === 'string' ? [{ path: path.resolve(workspaceRoot, requested) }] : [];
 }
 
@@ -68,11 +79,14 @@ export function toolDiffsOf(tool: string, argumentsValue: unknown, workspaceRoot
   const record = argumentsRecord(argumentsValue);
   if (typeof record.path !== 'string') return [];
   const file = path.resolve(workspaceRoot, record.path);
-  if (tool === 'fs_create_file' && typeof record.content === 'string') return [{ type: 'diff', path: file, oldText: null, newText: record.content }];
+  if (tool === 'fs_create_file' && typeof record.content === 'string')
+    return [{ type: 'diff', path: file, oldText: null, newText: record.content }];
   if (tool !== 'fs_modify_file') return [];
   const edits = Array.isArray(record.edits) ? record.edits.map(argumentsRecord) : [record];
   return edits.flatMap((edit) =>
-    typeof edit.old_string === 'string' && typeof edit.new_string === 'string' ? [{ type: 'diff' as const, path: file, oldText: edit.old_string, newText: edit.new_string }] : [],
+    typeof edit.old_string === 'string' && typeof edit.new_string === 'string'
+      ? [{ type: 'diff' as const, path: file, oldText: edit.old_string, newText: edit.new_string }]
+      : [],
   );
 }
 
@@ -108,7 +122,9 @@ export class UpdateMapper {
   event(event: ConversationEvent, replay: boolean): SessionUpdate[] {
     switch (event.type) {
       case 'chat_request':
-        return replay && event.content !== '' ? [{ sessionUpdate: 'user_message_chunk', content: { type: 'text', text: event.content } }] : [];
+        return replay && event.content !== ''
+          ? [{ sessionUpdate: 'user_message_chunk', content: { type: 'text', text: event.content } }]
+          : [];
       case 'chat_response': {
         const kind = 'message' in event ? 'message' : 'reasoning';
         const text = 'message' in event ? event.message : event.reasoning;
@@ -124,7 +140,9 @@ export class UpdateMapper {
       case 'tool_call_request':
         return [this.toolCall(event)];
       case 'tool_call_start':
-        return this.toolNames.has(event.id) ? [{ sessionUpdate: 'tool_call_update', toolCallId: event.id, status: 'in_progress' }] : [];
+        return this.toolNames.has(event.id)
+          ? [{ sessionUpdate: 'tool_call_update', toolCallId: event.id, status: 'in_progress' }]
+          : [];
       case 'tool_call_response':
         return this.toolNames.has(event.id) ? [this.toolResult(event)] : [];
       case 'turn_start':
@@ -169,7 +187,11 @@ export class UpdateMapper {
   }
 
   /** The tool call an inquiry is about, as a permission request shows it. */
-  toolCallOf(toolCallId: string): { title: string; kind: ToolKind; rawInput: unknown; locations: ToolCallLocation[]; content: ToolCallContent[] } | undefined {
+  toolCallOf(
+    toolCallId: string,
+  ):
+    | { title: string; kind: ToolKind; rawInput: unknown; locations: ToolCallLocation[]; content: ToolCallContent[] }
+    | undefined {
     const name = this.toolNames.get(toolCallId);
     if (name === undefined) return undefined;
     const argumentsValue = this.toolArguments.get(toolCallId);
@@ -184,7 +206,10 @@ export class UpdateMapper {
 }
 
 function chunk(kind: 'message' | 'reasoning', text: string): SessionUpdate {
-  return { sessionUpdate: kind === 'message' ? 'agent_message_chunk' : 'agent_thought_chunk', content: { type: 'text', text } };
+  return {
+    sessionUpdate: kind === 'message' ? 'agent_message_chunk' : 'agent_thought_chunk',
+    content: { type: 'text', text },
+  };
 }
 
 /** How a run's result reads as an ACP stop reason; undefined when the turn failed (a JSON-RPC error instead). */
@@ -220,14 +245,19 @@ export interface PermissionChoice {
  * this turn, reject), or a question (answered through elicitation when the editor has it, else by
  * the detached policy). Total over the Inquiry union: a new kind does not compile until it is put here.
  */
-export function inquiryRequestOf(inquiry: Inquiry): { kind: 'permission'; choices: PermissionChoice[] } | { kind: 'question' } {
+export function inquiryRequestOf(
+  inquiry: Inquiry,
+): { kind: 'permission'; choices: PermissionChoice[] } | { kind: 'question' } {
   switch (inquiry.kind) {
     case 'run_tool':
       return {
         kind: 'permission',
         choices: [
           { option: { optionId: 'run', name: 'Allow once', kind: 'allow_once' }, answer: 'run' },
-          { option: { optionId: 'run_always', name: `Allow ${inquiry.tool} for this turn`, kind: 'allow_always' }, answer: 'run_always' },
+          {
+            option: { optionId: 'run_always', name: `Allow ${inquiry.tool} for this turn`, kind: 'allow_always' },
+            answer: 'run_always',
+          },
           { option: { optionId: 'skip', name: 'Reject', kind: 'reject_once' }, answer: 'skip' },
         ],
       };
@@ -235,8 +265,19 @@ export function inquiryRequestOf(inquiry: Inquiry): { kind: 'permission'; choice
       return {
         kind: 'permission',
         choices: [
-          { option: { optionId: 'deliver', name: 'Send the result to the model once', kind: 'allow_once' }, answer: 'deliver' },
-          { option: { optionId: 'deliver_always', name: `Send ${inquiry.tool} results for this turn`, kind: 'allow_always' }, answer: 'deliver', remember: true },
+          {
+            option: { optionId: 'deliver', name: 'Send the result to the model once', kind: 'allow_once' },
+            answer: 'deliver',
+          },
+          {
+            option: {
+              optionId: 'deliver_always',
+              name: `Send ${inquiry.tool} results for this turn`,
+              kind: 'allow_always',
+            },
+            answer: 'deliver',
+            remember: true,
+          },
           { option: { optionId: 'skip', name: 'Reject: do not send it', kind: 'reject_once' }, answer: 'skip' },
         ],
       };
@@ -245,8 +286,19 @@ export function inquiryRequestOf(inquiry: Inquiry): { kind: 'permission'; choice
         kind: 'permission',
         choices: [
           { option: { optionId: 'run', name: 'Allow outside the sandbox once', kind: 'allow_once' }, answer: 'run' },
-          { option: { optionId: 'run_outside_turn', name: `Allow ${inquiry.tool} outside the sandbox for this turn`, kind: 'allow_always' }, answer: 'run', remember: true },
-          { option: { optionId: 'skip', name: 'Reject: keep it in the sandbox (not run)', kind: 'reject_once' }, answer: 'skip' },
+          {
+            option: {
+              optionId: 'run_outside_turn',
+              name: `Allow ${inquiry.tool} outside the sandbox for this turn`,
+              kind: 'allow_always',
+            },
+            answer: 'run',
+            remember: true,
+          },
+          {
+            option: { optionId: 'skip', name: 'Reject: keep it in the sandbox (not run)', kind: 'reject_once' },
+            answer: 'skip',
+          },
         ],
       };
     case 'tool_question':
@@ -256,7 +308,11 @@ export function inquiryRequestOf(inquiry: Inquiry): { kind: 'permission'; choice
   }
 }
 
-const escalationNeeds = { network: 'it needs the network', write: 'it needs to write outside the workspace', unconfined: 'it cannot run in the sandbox' } as const;
+const escalationNeeds = {
+  network: 'it needs the network',
+  write: 'it needs to write outside the workspace',
+  unconfined: 'it cannot run in the sandbox',
+} as const;
 
 function unreachable(value: never): never {
   throw new Error(`unknown inquiry kind ${JSON.stringify(value)}`);
@@ -271,7 +327,10 @@ export function permissionContentOf(inquiry: Inquiry, callContent: ToolCallConte
     case 'deliver_tool_result':
       return [textContent(inquiry.result)];
     case 'escalate':
-      return [textContent(`Outside the sandbox: ${escalationNeeds[inquiry.needs]}. Why: ${inquiry.justification}`), ...callContent];
+      return [
+        textContent(`Outside the sandbox: ${escalationNeeds[inquiry.needs]}. Why: ${inquiry.justification}`),
+        ...callContent,
+      ];
     case 'run_tool':
     case 'tool_question':
       return callContent;
@@ -327,28 +386,58 @@ export function messageOfPrompt(blocks: readonly ContentBlock[]): string {
 }
 
 /** A question as an ACP form elicitation, and how the editor's reply reads as the question's answer. */
-export function elicitationOf(question: Question): { requestedSchema: ElicitationSchema; answerOf(response: CreateElicitationResponse): JsonValue | undefined } {
+export function elicitationOf(question: Question): {
+  requestedSchema: ElicitationSchema;
+  answerOf(response: CreateElicitationResponse): JsonValue | undefined;
+} {
   const title = visible(question.text);
-  const single = (property: ElicitationPropertySchema): { requestedSchema: ElicitationSchema; answerOf(response: CreateElicitationResponse): JsonValue | undefined } => ({
+  const single = (
+    property: ElicitationPropertySchema,
+  ): { requestedSchema: ElicitationSchema; answerOf(response: CreateElicitationResponse): JsonValue | undefined } => ({
     requestedSchema: { type: 'object', properties: { answer: property }, required: ['answer'] },
-    answerOf: (response) => (response.action === 'accept' && isRecord(response.content) ? ((response.content as Record<string, JsonValue>).answer ?? undefined) : undefined),
+    answerOf: (response) =>
+      response.action === 'accept' && isRecord(response.content)
+        ? ((response.content as Record<string, JsonValue>).answer ?? undefined)
+        : undefined,
   });
   switch (question.answer_type) {
     case 'boolean':
-      return single({ type: 'boolean', title, ...(typeof question.default === 'boolean' ? { default: question.default } : {}) });
+      return single({
+        type: 'boolean',
+        title,
+        ...(typeof question.default === 'boolean' ? { default: question.default } : {}),
+      });
     case 'select':
-      return single({ type: 'string', title, enum: question.options ?? [], ...(typeof question.default === 'string' ? { default: question.default } : {}) });
+      return single({
+        type: 'string',
+        title,
+        enum: question.options ?? [],
+        ...(typeof question.default === 'string' ? { default: question.default } : {}),
+      });
     case 'text':
-      return single({ type: 'string', title, ...(typeof question.default === 'string' ? { default: question.default } : {}) });
+      return single({
+        type: 'string',
+        title,
+        ...(typeof question.default === 'string' ? { default: question.default } : {}),
+      });
     case 'form': {
       const fields = question.fields ?? [];
       const properties: Record<string, ElicitationPropertySchema> = {};
       for (const field of fields) properties[field.name] = propertyOf(field);
       return {
-        requestedSchema: { type: 'object', title, properties, required: fields.filter((field) => field.required).map((field) => field.name) },
+        requestedSchema: {
+          type: 'object',
+          title,
+          properties,
+          required: fields.filter((field) => field.required).map((field) => field.name),
+        },
         answerOf: (response): JsonValue | undefined => {
           if (response.action === 'decline' || response.action === 'cancel') return { action: response.action };
-          if (response.action === 'accept') return { action: 'accept', content: (isRecord(response.content) ? response.content : {}) as Record<string, JsonValue> };
+          if (response.action === 'accept')
+            return {
+              action: 'accept',
+              content: (isRecord(response.content) ? response.content : {}) as Record<string, JsonValue>,
+            };
           return undefined;
         },
       };
@@ -361,8 +450,12 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 function propertyOf(field: FormField): ElicitationPropertySchema {
-  const common = { ...(field.title ? { title: visible(field.title) } : {}), ...(field.description ? { description: visible(field.description) } : {}) };
-  const defaultOf = <T>(check: (value: unknown) => value is T): { default?: T } => (check(field.default) ? { default: field.default } : {});
+  const common = {
+    ...(field.title ? { title: visible(field.title) } : {}),
+    ...(field.description ? { description: visible(field.description) } : {}),
+  };
+  const defaultOf = <T>(check: (value: unknown) => value is T): { default?: T } =>
+    check(field.default) ? { default: field.default } : {};
   const isString = (value: unknown): value is string => typeof value === 'string';
   const isNumber = (value: unknown): value is number => typeof value === 'number';
   const isBoolean = (value: unknown): value is boolean => typeof value === 'boolean';
@@ -370,10 +463,22 @@ function propertyOf(field: FormField): ElicitationPropertySchema {
   const options = (field.options ?? []).map((option) => ({ const: option.value, title: visible(option.label) }));
   switch (field.type) {
     case 'string':
-      return { type: 'string', ...common, ...defaultOf(isString), ...(field.min_length !== undefined ? { minLength: field.min_length } : {}), ...(field.max_length !== undefined ? { maxLength: field.max_length } : {}) };
+      return {
+        type: 'string',
+        ...common,
+        ...defaultOf(isString),
+        ...(field.min_length !== undefined ? { minLength: field.min_length } : {}),
+        ...(field.max_length !== undefined ? { maxLength: field.max_length } : {}),
+      };
     case 'number':
     case 'integer':
-      return { type: field.type, ...common, ...defaultOf(isNumber), ...(field.minimum !== undefined ? { minimum: field.minimum } : {}), ...(field.maximum !== undefined ? { maximum: field.maximum } : {}) };
+      return {
+        type: field.type,
+        ...common,
+        ...defaultOf(isNumber),
+        ...(field.minimum !== undefined ? { minimum: field.minimum } : {}),
+        ...(field.maximum !== undefined ? { maximum: field.maximum } : {}),
+      };
     case 'boolean':
       return { type: 'boolean', ...common, ...defaultOf(isBoolean) };
     case 'enum':

@@ -21,7 +21,12 @@ import type { CommandContext } from './context.ts';
  * Keys and signals while a client runs: Ctrl+C interrupts, Ctrl+Z and a hang-up detach, SIGTERM
  * stops the run when this client owns it (an attached client only leaves).
  */
-export async function withClientSignals<T>(context: CommandContext, client: TerminalClient, canDetach: boolean, body: () => Promise<T>): Promise<T> {
+export async function withClientSignals<T>(
+  context: CommandContext,
+  client: TerminalClient,
+  canDetach: boolean,
+  body: () => Promise<T>,
+): Promise<T> {
   const onInterrupt = (): void => client.interrupt();
   const onSuspend = (): void => client.detach();
   const onTerminate = (): void => client.shutdown('terminate');
@@ -48,13 +53,24 @@ export async function withClientSignals<T>(context: CommandContext, client: Term
 /** A terminal client on `link`, prompting on /dev/tty when this process can. */
 export function createTerminalClient(
   context: CommandContext,
-  options: { link: ServerLink<RunPayloads>; renderer: Renderer; conversationId: string; readOnly: boolean; owner: boolean; history: HistoryMode },
+  options: {
+    link: ServerLink<RunPayloads>;
+    renderer: Renderer;
+    conversationId: string;
+    readOnly: boolean;
+    owner: boolean;
+    history: HistoryMode;
+  },
 ): TerminalClient {
   return new TerminalClient({
     ...options,
     prompter:
       !options.readOnly && canPrompt(context.facts)
-        ? new TerminalPrompter({ output: options.renderer.output, environment: context.facts.environment, workspaceRoot: context.workspace().toolRoot })
+        ? new TerminalPrompter({
+            output: options.renderer.output,
+            environment: context.facts.environment,
+            workspaceRoot: context.workspace().toolRoot,
+          })
         : undefined,
     // A read-only client at a terminal reads the keys itself (it has no prompter to read them).
     ...(options.readOnly && canPrompt(context.facts) ? { keyboard: new TerminalInput() } : {}),
@@ -63,7 +79,10 @@ export function createTerminalClient(
 }
 
 /** What a detach leaves behind, said truthfully: an inquiry left open follows the detached policy. */
-export function detachedLine(conversationId: string, open: { tool: string; ifDetached: string | undefined } | undefined): string {
+export function detachedLine(
+  conversationId: string,
+  open: { tool: string; ifDetached: string | undefined } | undefined,
+): string {
   const attach = `\`jp conversation attach ${conversationId}\` shows it again`;
   if (!open) return `Detached: ${conversationId}. The run goes on; ${attach}.`;
   const tool = visible(open.tool, { singleLine: true });
@@ -106,11 +125,30 @@ export async function finishOutcome(
     case 'lost': {
       const error =
         outcome.kind === 'refused'
-          ? new RunError(outcome.code, outcome.message, outcome.code === 'prompting_client_attached' ? { hint: `jp conversation attach --read-only ${conversationId}` } : {})
-          : new RunError('server_lost', `the query server${outcome.serverPid ? ` (pid ${outcome.serverPid})` : ''} for ${conversationId} stopped without a result`, {
-              hint: `What it did is saved. See \`jp conversation print ${conversationId}\`, and resume with \`jp query --continue --id=${conversationId}\`.`,
-            });
-      renderer.finish(buildErrorResult({ conversationId, query: query.text, error, model: query.model, startedAt: query.startedAt, secrets: query.secrets }));
+          ? new RunError(
+              outcome.code,
+              outcome.message,
+              outcome.code === 'prompting_client_attached'
+                ? { hint: `jp conversation attach --read-only ${conversationId}` }
+                : {},
+            )
+          : new RunError(
+              'server_lost',
+              `the query server${outcome.serverPid ? ` (pid ${outcome.serverPid})` : ''} for ${conversationId} stopped without a result`,
+              {
+                hint: `What it did is saved. See \`jp conversation print ${conversationId}\`, and resume with \`jp query --continue --id=${conversationId}\`.`,
+              },
+            );
+      renderer.finish(
+        buildErrorResult({
+          conversationId,
+          query: query.text,
+          error,
+          model: query.model,
+          startedAt: query.startedAt,
+          secrets: query.secrets,
+        }),
+      );
       await renderer.flush();
       return error.exitCode;
     }

@@ -70,7 +70,8 @@ const plainName = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 function compatibleProviderNames(cwd: string, environment: NodeJS.ProcessEnv): string[] {
   const names: string[] = [];
   for (const source of configFiles(cwd, environment)) {
-    for (const [first, second, name] of keyPaths(source)) if (first === 'providers' && second === 'openai-compatible' && name && plainName.test(name)) names.push(name);
+    for (const [first, second, name] of keyPaths(source))
+      if (first === 'providers' && second === 'openai-compatible' && name && plainName.test(name)) names.push(name);
   }
   return names;
 }
@@ -136,7 +137,15 @@ function toolNames(cwd: string, environment: NodeJS.ProcessEnv): string[] {
   const names = builtinTools({ protectedDirectories: [] }).map((tool) => tool.name);
   for (const file of configFiles(cwd, environment)) {
     for (const [first, second, name] of keyPaths(file)) {
-      if (first === 'conversation' && second === 'tools' && name && name !== 'defaults' && plainName.test(name) && !names.includes(name)) names.push(name);
+      if (
+        first === 'conversation' &&
+        second === 'tools' &&
+        name &&
+        name !== 'defaults' &&
+        plainName.test(name) &&
+        !names.includes(name)
+      )
+        names.push(name);
     }
   }
   return names;
@@ -145,12 +154,18 @@ function toolNames(cwd: string, environment: NodeJS.ProcessEnv): string[] {
 /** The options a word of `command` can be: its own and those of the commands above it. */
 function optionsIn(command: Command): Option[] {
   const options: Option[] = [];
-  for (let current: Command | null = command; current; current = current.parent) options.push(...current.options.filter((option) => !option.hidden));
+  for (let current: Command | null = command; current; current = current.parent)
+    options.push(...current.options.filter((option) => !option.hidden));
   return options;
 }
 
 /** What the word being completed (the last of `words`) can be. */
-export function completionCandidates(program: Command, words: string[], cwd: string, environment: NodeJS.ProcessEnv): Candidate[] {
+export function completionCandidates(
+  program: Command,
+  words: string[],
+  cwd: string,
+  environment: NodeJS.ProcessEnv,
+): Candidate[] {
   const current = words.at(-1) ?? '';
   let command = program;
   let awaitingValueOf: Option | undefined;
@@ -165,17 +180,24 @@ export function completionCandidates(program: Command, words: string[], cwd: str
       if (option?.required) awaitingValueOf = option;
       continue;
     }
-    command = command.commands.find((subcommand) => subcommand.name() === word || subcommand.aliases().includes(word)) ?? command;
+    command =
+      command.commands.find((subcommand) => subcommand.name() === word || subcommand.aliases().includes(word)) ??
+      command;
   }
   if (awaitingValueOf) {
     if (awaitingValueOf.argChoices) return plain(awaitingValueOf.argChoices);
-    if (awaitingValueOf.attributeName() === 'model') return plain(modelPrefixes(compatibleProviderNames(cwd, environment)));
+    if (awaitingValueOf.attributeName() === 'model')
+      return plain(modelPrefixes(compatibleProviderNames(cwd, environment)));
     if (awaitingValueOf.attributeName() === 'id') return conversationIds(cwd, environment);
     if (awaitingValueOf.attributeName() === 'tool') return plain(toolNames(cwd, environment));
     return [];
   }
-  if (current.startsWith('-')) return plain([...new Set(optionsIn(command).flatMap((option) => (option.long ? [option.long] : [])))]);
-  const subcommands = command.createHelp().visibleCommands(command).map((subcommand) => subcommand.name());
+  if (current.startsWith('-'))
+    return plain([...new Set(optionsIn(command).flatMap((option) => (option.long ? [option.long] : [])))]);
+  const subcommands = command
+    .createHelp()
+    .visibleCommands(command)
+    .map((subcommand) => subcommand.name());
   const takesConversation = command.registeredArguments[0]?.name() === 'cid';
   return [...plain(subcommands), ...(takesConversation ? conversationIds(cwd, environment) : [])];
 }

@@ -86,7 +86,10 @@ export class CommandContext {
     const { loadConfig } = await import('../config/load.ts');
     const { storedTrust } = await import('./stored-trust.ts');
     // Commands other than `jp query` never ask about trust: they go by what the user decided.
-    return loadConfig({ ...this.configInputs(flags, conversation), trustedWorkspaceSha256: await storedTrust(this.workspace()) });
+    return loadConfig({
+      ...this.configInputs(flags, conversation),
+      trustedWorkspaceSha256: await storedTrust(this.workspace()),
+    });
   }
 
   /** `ui.theme` from the configuration; undefined when unset or when the configuration cannot be read (the run reports that). */
@@ -103,14 +106,21 @@ export class CommandContext {
     return {
       verbosity: this.globals.verbosity,
       // Absolute: a query server does not run in the user's directory.
-      file: chosen === undefined ? defaultLogFile(dataHome(this.facts.environment)) : chosen === '-' ? chosen : path.resolve(this.facts.cwd, chosen),
+      file:
+        chosen === undefined
+          ? defaultLogFile(dataHome(this.facts.environment))
+          : chosen === '-'
+            ? chosen
+            : path.resolve(this.facts.cwd, chosen),
       format: this.globals.logFormat,
       isDefaultFile: chosen === undefined,
     };
   }
 
   logger(): Promise<Logger> {
-    this.cachedLogger ??= this.registerSecrets().then(() => createLogger(this.logSettings(), this.secrets, { role: 'client' }));
+    this.cachedLogger ??= this.registerSecrets().then(() =>
+      createLogger(this.logSettings(), this.secrets, { role: 'client' }),
+    );
     return this.cachedLogger;
   }
 
@@ -121,10 +131,12 @@ export class CommandContext {
    * that may quote one; the TOML parser is loaded only then.
    */
   registerSecrets(): Promise<void> {
-    this.secretsRegistered ??= import('./secret-variables.ts').then(({ clientSecretVariables, clientMcpEnvironments }) => {
-      this.secrets.add(this.facts.environment, clientSecretVariables(this.configInputs()));
-      for (const environment of clientMcpEnvironments(this.configInputs())) this.secrets.addNamed(environment);
-    });
+    this.secretsRegistered ??= import('./secret-variables.ts').then(
+      ({ clientSecretVariables, clientMcpEnvironments }) => {
+        this.secrets.add(this.facts.environment, clientSecretVariables(this.configInputs()));
+        for (const environment of clientMcpEnvironments(this.configInputs())) this.secrets.addNamed(environment);
+      },
+    );
     return this.secretsRegistered;
   }
 
@@ -141,14 +153,29 @@ export class CommandContext {
     else this.stderr.write(visible(message) + '\n');
   }
 
-  jsonLine(target: SafeWriter, type: string, fields: Record<string, unknown>, conversationId: string | null = null): void {
+  jsonLine(
+    target: SafeWriter,
+    type: string,
+    fields: Record<string, unknown>,
+    conversationId: string | null = null,
+  ): void {
     target.write(outputLine(type, fields, conversationId));
   }
 
   /** Reports an error on stderr in the output format; returns its exit code. */
   reportError(error: JpError, conversationId: string | null = null): number {
     if (this.format === 'json') {
-      this.jsonLine(this.stderr, 'error', { code: error.code, message: error.message, ...(error.hint ? { hint: error.hint } : {}), exit_code: error.exitCode }, conversationId);
+      this.jsonLine(
+        this.stderr,
+        'error',
+        {
+          code: error.code,
+          message: error.message,
+          ...(error.hint ? { hint: error.hint } : {}),
+          exit_code: error.exitCode,
+        },
+        conversationId,
+      );
     } else {
       // An error may quote what a provider, a tool or a file said: shown visibly, never obeyed.
       this.stderr.write(visible(formatErrorForHumans(error)) + '\n');

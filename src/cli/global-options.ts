@@ -46,7 +46,9 @@ interface RawGlobals {
 export function readGlobalOptions(command: Command): GlobalOptions {
   const raw = command.optsWithGlobals<RawGlobals>();
   if (raw.json && raw.format && raw.format !== 'json') {
-    throw new UsageError('flags_conflict', `--json conflicts with --format ${raw.format}`, { hint: 'Use one of them.' });
+    throw new UsageError('flags_conflict', `--json conflicts with --format ${raw.format}`, {
+      hint: 'Use one of them.',
+    });
   }
   return {
     cfg: raw.cfg ?? [],

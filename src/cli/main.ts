@@ -15,7 +15,10 @@ import { fileURLToPath } from 'node:url';
 // directories Node creates for it are private whatever the umask (its files are 0600).
 const enableCompileCache = (module as { enableCompileCache?: (directory: string) => unknown }).enableCompileCache;
 if (enableCompileCache) {
-  const cacheHome = process.env.XDG_CACHE_HOME && path.isAbsolute(process.env.XDG_CACHE_HOME) ? process.env.XDG_CACHE_HOME : path.join(os.homedir(), '.cache');
+  const cacheHome =
+    process.env.XDG_CACHE_HOME && path.isAbsolute(process.env.XDG_CACHE_HOME)
+      ? process.env.XDG_CACHE_HOME
+      : path.join(os.homedir(), '.cache');
   const umask = process.umask(0o077);
   enableCompileCache(path.join(cacheHome, 'jp', 'compile-cache'));
   process.umask(umask);
@@ -49,7 +52,13 @@ function unloadable(error: unknown, channel?: number): number {
   process.stderr.write(`error: ${message}\n  ${hint}\n`);
   if (channel !== undefined) {
     try {
-      writeSync(channel, JSON.stringify({ ready: false, error: { code: `system_${errno.code.toLowerCase()}`, message, hint, exit_code: 1 } }) + '\n');
+      writeSync(
+        channel,
+        JSON.stringify({
+          ready: false,
+          error: { code: `system_${errno.code.toLowerCase()}`, message, hint, exit_code: 1 },
+        }) + '\n',
+      );
     } catch {
       // the client is gone
     }

@@ -19,8 +19,13 @@ import { jpVersion } from '../version.ts';
 
 type Action = (context: CommandContext, command: Command) => Promise<number> | number;
 
-export function buildProgram(programFile: string, setExitCode: (code: number) => void, writeErr: (text: string) => void): Command {
-  const contextFor = (command: Command, nonInteractive = false): CommandContext => new CommandContext(readFacts(programFile, nonInteractive), readGlobalOptions(command));
+export function buildProgram(
+  programFile: string,
+  setExitCode: (code: number) => void,
+  writeErr: (text: string) => void,
+): Command {
+  const contextFor = (command: Command, nonInteractive = false): CommandContext =>
+    new CommandContext(readFacts(programFile, nonInteractive), readGlobalOptions(command));
   const program = new Command('jp')
     .description('A command-line LLM agent for scripts, pipes, CI and background runs.')
     .version(`jp ${jpVersion}`, '-V, --version', 'print the version')
@@ -67,7 +72,10 @@ export function buildProgram(programFile: string, setExitCode: (code: number) =>
     .option('--detach', 'run in the background: print the conversation id and exit')
     .option('--non-interactive', 'never prompt, even at a terminal (also JP_NON_INTERACTIVE=1)')
     .option('-m, --model <provider/model>', 'e.g. openai/gpt-4.1-mini, anthropic/claude-sonnet-4-5, ollama/qwen3, test')
-    .option('--tool <name>', 'enable a tool (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
+    .option('--tool <name>', 'enable a tool (repeatable)', (value: string, previous: string[] = []) => [
+      ...previous,
+      value,
+    ])
     .option('--no-tools', 'offer no tools to the model')
     .option('--max-turns <n>', 'cap on LLM round trips in this turn')
     .option('--max-tokens <n>', 'token budget of this turn (input + output), like --max-turns')
@@ -76,7 +84,8 @@ export function buildProgram(programFile: string, setExitCode: (code: number) =>
     .action(
       wrap(
         async (context, command) => {
-          const early = command.opts<{ server?: boolean }>().server !== false ? await startServerEarly(context) : undefined;
+          const early =
+            command.opts<{ server?: boolean }>().server !== false ? await startServerEarly(context) : undefined;
           const { queryCommand } = await import('./commands/query.ts');
           return queryCommand(context, command.args, command.opts(), early);
         },
@@ -84,7 +93,11 @@ export function buildProgram(programFile: string, setExitCode: (code: number) =>
       ),
     );
 
-  const conversation = program.command('conversation').alias('c').description('list, show, attach to and manage conversations').exitOverride();
+  const conversation = program
+    .command('conversation')
+    .alias('c')
+    .description('list, show, attach to and manage conversations')
+    .exitOverride();
   addGlobalOptions(conversation);
   leaf(conversation, 'ls')
     .description('list conversations with their status (running, waiting-for-input, interrupted, idle)')
@@ -92,49 +105,119 @@ export function buildProgram(programFile: string, setExitCode: (code: number) =>
   // Every conversation subcommand takes its conversation as <cid> or as --id=<cid> (DESIGN §2).
   const onConversation = (name: string, cid: 'optional' | 'required'): Command =>
     leaf(conversation, name)
-      .argument('[cid]', cid === 'optional' ? 'conversation id (default: the active one)' : 'conversation id (or --id=<cid>)')
+      .argument(
+        '[cid]',
+        cid === 'optional' ? 'conversation id (default: the active one)' : 'conversation id (or --id=<cid>)',
+      )
       .option('--id <cid>', 'the conversation, as an option');
   onConversation('print', 'optional')
     .description('render a conversation from disk')
     .option('--last', 'only the last turn')
-    .action(wrap(async (context, command) => (await import('./commands/conversation-print.ts')).conversationPrintCommand(context, conversationOf(command, 'optional'), command.opts())));
+    .action(
+      wrap(async (context, command) =>
+        (await import('./commands/conversation-print.ts')).conversationPrintCommand(
+          context,
+          conversationOf(command, 'optional'),
+          command.opts(),
+        ),
+      ),
+    );
   onConversation('attach', 'optional')
     .description('connect to a running query: watch it live and answer its questions')
-    .addOption(new Option('--tail <n>', 'show the last N content events first (0: live only; default: the current turn)'))
+    .addOption(
+      new Option('--tail <n>', 'show the last N content events first (0: live only; default: the current turn)'),
+    )
     .option('--read-only', 'watch only; never answer prompts')
-    .action(wrap(async (context, command) => (await import('./commands/conversation-attach.ts')).conversationAttachCommand(context, conversationOf(command, 'optional'), command.opts())));
+    .action(
+      wrap(async (context, command) =>
+        (await import('./commands/conversation-attach.ts')).conversationAttachCommand(
+          context,
+          conversationOf(command, 'optional'),
+          command.opts(),
+        ),
+      ),
+    );
   onConversation('kill', 'required')
     .description('stop a running query (persisted, resumable); --force kills it')
     .option('--force', 'SIGKILL the process and its tools')
-    .action(wrap(async (context, command) => (await import('./commands/conversation-kill.ts')).conversationKillCommand(context, conversationOf(command, 'required'), command.opts())));
+    .action(
+      wrap(async (context, command) =>
+        (await import('./commands/conversation-kill.ts')).conversationKillCommand(
+          context,
+          conversationOf(command, 'required'),
+          command.opts(),
+        ),
+      ),
+    );
   onConversation('wait', 'required')
     .description("block until the conversation's run stops; exit with its exit code")
-    .action(wrap(async (context, command) => (await import('./commands/conversation-wait.ts')).conversationWaitCommand(context, conversationOf(command, 'required'))));
+    .action(
+      wrap(async (context, command) =>
+        (await import('./commands/conversation-wait.ts')).conversationWaitCommand(
+          context,
+          conversationOf(command, 'required'),
+        ),
+      ),
+    );
   onConversation('compact', 'optional')
     .description('summarise older turns now: the model is sent the summary instead of them from then on')
-    .action(wrap(async (context, command) => (await import('./commands/conversation-compact.ts')).conversationCompactCommand(context, conversationOf(command, 'optional'))));
+    .action(
+      wrap(async (context, command) =>
+        (await import('./commands/conversation-compact.ts')).conversationCompactCommand(
+          context,
+          conversationOf(command, 'optional'),
+        ),
+      ),
+    );
   onConversation('rm', 'required')
     .description('remove a conversation')
-    .action(wrap(async (context, command) => (await import('./commands/conversation-manage.ts')).conversationRmCommand(context, conversationOf(command, 'required'))));
+    .action(
+      wrap(async (context, command) =>
+        (await import('./commands/conversation-manage.ts')).conversationRmCommand(
+          context,
+          conversationOf(command, 'required'),
+        ),
+      ),
+    );
   onConversation('use', 'required')
     .description("make a conversation this session's active one")
-    .action(wrap(async (context, command) => (await import('./commands/conversation-manage.ts')).conversationUseCommand(context, conversationOf(command, 'required'))));
+    .action(
+      wrap(async (context, command) =>
+        (await import('./commands/conversation-manage.ts')).conversationUseCommand(
+          context,
+          conversationOf(command, 'required'),
+        ),
+      ),
+    );
   onConversation('fork', 'required')
     .description('copy the complete turns of a conversation into a new one')
-    .action(wrap(async (context, command) => (await import('./commands/conversation-manage.ts')).conversationForkCommand(context, conversationOf(command, 'required'))));
+    .action(
+      wrap(async (context, command) =>
+        (await import('./commands/conversation-manage.ts')).conversationForkCommand(
+          context,
+          conversationOf(command, 'required'),
+        ),
+      ),
+    );
 
   leaf(program, 'trust')
     .description("trust this workspace's .jp/config.toml as it is now (its settings that need trust apply only then)")
     .option('--revoke', 'do not trust it: runs ignore its settings that need trust, and never ask about it')
     .option('--show', 'print whether it is trusted and which of its settings need trust')
-    .action(wrap(async (context, command) => (await import('./commands/trust.ts')).trustCommand(context, command.opts())));
+    .action(
+      wrap(async (context, command) => (await import('./commands/trust.ts')).trustCommand(context, command.opts())),
+    );
 
   const config = program.command('config').description('inspect the configuration').exitOverride();
   addGlobalOptions(config);
   leaf(config, 'show')
     .description('the merged configuration with where each value came from')
     .option('--effective <tool>', "a tool's resolved policies per inquiry kind, and the layer that set each")
-    .action(wrap(async (context, command) => (await import('./commands/config-show.ts')).configShowCommand(context, command.opts())));
+    .action(
+      wrap(async (context, command) =>
+        (await import('./commands/config-show.ts')).configShowCommand(context, command.opts()),
+      ),
+    );
 
   const sandbox = program.command('sandbox').description('the command sandbox').exitOverride();
   addGlobalOptions(sandbox);
@@ -150,8 +233,16 @@ export function buildProgram(programFile: string, setExitCode: (code: number) =>
 
   leaf(program, 'acp')
     .description('speak the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim)')
-    .option('-m, --model <provider/model>', 'the model of every prompt, e.g. anthropic/claude-sonnet-4-5 (default: assistant.model)')
-    .action(wrap(async (context, command) => (await import('./commands/acp.ts')).acpCommand(context, command.opts()), () => true));
+    .option(
+      '-m, --model <provider/model>',
+      'the model of every prompt, e.g. anthropic/claude-sonnet-4-5 (default: assistant.model)',
+    )
+    .action(
+      wrap(
+        async (context, command) => (await import('./commands/acp.ts')).acpCommand(context, command.opts()),
+        () => true,
+      ),
+    );
 
   leaf(program, 'completion')
     .description('print the shell completion script (commands, flags, providers, conversation ids)')
@@ -173,7 +264,9 @@ export function buildProgram(programFile: string, setExitCode: (code: number) =>
     .exitOverride()
     .action((words: string[], options: { describe?: boolean }) => {
       const lines = completionCandidates(program, words, process.cwd(), process.env).map((candidate) =>
-        options.describe && candidate.description ? `${candidate.value}\t${candidate.description}\n` : `${candidate.value}\n`,
+        options.describe && candidate.description
+          ? `${candidate.value}\t${candidate.description}\n`
+          : `${candidate.value}\n`,
       );
       process.stdout.write(lines.join(''));
     });
@@ -188,7 +281,10 @@ export function buildProgram(programFile: string, setExitCode: (code: number) =>
 async function startServerEarly(context: CommandContext): Promise<EarlyServer | undefined> {
   if (context.logSettings().file === '-') return undefined;
   try {
-    const [{ EarlyServer }, { userSubdirectory }] = await Promise.all([import('../server/spawn.ts'), import('../workspace/workspace.ts')]);
+    const [{ EarlyServer }, { userSubdirectory }] = await Promise.all([
+      import('../server/spawn.ts'),
+      import('../workspace/workspace.ts'),
+    ]);
     const processesDirectory = userSubdirectory(context.workspace(), 'processes');
     return EarlyServer.start(context.facts.programFile, { environment: context.facts.environment, processesDirectory });
   } catch {
@@ -203,7 +299,9 @@ function conversationOf(command: Command, cid: 'optional' | 'required'): string 
   const positional = command.args[0];
   const option = command.opts<{ id?: string }>().id;
   if (positional !== undefined && option !== undefined && positional !== option) {
-    throw new UsageError('flags_conflict', `two conversations given: ${positional} and --id=${option}`, { hint: 'Give the conversation once, as <cid> or as --id=<cid>.' });
+    throw new UsageError('flags_conflict', `two conversations given: ${positional} and --id=${option}`, {
+      hint: 'Give the conversation once, as <cid> or as --id=<cid>.',
+    });
   }
   const id = option ?? positional;
   if (id === undefined && cid === 'required') {
@@ -221,7 +319,9 @@ function conversationOf(command: Command, cid: 'optional' | 'required'): string 
  */
 function withAttachedForkValue(argv: string[]): string[] {
   const endOfOptions = argv.indexOf('--');
-  return argv.map((argument, index) => (argument === '--fork' && (endOfOptions === -1 || index < endOfOptions) ? '--fork=' : argument));
+  return argv.map((argument, index) =>
+    argument === '--fork' && (endOfOptions === -1 || index < endOfOptions) ? '--fork=' : argument,
+  );
 }
 
 /** Runs the CLI; resolves with the exit code. */
@@ -229,7 +329,11 @@ export async function main(argv: string[], programFile: string): Promise<number>
   let exitCode = 0;
   // Commander's own messages (a usage error, help after one) are held until the format is known.
   let commanderOutput = '';
-  const program = buildProgram(programFile, (code) => (exitCode = code), (text) => (commanderOutput += text));
+  const program = buildProgram(
+    programFile,
+    (code) => (exitCode = code),
+    (text) => (commanderOutput += text),
+  );
   // The command whose options commander was parsing when it stopped (the format is one of them).
   let reached = program;
   const follow = (command: Command): void => {
@@ -243,7 +347,8 @@ export async function main(argv: string[], programFile: string): Promise<number>
     await program.parseAsync(withAttachedForkValue(argv), { from: 'user' });
   } catch (error) {
     const format = formatOf(reached);
-    if (!(error instanceof CommanderError)) return reportEarlyError(reached, format, JpError.isInstance(error) ? error : toJpError(error));
+    if (!(error instanceof CommanderError))
+      return reportEarlyError(reached, format, JpError.isInstance(error) ? error : toJpError(error));
     if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;
     if (error.code === 'commander.help' && reached === program) {
       // Bare `jp` (no command): where to start, then the commands; a usage case (exit 2).
@@ -258,8 +363,17 @@ export async function main(argv: string[], programFile: string): Promise<number>
     // Stopped before its command was reached (`jp --json -m x/y query`: an option of query before
     // it): the command is still the first word that names one.
     const commandNames = new Set(program.commands.map((command) => command.name()));
-    const named = reached === program ? program.commands.find((command) => command.name() === argv.find((word) => commandNames.has(word))) : undefined;
-    return reportEarlyError(named ?? reached, format, new UsageError('usage', message, { hint: 'Run `jp --help` or `jp <command> --help` for usage; a command\'s options go after it (jp --json query -m <model> ...).' }));
+    const named =
+      reached === program
+        ? program.commands.find((command) => command.name() === argv.find((word) => commandNames.has(word)))
+        : undefined;
+    return reportEarlyError(
+      named ?? reached,
+      format,
+      new UsageError('usage', message, {
+        hint: "Run `jp --help` or `jp <command> --help` for usage; a command's options go after it (jp --json query -m <model> ...).",
+      }),
+    );
   }
   return exitCode;
 }
@@ -274,9 +388,29 @@ function reportEarlyError(command: Command, format: OutputFormat, error: JpError
   if (format === 'json') {
     const base = { v: 1, ts: new Date().toISOString(), conversation_id: null };
     const hint = error.hint ? { hint: error.hint } : {};
-    process.stderr.write(JSON.stringify({ ...base, type: 'error', code: error.code, message: error.message, ...hint, exit_code: error.exitCode }) + '\n');
+    process.stderr.write(
+      JSON.stringify({
+        ...base,
+        type: 'error',
+        code: error.code,
+        message: error.message,
+        ...hint,
+        exit_code: error.exitCode,
+      }) + '\n',
+    );
     if (command.name() === 'query') {
-      process.stdout.write(JSON.stringify(buildErrorResult({ conversationId: null, query: '', error, model: null, startedAt: Date.now(), secrets: new Secrets() })) + '\n');
+      process.stdout.write(
+        JSON.stringify(
+          buildErrorResult({
+            conversationId: null,
+            query: '',
+            error,
+            model: null,
+            startedAt: Date.now(),
+            secrets: new Secrets(),
+          }),
+        ) + '\n',
+      );
     }
   } else {
     process.stderr.write(`error: ${error.message}\n${error.hint ? `  ${error.hint}\n` : ''}`);

@@ -54,7 +54,11 @@ export function clientMcpEnvironments(inputs: LayerInputs): Record<string, strin
     const servers = isTable(layer) && isTable(layer.mcp) && isTable(layer.mcp.servers) ? layer.mcp.servers : {};
     for (const server of Object.values(servers)) {
       if (!isTable(server) || !isTable(server.env)) continue;
-      environments.push(Object.fromEntries(Object.entries(server.env).filter((entry): entry is [string, string] => typeof entry[1] === 'string')));
+      environments.push(
+        Object.fromEntries(
+          Object.entries(server.env).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+        ),
+      );
     }
   }
   return environments;
@@ -67,7 +71,7 @@ function readLayers(inputs: LayerInputs): unknown[] {
     try {
       layers.push(parseLayer(readConfigFile(file) ?? ''));
     } catch {
-      continue;
+      // An unreadable or broken file is loading's error to report; here it adds no names.
     }
   }
   for (const [variable, raw] of Object.entries(inputs.environment)) {

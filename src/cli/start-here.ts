@@ -65,7 +65,12 @@ export function startHere(programFile: string, environment: NodeJS.ProcessEnv): 
     '',
     `Configuration: ${userConfigFile(environment)} (yours) and .jp/config.toml (the workspace's);`,
     `\`${jp} config show\` prints the merged result and where each value came from.`,
-    ...(jp === 'jp' ? [] : ['', 'jp is not on your PATH: `npm install -g .` in a clone (or `npm install -g <jp tarball>`) puts it there.']),
+    ...(jp === 'jp'
+      ? []
+      : [
+          '',
+          'jp is not on your PATH: `npm install -g .` in a clone (or `npm install -g <jp tarball>`) puts it there.',
+        ]),
     '',
   ].join('\n');
 }

@@ -16,7 +16,7 @@ export interface StdinOptions {
 
 export async function readStandardInput(options: StdinOptions): Promise<string | undefined> {
   if (options.stdinIsTerminal) return undefined;
-  let stat;
+  let stat: ReturnType<typeof fstatSync>;
   try {
     stat = fstatSync(0);
   } catch {

@@ -9,7 +9,10 @@ import { trustDecision } from '../workspace/trust-store.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 
 /** The trust hash of a workspace config's text (its text, and the workspace scripts it names when it parses). */
-export async function trustHashOf(workspace: Workspace, source: string): Promise<{ sha256: string; layer: Record<string, unknown> | undefined }> {
+export async function trustHashOf(
+  workspace: Workspace,
+  source: string,
+): Promise<{ sha256: string; layer: Record<string, unknown> | undefined }> {
   const { parse } = await import('smol-toml');
   let layer: Record<string, unknown> | undefined;
   try {
@@ -17,7 +20,10 @@ export async function trustHashOf(workspace: Workspace, source: string): Promise
   } catch {
     layer = undefined; // not TOML: the process that loads the configuration says where and why
   }
-  return { sha256: workspaceTrustHash(source, layer ? workspaceScripts(layer, workspace.root) : [], workspace.root), layer };
+  return {
+    sha256: workspaceTrustHash(source, layer ? workspaceScripts(layer, workspace.root) : [], workspace.root),
+    layer,
+  };
 }
 
 /** The trust hash of the workspace config if its user trusts it as it is now, else null (never asks). */
@@ -34,4 +40,3 @@ export async function storedTrust(workspace: Workspace): Promise<string | null> 
   const { sha256 } = await trustHashOf(workspace, source);
   return trustDecision(workspace, sha256)?.trusted ? sha256 : null;
 }
-

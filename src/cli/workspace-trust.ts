@@ -37,7 +37,10 @@ export interface WorkspaceConfigState {
  * The workspace config as it is now and what its user decided about it; undefined when there is
  * none. Its keys that need trust are looked for only when that matters (not trusted), unless `allKeys`.
  */
-export async function workspaceConfigState(context: CommandContext, options: { allKeys?: boolean } = {}): Promise<WorkspaceConfigState | undefined> {
+export async function workspaceConfigState(
+  context: CommandContext,
+  options: { allKeys?: boolean } = {},
+): Promise<WorkspaceConfigState | undefined> {
   const workspace = context.workspace();
   if (workspace.isDefault) return undefined;
   // Absent: undefined. Not a regular file, too large, unreadable: the ConfigError says which (exit 2).
@@ -45,7 +48,13 @@ export async function workspaceConfigState(context: CommandContext, options: { a
   if (source === undefined) return undefined;
   const { sha256, layer } = await trustHashOf(workspace, source);
   const decision = trustDecision(workspace, sha256);
-  const state: WorkspaceConfigState = { file: workspace.configFile, sha256, needingTrust: [], trusted: decision?.trusted, lastTrusted: readRecord(workspace)?.trusted_keys };
+  const state: WorkspaceConfigState = {
+    file: workspace.configFile,
+    sha256,
+    needingTrust: [],
+    trusted: decision?.trusted,
+    lastTrusted: readRecord(workspace)?.trusted_keys,
+  };
   if ((decision?.trusted && !options.allKeys) || !layer) return state;
   const { parse } = await import('smol-toml');
   state.needingTrust = workspaceKeysNeedingTrust(layer, userLayer(context.configInputs().userFile, parse));
@@ -77,44 +86,77 @@ export function trustedKeysOf(keys: readonly UntrustedKey[]): Record<string, str
  * the user trusted this workspace before (`lastTrusted`), whether it is new or changed since; keys
  * trusted then and gone now are listed as removed.
  */
-export function describeUntrusted(keys: readonly UntrustedKey[], indent = '  ', lastTrusted?: Record<string, string>): string[] {
+export function describeUntrusted(
+  keys: readonly UntrustedKey[],
+  indent = '  ',
+  lastTrusted?: Record<string, string>,
+): string[] {
   const lines: string[] = [];
   for (const key of keys) {
     const recorded = lastTrusted?.[key.key];
-    const mark = lastTrusted === undefined ? '' : recorded === undefined ? '  [NEW since you last trusted it]' : recorded !== (JSON.stringify(key.value) ?? 'null') ? '  [CHANGED since you last trusted it]' : '';
+    const mark =
+      lastTrusted === undefined
+        ? ''
+        : recorded === undefined
+          ? '  [NEW since you last trusted it]'
+          : recorded !== (JSON.stringify(key.value) ?? 'null')
+            ? '  [CHANGED since you last trusted it]'
+            : '';
     lines.push(`${indent}${visible(key.key, { singleLine: true })} = ${fullValue(key.value)}${mark}`);
-    if (recorded !== undefined && mark !== '') lines.push(`${indent}    was: ${visible(recorded, { singleLine: true })}`);
+    if (recorded !== undefined && mark !== '')
+      lines.push(`${indent}    was: ${visible(recorded, { singleLine: true })}`);
     lines.push(`${indent}    (${key.reason})`);
   }
   const current = new Set(keys.map((key) => key.key));
   for (const [key, value] of Object.entries(lastTrusted ?? {})) {
-    if (!current.has(key)) lines.push(`${indent}${visible(key, { singleLine: true })}  [REMOVED since you last trusted it; was ${visible(value, { singleLine: true })}]`);
+    if (!current.has(key))
+      lines.push(
+        `${indent}${visible(key, { singleLine: true })}  [REMOVED since you last trusted it; was ${visible(value, { singleLine: true })}]`,
+      );
   }
   return lines;
 }
 
 /** One line saying what changed since the user last trusted this workspace's config; undefined when never, or nothing did. */
-export function changedSinceTrust(keys: readonly UntrustedKey[], lastTrusted: Record<string, string> | undefined): string | undefined {
+export function changedSinceTrust(
+  keys: readonly UntrustedKey[],
+  lastTrusted: Record<string, string> | undefined,
+): string | undefined {
   if (!lastTrusted) return undefined;
-  const changed = keys.filter((key) => lastTrusted[key.key] !== (JSON.stringify(key.value) ?? 'null')).map((key) => key.key);
+  const changed = keys
+    .filter((key) => lastTrusted[key.key] !== (JSON.stringify(key.value) ?? 'null'))
+    .map((key) => key.key);
   const removed = Object.keys(lastTrusted).filter((key) => !keys.some((entry) => entry.key === key));
   const all = [...changed, ...removed];
-  return all.length > 0 ? `changed since you last trusted it: ${all.map((key) => visible(key, { singleLine: true })).join(', ')}` : 'no setting that needs trust changed since you last trusted it (other content or a script it runs did)';
+  return all.length > 0
+    ? `changed since you last trusted it: ${all.map((key) => visible(key, { singleLine: true })).join(', ')}`
+    : 'no setting that needs trust changed since you last trusted it (other content or a script it runs did)';
 }
 
 /** The warning a run prints when it ignores untrusted keys. */
 /** Decides for a run: asks at the terminal when it may (`ask`) and the config has keys that need trust and no decision. */
-export async function decideWorkspaceTrust(context: CommandContext, options: { ask: boolean }): Promise<WorkspaceTrust> {
+export async function decideWorkspaceTrust(
+  context: CommandContext,
+  options: { ask: boolean },
+): Promise<WorkspaceTrust> {
   const workspace = context.workspace();
   const state = await workspaceConfigState(context);
   if (!state) return { trustedSha256: null, ignored: [], file: undefined, state: 'no config' };
   if (state.trusted === true) return { trustedSha256: state.sha256, ignored: [], file: state.file, state: 'trusted' };
   const undecided = readRecord(workspace)?.trusted ? 'changed since you trusted it' : 'no decision';
-  const untrusted: WorkspaceTrust = { trustedSha256: null, ignored: state.needingTrust, file: state.file, state: state.trusted === false ? 'not trusted' : undecided };
-  if (state.needingTrust.length === 0 || state.trusted === false || !options.ask || !canPrompt(context.facts)) return untrusted;
+  const untrusted: WorkspaceTrust = {
+    trustedSha256: null,
+    ignored: state.needingTrust,
+    file: state.file,
+    state: state.trusted === false ? 'not trusted' : undecided,
+  };
+  if (state.needingTrust.length === 0 || state.trusted === false || !options.ask || !canPrompt(context.facts))
+    return untrusted;
   const trusted = await askForTrust(context, state);
   recordTrustDecision(workspace, state.sha256, trusted, 'prompt', trustedKeysOf(state.needingTrust));
-  return trusted ? { trustedSha256: state.sha256, ignored: [], file: state.file, state: 'trusted' } : { ...untrusted, state: 'not trusted' };
+  return trusted
+    ? { trustedSha256: state.sha256, ignored: [], file: state.file, state: 'trusted' }
+    : { ...untrusted, state: 'not trusted' };
 }
 
 async function askForTrust(context: CommandContext, state: WorkspaceConfigState): Promise<boolean> {
@@ -122,7 +164,10 @@ async function askForTrust(context: CommandContext, state: WorkspaceConfigState)
   const prompter = new TerminalPrompter({ environment: context.facts.environment });
   const changed = changedSinceTrust(state.needingTrust, state.lastTrusted);
   const title = `This workspace's config ${visible(state.file, { singleLine: true })} has settings that need your trust${changed ? ` (${changed})` : ''}:`;
-  const lines = [...describeUntrusted(state.needingTrust, '  ', state.lastTrusted), 'If not, they are ignored, in this run and the next ones (`jp trust` changes that later).'];
+  const lines = [
+    ...describeUntrusted(state.needingTrust, '  ', state.lastTrusted),
+    'If not, they are ignored, in this run and the next ones (`jp trust` changes that later).',
+  ];
   try {
     return await prompter.trustKey(title, lines, 'Trust this config as it is now?', new AbortController().signal);
   } catch {

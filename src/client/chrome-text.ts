@@ -15,7 +15,9 @@ export function oneLine(text: string): string {
 export function firstLine(text: string): string {
   const lines = text.split('\n');
   const first = lines[0]!.length > 200 ? lines[0]!.slice(0, 199) + '…' : lines[0]!;
-  return oneLine(lines.length > 1 ? `${first} (+${lines.length - 1} more line${lines.length === 2 ? '' : 's'})` : first);
+  return oneLine(
+    lines.length > 1 ? `${first} (+${lines.length - 1} more line${lines.length === 2 ? '' : 's'})` : first,
+  );
 }
 
 /** `text` cut to `width` terminal cells, ending in `…` when it was cut. */
@@ -38,7 +40,8 @@ export function cutToWidth(text: string, width: number): string {
  */
 export function commandResult(content: string): { status: string | undefined; lines: string[] } {
   const lines = content.split('\n');
-  const isStatus = (line: string | undefined): boolean => line !== undefined && /^(exit code -?\d+|killed by \w+)$/.test(line);
+  const isStatus = (line: string | undefined): boolean =>
+    line !== undefined && /^(exit code -?\d+|killed by \w+)$/.test(line);
   let status: string | undefined;
   if (isStatus(lines[lines.length - 1])) status = lines.pop();
   else if (isStatus(lines[0])) status = lines.shift();

@@ -42,7 +42,10 @@ export function htmlToAnsi(html: string, styleOf: (role: PaletteRole | 'bold' | 
   const pattern = /<span class="([^"]*)">|<\/span>|([^<]+)/g;
   for (const match of html.matchAll(pattern)) {
     if (match[1] !== undefined) {
-      const scope = match[1].split(' ')[0]!.replace(/^hljs-/, '').replace(/_$/, '');
+      const scope = match[1]
+        .split(' ')[0]!
+        .replace(/^hljs-/, '')
+        .replace(/_$/, '');
       const role = scopeRoles[scope] ?? scopeRoles[scope.split('.')[0]!] ?? '';
       const style = styleOf(role);
       stack.push(style);

@@ -4,7 +4,14 @@
  * is shown on stderr only when `interactive` and stderr is a terminal that obeys escape sequences
  * (not TERM=dumb). The colours' theme is chosen only when something is drawn in colour.
  */
-import { colorEnabled, controllingTerminalAvailable, isDumbTerminal, openControllingTerminal, type OutputFormat, type SafeWriter } from '../output/channels.ts';
+import {
+  colorEnabled,
+  controllingTerminalAvailable,
+  isDumbTerminal,
+  openControllingTerminal,
+  type OutputFormat,
+  type SafeWriter,
+} from '../output/channels.ts';
 import { chooseTheme, palette, type ThemeName } from './theme.ts';
 import { JsonRenderer } from './json-renderer.ts';
 import { loadMarkdown } from './markdown.ts';
@@ -41,19 +48,34 @@ export interface RendererOptions {
 async function theme(options: RendererOptions, drawsColor: boolean): Promise<ThemeName> {
   if (!drawsColor) return 'dark';
   const configured = await options.configuredTheme?.();
-  const query = options.mayQueryTerminal === true && options.stdout.isTerminal && options.stderr.isTerminal && !isDumbTerminal(options.environment) && controllingTerminalAvailable();
-  return chooseTheme({ configured, environment: options.environment, openTerminal: query ? openControllingTerminal : undefined });
+  const query =
+    options.mayQueryTerminal === true &&
+    options.stdout.isTerminal &&
+    options.stderr.isTerminal &&
+    !isDumbTerminal(options.environment) &&
+    controllingTerminalAvailable();
+  return chooseTheme({
+    configured,
+    environment: options.environment,
+    openTerminal: query ? openControllingTerminal : undefined,
+  });
 }
 
 export async function createRenderer(options: RendererOptions): Promise<Renderer> {
   const color = colorEnabled(options.environment, options.stderr.isTerminal);
   const dumb = isDumbTerminal(options.environment);
   if (options.format === 'json') {
-    return new JsonRenderer(new TerminalOutput({ stdout: options.stdout, stderr: options.stderr, statusLine: false, color: false }), options.conversationId);
+    return new JsonRenderer(
+      new TerminalOutput({ stdout: options.stdout, stderr: options.stderr, statusLine: false, color: false }),
+      options.conversationId,
+    );
   }
   const pretty = options.format === 'text-pretty';
   const markdownColor = colorEnabled(options.environment, options.stdout.isTerminal);
-  const [modules, themeName] = await Promise.all([pretty ? loadMarkdown(markdownColor) : undefined, theme(options, color || (pretty && markdownColor))]);
+  const [modules, themeName] = await Promise.all([
+    pretty ? loadMarkdown(markdownColor) : undefined,
+    theme(options, color || (pretty && markdownColor)),
+  ]);
   const chrome = palette(themeName, color);
   const output = new TerminalOutput({
     stdout: options.stdout,

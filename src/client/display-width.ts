@@ -9,7 +9,7 @@
  */
 export function characterWidth(character: string): number {
   const code = character.codePointAt(0)!;
-  if (/[\p{Mn}\p{Me}\u200b-\u200f\ufe00-\ufe0f]/u.test(character)) return 0;
+  if (/[\p{Mn}\p{Me}\u200b-\u200f]/u.test(character) || (code >= 0xfe00 && code <= 0xfe0f)) return 0;
   if (
     (code >= 0x1100 && code <= 0x115f) ||
     (code >= 0x2e80 && code <= 0xa4cf && code !== 0x303f) ||

@@ -16,7 +16,10 @@ export function editorCommand(environment: NodeJS.ProcessEnv): string {
   return environment.VISUAL?.trim() || environment.EDITOR?.trim() || 'vi';
 }
 
-export async function editInTerminal(text: string, options: { environment: NodeJS.ProcessEnv; extension: string }): Promise<string> {
+export async function editInTerminal(
+  text: string,
+  options: { environment: NodeJS.ProcessEnv; extension: string },
+): Promise<string> {
   const directory = mkdtempSync(path.join(os.tmpdir(), 'jp-edit-'));
   const file = path.join(directory, `edit${options.extension}`);
   try {
@@ -26,14 +29,20 @@ export async function editInTerminal(text: string, options: { environment: NodeJ
     let status: number | null;
     try {
       status = await new Promise<number | null>((resolve, reject) => {
-        const child = spawn('/bin/sh', ['-c', `${command} "$1"`, 'sh', file], { stdio: [terminalFd, terminalFd, terminalFd], env: options.environment });
-        child.once('error', (error) => reject(new EditorFailed(`cannot start the editor ${JSON.stringify(command)}: ${error.message}`)));
+        const child = spawn('/bin/sh', ['-c', `${command} "$1"`, 'sh', file], {
+          stdio: [terminalFd, terminalFd, terminalFd],
+          env: options.environment,
+        });
+        child.once('error', (error) =>
+          reject(new EditorFailed(`cannot start the editor ${JSON.stringify(command)}: ${error.message}`)),
+        );
         child.once('exit', (code) => resolve(code));
       });
     } finally {
       closeSync(terminalFd);
     }
-    if (status !== 0) throw new EditorFailed(`the editor ${JSON.stringify(command)} exited with status ${status}; nothing was changed`);
+    if (status !== 0)
+      throw new EditorFailed(`the editor ${JSON.stringify(command)} exited with status ${status}; nothing was changed`);
     return readFileSync(file, 'utf8');
   } finally {
     rmSync(directory, { recursive: true, force: true });

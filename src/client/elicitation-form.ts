@@ -17,11 +17,14 @@ export function fieldLabel(field: FormField): string {
   const parts = [visible(field.title ?? field.name, { singleLine: true })];
   if (field.description) parts.push(`— ${visible(field.description, { singleLine: true })}`);
   const limits: string[] = [];
-  if (field.minimum !== undefined || field.maximum !== undefined) limits.push(`${field.minimum ?? '…'} to ${field.maximum ?? '…'}`);
+  if (field.minimum !== undefined || field.maximum !== undefined)
+    limits.push(`${field.minimum ?? '…'} to ${field.maximum ?? '…'}`);
   if (field.type === 'integer') limits.push('whole number');
   if (field.format) limits.push(field.format);
-  if (field.min_length !== undefined || field.max_length !== undefined) limits.push(`${field.min_length ?? 0} to ${field.max_length ?? '…'} characters`);
-  if (field.min_items !== undefined || field.max_items !== undefined) limits.push(`choose ${field.min_items ?? 0} to ${field.max_items ?? 'any'}`);
+  if (field.min_length !== undefined || field.max_length !== undefined)
+    limits.push(`${field.min_length ?? 0} to ${field.max_length ?? '…'} characters`);
+  if (field.min_items !== undefined || field.max_items !== undefined)
+    limits.push(`choose ${field.min_items ?? 0} to ${field.max_items ?? 'any'}`);
   if (limits.length > 0) parts.push(`(${limits.join(', ')})`);
   parts.push(field.required ? '(required)' : '(optional)');
   return parts.join(' ');
@@ -38,7 +41,12 @@ async function askField(prompts: Prompts, field: FormField, context: PromptConte
   switch (field.type) {
     case 'string': {
       const value = await prompts.input(
-        { message, ...(typeof field.default === 'string' ? { default: field.default } : {}), required: field.required, validate: (text) => validate(text) },
+        {
+          message,
+          ...(typeof field.default === 'string' ? { default: field.default } : {}),
+          required: field.required,
+          validate: (text) => validate(text),
+        },
         context,
       );
       return value === '' ? undefined : value;
@@ -59,7 +67,10 @@ async function askField(prompts: Prompts, field: FormField, context: PromptConte
       );
     case 'boolean': {
       if (field.required || typeof field.default === 'boolean') {
-        return prompts.confirm({ message, ...(typeof field.default === 'boolean' ? { default: field.default } : {}) }, context);
+        return prompts.confirm(
+          { message, ...(typeof field.default === 'boolean' ? { default: field.default } : {}) },
+          context,
+        );
       }
       const choice = await prompts.select(
         {
@@ -76,11 +87,19 @@ async function askField(prompts: Prompts, field: FormField, context: PromptConte
     }
     case 'enum': {
       const choices = (field.options ?? []).map((option) => ({
-        name: visible(option.label === option.value ? option.value : `${option.label} (${option.value})`, { singleLine: true }),
+        name: visible(option.label === option.value ? option.value : `${option.label} (${option.value})`, {
+          singleLine: true,
+        }),
         value: option.value,
       }));
-      const withEmpty = field.required || typeof field.default === 'string' ? choices : [{ name: 'leave empty', value: leaveEmpty }, ...choices];
-      const choice = await prompts.select({ message, choices: withEmpty, ...(typeof field.default === 'string' ? { default: field.default } : {}) }, context);
+      const withEmpty =
+        field.required || typeof field.default === 'string'
+          ? choices
+          : [{ name: 'leave empty', value: leaveEmpty }, ...choices];
+      const choice = await prompts.select(
+        { message, choices: withEmpty, ...(typeof field.default === 'string' ? { default: field.default } : {}) },
+        context,
+      );
       return choice === leaveEmpty ? undefined : choice;
     }
     case 'multi_enum': {
@@ -88,8 +107,13 @@ async function askField(prompts: Prompts, field: FormField, context: PromptConte
       const chosen = await prompts.checkbox(
         {
           message,
-          choices: (field.options ?? []).map((option) => ({ name: visible(option.label, { singleLine: true }), value: option.value, checked: defaults.includes(option.value) })),
-          validate: (selected) => validate(selected.length === 0 && !field.required ? undefined : selected.map((choice) => choice.value)),
+          choices: (field.options ?? []).map((option) => ({
+            name: visible(option.label, { singleLine: true }),
+            value: option.value,
+            checked: defaults.includes(option.value),
+          })),
+          validate: (selected) =>
+            validate(selected.length === 0 && !field.required ? undefined : selected.map((choice) => choice.value)),
         },
         context,
       );
@@ -121,6 +145,9 @@ export async function fillInForm(tool: string, question: Question, context: () =
     const value = await askField(prompts, field, context());
     if (value !== undefined) content[field.name] = value;
   }
-  const send = await prompts.confirm({ message: `Send these answers to ${visible(tool, { singleLine: true })}? (no: decline)`, default: true }, context());
+  const send = await prompts.confirm(
+    { message: `Send these answers to ${visible(tool, { singleLine: true })}? (no: decline)`, default: true },
+    context(),
+  );
   return send ? { action: 'accept', content } : { action: 'decline' };
 }

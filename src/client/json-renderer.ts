@@ -57,7 +57,12 @@ export class JsonRenderer implements Renderer {
         break;
       case 'tool_call_request':
         this.toolNames.set(event.id, event.name);
-        this.line('stdout', 'tool_call', { id: event.id, name: event.name, arguments: event.arguments, ...(event.provider_executed ? { provider_executed: true } : {}) });
+        this.line('stdout', 'tool_call', {
+          id: event.id,
+          name: event.name,
+          arguments: event.arguments,
+          ...(event.provider_executed ? { provider_executed: true } : {}),
+        });
         break;
       case 'tool_call_response':
         this.line('stdout', 'tool_result', {
@@ -73,7 +78,11 @@ export class JsonRenderer implements Renderer {
         this.line('stdout', 'compaction', { summary: event.summary, replaces: event.replaces, reason: event.reason });
         break;
       case 'inquiry_request':
-        this.line('stdout', 'inquiry_request', { id: event.id, tool_call_id: event.tool_call_id, inquiry: event.inquiry });
+        this.line('stdout', 'inquiry_request', {
+          id: event.id,
+          tool_call_id: event.tool_call_id,
+          inquiry: event.inquiry,
+        });
         break;
       case 'inquiry_response':
         this.line('stdout', 'inquiry_response', {
@@ -92,7 +101,9 @@ export class JsonRenderer implements Renderer {
   /** Tool results of a resumed turn are named after their calls, which came before this run. */
   resuming(events: readonly ConversationEvent[]): void {
     for (const event of events) if (event.type === 'tool_call_request') this.toolNames.set(event.id, event.name);
-    this.line('stderr', 'status', { message: `resuming the incomplete turn of ${this.conversationId ?? 'the conversation'}` });
+    this.line('stderr', 'status', {
+      message: `resuming the incomplete turn of ${this.conversationId ?? 'the conversation'}`,
+    });
   }
 
   notice(level: 'info' | 'warning', message: string): void {
@@ -109,14 +120,21 @@ export class JsonRenderer implements Renderer {
     this.finished = true;
     this.conversationId = result.conversation_id;
     const cid = result.conversation_id ?? '';
-    if (result.error && result.status !== 'interrupted') this.line('stderr', 'error', { ...result.error, exit_code: result.exit_code });
+    if (result.error && result.status !== 'interrupted')
+      this.line('stderr', 'error', { ...result.error, exit_code: result.exit_code });
     else if (result.status === 'deferred') {
       const pending = result.pending_inquiry;
-      this.line('stderr', 'status', { message: `waiting for input${pending ? ` (${pending.tool}: ${pending.kind})` : ''}; resume with: jp query --continue --id=${cid}` });
+      this.line('stderr', 'status', {
+        message: `waiting for input${pending ? ` (${pending.tool}: ${pending.kind})` : ''}; resume with: jp query --continue --id=${cid}`,
+      });
     } else if (result.status === 'interrupted') {
-      this.line('stderr', 'status', { message: `interrupted; the turn is saved; resume with: jp query --continue --id=${cid}` });
+      this.line('stderr', 'status', {
+        message: `interrupted; the turn is saved; resume with: jp query --continue --id=${cid}`,
+      });
     } else if (result.status === 'denied') {
-      this.line('stderr', 'warning', { message: `the turn completed, but ${counted(result.permission_denials.length + result.unanswered.length, 'inquiry', 'inquiries')} could not be answered because no user was available` });
+      this.line('stderr', 'warning', {
+        message: `the turn completed, but ${counted(result.permission_denials.length + result.unanswered.length, 'inquiry', 'inquiries')} could not be answered because no user was available`,
+      });
     }
     this.output.write('stdout', JSON.stringify({ ...result, ts: this.timestamp(result.ts) }) + '\n');
   }

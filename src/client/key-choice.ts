@@ -63,14 +63,22 @@ export interface Choice {
  * it. Keys marked `needsAll` are refused until the whole payload was seen; `p` prints all of
  * it, then the prompt is drawn again. Returns the key (never `p`).
  */
-export async function keyChoice(choice: Choice, context: () => PromptContext, terminal: TerminalStreams, color: boolean, print: (text: string) => void): Promise<string> {
+export async function keyChoice(
+  choice: Choice,
+  context: () => PromptContext,
+  terminal: TerminalStreams,
+  color: boolean,
+  print: (text: string) => void,
+): Promise<string> {
   const core = await import('@inquirer/core');
   const columns = Math.max(20, (terminal.output.columns || 80) - 1);
   const rows = terminal.output.rows || 24;
   const wrapped = wrapPayload(choice.payload, columns - 2);
   let seenAll = false;
   for (;;) {
-    const { shown, hidden } = seenAll ? { shown: [] as PayloadLine[], hidden: 0 } : fitPayload(wrapped, Math.max(3, rows - 7));
+    const { shown, hidden } = seenAll
+      ? { shown: [] as PayloadLine[], hidden: 0 }
+      : fitPayload(wrapped, Math.max(3, rows - 7));
     const blocked = hidden > 0;
     const offered = choice.keys.filter((key) => !(blocked && key.needsAll));
     const enter = blocked && choice.keys.find((key) => key.key === choice.enter)?.needsAll ? 'p' : choice.enter;
@@ -78,7 +86,13 @@ export async function keyChoice(choice: Choice, context: () => PromptContext, te
     const head = [
       ...(seenAll ? [] : [color ? cyan(choice.title) : choice.title]),
       ...shown.map((line) => paintLine(line, color)),
-      ...(blocked ? [color ? bold(`  … +${hidden} more line${hidden === 1 ? '' : 's'} — press p to see all`) : `  … +${hidden} more line${hidden === 1 ? '' : 's'} — press p to see all`] : []),
+      ...(blocked
+        ? [
+            color
+              ? bold(`  … +${hidden} more line${hidden === 1 ? '' : 's'} — press p to see all`)
+              : `  … +${hidden} more line${hidden === 1 ? '' : 's'} — press p to see all`,
+          ]
+        : []),
     ];
     const legend = `  ${offered.map(({ key, meaning: text }) => `${key} ${text}`).join(' · ')}`;
     const hint = `Enter: ${enter} ${meaning(enter)} · Esc: ${choice.escape} ${meaning(choice.escape)}`;
@@ -88,7 +102,12 @@ export async function keyChoice(choice: Choice, context: () => PromptContext, te
       const [problem, setProblem] = core.useState('');
       core.useKeypress((event) => {
         const key = event as Key;
-        let pressed = key.sequence && key.sequence.length === 1 && key.sequence >= ' ' ? key.sequence : key.shift ? key.name.toUpperCase() : key.name;
+        let pressed =
+          key.sequence && key.sequence.length === 1 && key.sequence >= ' '
+            ? key.sequence
+            : key.shift
+              ? key.name.toUpperCase()
+              : key.name;
         if (key.name === 'return' || key.name === 'enter') pressed = enter;
         else if (key.name === 'escape') pressed = choice.escape;
         if (offered.some((candidate) => candidate.key === pressed)) {
@@ -97,7 +116,10 @@ export async function keyChoice(choice: Choice, context: () => PromptContext, te
           done(pressed);
           return;
         }
-        const label = key.sequence && key.sequence >= ' ' ? JSON.stringify(visible(key.sequence, { singleLine: true })) : key.name || 'that key';
+        const label =
+          key.sequence && key.sequence >= ' '
+            ? JSON.stringify(visible(key.sequence, { singleLine: true }))
+            : key.name || 'that key';
         setProblem(
           choice.keys.some((candidate) => candidate.key === pressed)
             ? `  ${pressed} needs all of it seen first: press p to see all`

@@ -86,7 +86,8 @@ export class InlineMarkdown {
           break;
         case 'text': {
           const inner = (token as Tokens.Text).tokens;
-          if (inner && inner.length > 0 && !(inner.length === 1 && inner[0]!.type === 'text')) this.tokens(inner, active, runs);
+          if (inner && inner.length > 0 && !(inner.length === 1 && inner[0]!.type === 'text'))
+            this.tokens(inner, active, runs);
           else push(decodeEntities(token.raw), active);
           break;
         }
@@ -97,7 +98,9 @@ export class InlineMarkdown {
   }
 
   private tokensText(tokens: readonly Token[] | undefined): string {
-    return (tokens ?? []).map((token) => ('text' in token && typeof token.text === 'string' ? token.text : token.raw)).join('');
+    return (tokens ?? [])
+      .map((token) => ('text' in token && typeof token.text === 'string' ? token.text : token.raw))
+      .join('');
   }
 }
 
@@ -114,7 +117,8 @@ export function safeCut(text: string): number {
   let brackets = 0;
   let parentheses = 0;
   let angle = false;
-  const wordCharacter = (character: string | undefined): boolean => character !== undefined && /[\p{L}\p{N}]/u.test(character);
+  const wordCharacter = (character: string | undefined): boolean =>
+    character !== undefined && /[\p{L}\p{N}]/u.test(character);
   for (let index = 0; index < text.length; index++) {
     const character = text[index]!;
     if (codeRun > 0) {
@@ -179,7 +183,16 @@ export function safeCut(text: string): number {
         angle = false;
         continue;
       default:
-        if (/\s/.test(character) && stars % 2 === 0 && underscores % 2 === 0 && tildes % 2 === 0 && brackets === 0 && parentheses === 0 && !angle) cut = index + 1;
+        if (
+          /\s/.test(character) &&
+          stars % 2 === 0 &&
+          underscores % 2 === 0 &&
+          tildes % 2 === 0 &&
+          brackets === 0 &&
+          parentheses === 0 &&
+          !angle
+        )
+          cut = index + 1;
     }
   }
   return cut;
@@ -187,5 +200,8 @@ export function safeCut(text: string): number {
 
 export function decodeEntities(text: string): string {
   if (!text.includes('&')) return text;
-  return text.replace(/&(amp|lt|gt|quot|#39|#x27);/g, (_, name: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", '#x27': "'" })[name] ?? _);
+  return text.replace(
+    /&(amp|lt|gt|quot|#39|#x27);/g,
+    (_, name: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", '#x27': "'" })[name] ?? _,
+  );
 }

@@ -25,7 +25,8 @@ export interface TableTarget {
 export function drawTable(rows: readonly string[], target: TableTarget): void {
   const cells = rows.map(splitRow);
   const delimiter = cells[1];
-  const isTable = rows.length >= 2 && /^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/.test(rows[1]!.trim()) && delimiter !== undefined;
+  const isTable =
+    rows.length >= 2 && /^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/.test(rows[1]!.trim()) && delimiter !== undefined;
   if (!isTable) {
     for (const row of rows) {
       const writer = new RowWriter(target.write, target.columns, '', 0);
@@ -38,19 +39,27 @@ export function drawTable(rows: readonly string[], target: TableTarget): void {
   const header = cells[0]!;
   const body = cells.slice(2);
   const count = header.length;
-  const rendered = [header, ...body].map((row) => Array.from({ length: count }, (_, index) => target.inline(row[index] ?? '', '')));
-  const widths = Array.from({ length: count }, (_, index) => Math.max(1, ...rendered.map((row) => runsWidth(row[index]!))));
+  const rendered = [header, ...body].map((row) =>
+    Array.from({ length: count }, (_, index) => target.inline(row[index] ?? '', '')),
+  );
+  const widths = Array.from({ length: count }, (_, index) =>
+    Math.max(1, ...rendered.map((row) => runsWidth(row[index]!))),
+  );
   const boxWidth = widths.reduce((sum, width) => sum + width + 3, 1);
   const muted = (text: string): string => target.palette.paint('muted', text);
   if (boxWidth <= target.columns()) {
-    const border = (left: string, middle: string, right: string): string => muted(left + widths.map((width) => '─'.repeat(width + 2)).join(middle) + right) + '\n';
+    const border = (left: string, middle: string, right: string): string =>
+      muted(left + widths.map((width) => '─'.repeat(width + 2)).join(middle) + right) + '\n';
     const row = (runs: Run[][], bold: boolean): string =>
       muted('│') +
       runs
         .map((cell, index) => {
           const free = widths[index]! - runsWidth(cell);
-          const before = alignments[index] === 'right' ? free : alignments[index] === 'center' ? Math.floor(free / 2) : 0;
-          const text = runsText(bold ? cell.map((run) => ({ text: run.text, style: target.style(styles.bold) + run.style })) : cell);
+          const before =
+            alignments[index] === 'right' ? free : alignments[index] === 'center' ? Math.floor(free / 2) : 0;
+          const text = runsText(
+            bold ? cell.map((run) => ({ text: run.text, style: target.style(styles.bold) + run.style })) : cell,
+          );
           return ' ' + ' '.repeat(before) + text + ' '.repeat(free - before) + ' ' + muted('│');
         })
         .join('') +

@@ -39,7 +39,10 @@ import { drawTable } from './markdown-table.ts';
 import { RowWriter } from './row-writer.ts';
 import { palette as makePalette, type Palette } from './theme.ts';
 
-type Highlighter = { highlight(code: string, options: { language: string; ignoreIllegals: boolean }): { value: string }; getLanguage(name: string): unknown };
+type Highlighter = {
+  highlight(code: string, options: { language: string; ignoreIllegals: boolean }): { value: string };
+  getLanguage(name: string): unknown;
+};
 
 export interface MarkdownModules {
   lexInline: LexInline;
@@ -49,10 +52,15 @@ export interface MarkdownModules {
 
 /** Loads marked's inline lexer and, for coloured output, highlight.js (its common languages). */
 export async function loadMarkdown(color: boolean): Promise<MarkdownModules> {
-  const [{ Lexer }, highlight] = await Promise.all([import('marked'), color ? import('highlight.js/lib/common') : undefined]);
+  const [{ Lexer }, highlight] = await Promise.all([
+    import('marked'),
+    color ? import('highlight.js/lib/common') : undefined,
+  ]);
   return {
     lexInline: (source: string) => Lexer.lexInline(source, { gfm: true }),
-    highlighter: highlight ? ((highlight as { default?: Highlighter }).default ?? (highlight as unknown as Highlighter)) : undefined,
+    highlighter: highlight
+      ? ((highlight as { default?: Highlighter }).default ?? (highlight as unknown as Highlighter))
+      : undefined,
   };
 }
 
@@ -144,7 +152,10 @@ export class MarkdownStream {
       return;
     }
     this.write(start.first);
-    this.line = { start, rows: new RowWriter(this.write, this.columns, start.continuation, start.indentWidth, start.style) };
+    this.line = {
+      start,
+      rows: new RowWriter(this.write, this.columns, start.continuation, start.indentWidth, start.style),
+    };
   }
 
   private completeLine(): void {
@@ -224,7 +235,13 @@ export class MarkdownStream {
     this.pending = rest.slice(marker ? marker[0].length : 0);
     if (quotes > 0 && marker === null && this.pending === '') {
       // An empty quote line: the bars without their trailing space.
-      return { kind: 'paragraph', first: indent + bars.replace(/ (?=[^ ]*$)/, ''), continuation: '', indentWidth: 0, style: '' };
+      return {
+        kind: 'paragraph',
+        first: indent + bars.replace(/ (?=[^ ]*$)/, ''),
+        continuation: '',
+        indentWidth: 0,
+        style: '',
+      };
     }
     const indentWidth = displayWidth(indent) + barsWidth + markerWidth;
     return {
@@ -257,14 +274,23 @@ export class MarkdownStream {
     const rows = this.table;
     this.table = undefined;
     if (!rows) return;
-    drawTable(rows, { write: this.write, columns: this.columns, palette: this.palette, inline: (text, base) => this.inline.runs(text, base), style: (...codes) => this.style(...codes) });
+    drawTable(rows, {
+      write: this.write,
+      columns: this.columns,
+      palette: this.palette,
+      inline: (text, base) => this.inline.runs(text, base),
+      style: (...codes) => this.style(...codes),
+    });
   }
 
   /** A code block's line, highlighted; undefined for its closing fence (not drawn). */
   private codeLine(text: string): string | undefined {
     const code = this.code!;
     const rest = text.trimStart();
-    if (rest.startsWith(code.fence[0]!.repeat(code.fence.length)) && new RegExp(`^\\${code.fence[0]}{${code.fence.length},}\\s*$`).test(rest)) {
+    if (
+      rest.startsWith(code.fence[0]!.repeat(code.fence.length)) &&
+      new RegExp(`^\\${code.fence[0]}{${code.fence.length},}\\s*$`).test(rest)
+    ) {
       this.code = undefined;
       return undefined;
     }
@@ -272,10 +298,11 @@ export class MarkdownStream {
     if (!this.color || !hljs || text === '') return text;
     if (code.language === '' || !hljs.getLanguage(code.language)) return text;
     try {
-      return htmlToAnsi(hljs.highlight(text, { language: code.language, ignoreIllegals: true }).value, (role) => (role === 'bold' ? styles.bold : role === '' ? '' : this.palette.open(role)));
+      return htmlToAnsi(hljs.highlight(text, { language: code.language, ignoreIllegals: true }).value, (role) =>
+        role === 'bold' ? styles.bold : role === '' ? '' : this.palette.open(role),
+      );
     } catch {
       return text;
     }
   }
 }
-

@@ -45,11 +45,20 @@ export function editsOf(argumentsValue: unknown): Edit[] | undefined {
   if (!isRecord(argumentsValue)) return undefined;
   const { edits } = argumentsValue;
   if (Array.isArray(edits)) {
-    const list = edits.filter((edit): edit is Edit => isRecord(edit) && typeof edit.old_string === 'string' && typeof edit.new_string === 'string');
+    const list = edits.filter(
+      (edit): edit is Edit =>
+        isRecord(edit) && typeof edit.old_string === 'string' && typeof edit.new_string === 'string',
+    );
     return list.length === edits.length ? list : undefined;
   }
   if (typeof argumentsValue.old_string === 'string' && typeof argumentsValue.new_string === 'string') {
-    return [{ old_string: argumentsValue.old_string, new_string: argumentsValue.new_string, ...(argumentsValue.replace_all === true ? { replace_all: true } : {}) }];
+    return [
+      {
+        old_string: argumentsValue.old_string,
+        new_string: argumentsValue.new_string,
+        ...(argumentsValue.replace_all === true ? { replace_all: true } : {}),
+      },
+    ];
   }
   return undefined;
 }
@@ -71,12 +80,20 @@ export function diffLines(content: string | undefined, edits: readonly Edit[], p
   for (const edit of edits) {
     const index = current === undefined || edit.old_string === '' ? -1 : current.indexOf(edit.old_string);
     if (current === undefined || index === -1) {
-      out.push({ kind: 'note', text: current === undefined ? `(${path} cannot be read here: no line numbers)` : `(this text is not in ${path} now: the edit will fail)` });
+      out.push({
+        kind: 'note',
+        text:
+          current === undefined
+            ? `(${path} cannot be read here: no line numbers)`
+            : `(this text is not in ${path} now: the edit will fail)`,
+      });
       for (const line of splitLines(edit.old_string)) out.push({ kind: 'removed', text: `- ${line}` });
       for (const line of splitLines(edit.new_string)) out.push({ kind: 'added', text: `+ ${line}` });
       continue;
     }
-    const next = edit.replace_all ? current.split(edit.old_string).join(edit.new_string) : current.slice(0, index) + edit.new_string + current.slice(index + edit.old_string.length);
+    const next = edit.replace_all
+      ? current.split(edit.old_string).join(edit.new_string)
+      : current.slice(0, index) + edit.new_string + current.slice(index + edit.old_string.length);
     out.push(...hunk(splitLines(current), splitLines(next)));
     current = next;
   }
@@ -91,7 +108,12 @@ function hunk(before: readonly string[], after: readonly string[]): PayloadLine[
   let prefix = 0;
   while (prefix < before.length && prefix < after.length && before[prefix] === after[prefix]) prefix++;
   let suffix = 0;
-  while (suffix < before.length - prefix && suffix < after.length - prefix && before[before.length - 1 - suffix] === after[after.length - 1 - suffix]) suffix++;
+  while (
+    suffix < before.length - prefix &&
+    suffix < after.length - prefix &&
+    before[before.length - 1 - suffix] === after[after.length - 1 - suffix]
+  )
+    suffix++;
   const oldEnd = before.length - suffix;
   const newEnd = after.length - suffix;
   const first = Math.max(0, prefix - contextLines);
@@ -99,15 +121,19 @@ function hunk(before: readonly string[], after: readonly string[]): PayloadLine[
   const lastNew = Math.min(after.length, newEnd + contextLines);
   const width = String(Math.max(lastOld, lastNew)).length;
   const number = (line: number): string => String(line + 1).padStart(width);
-  const lines: PayloadLine[] = [{ kind: 'hunk', text: `@@ -${first + 1},${lastOld - first} +${first + 1},${lastNew - first} @@` }];
-  for (let line = first; line < prefix; line++) lines.push({ kind: 'context', text: `${number(line)}   ${before[line]}` });
+  const lines: PayloadLine[] = [
+    { kind: 'hunk', text: `@@ -${first + 1},${lastOld - first} +${first + 1},${lastNew - first} @@` },
+  ];
+  for (let line = first; line < prefix; line++)
+    lines.push({ kind: 'context', text: `${number(line)}   ${before[line]}` });
   if (oldEnd - prefix === newEnd - prefix) {
     let equalRun = 0;
     for (let offset = 0; prefix + offset < oldEnd; offset++) {
       const line = prefix + offset;
       if (before[line] === after[line]) {
         equalRun++;
-        if (equalRun <= contextLines || before[line + 1] !== after[line + 1]) lines.push({ kind: 'context', text: `${number(line)}   ${before[line]}` });
+        if (equalRun <= contextLines || before[line + 1] !== after[line + 1])
+          lines.push({ kind: 'context', text: `${number(line)}   ${before[line]}` });
         else if (equalRun === contextLines + 1) lines.push({ kind: 'context', text: `${' '.repeat(width)}   …` });
         continue;
       }
@@ -116,10 +142,13 @@ function hunk(before: readonly string[], after: readonly string[]): PayloadLine[
       lines.push({ kind: 'added', text: `${number(line)} + ${after[line]}` });
     }
   } else {
-    for (let line = prefix; line < oldEnd; line++) lines.push({ kind: 'removed', text: `${number(line)} - ${before[line]}` });
-    for (let line = prefix; line < newEnd; line++) lines.push({ kind: 'added', text: `${number(line)} + ${after[line]}` });
+    for (let line = prefix; line < oldEnd; line++)
+      lines.push({ kind: 'removed', text: `${number(line)} - ${before[line]}` });
+    for (let line = prefix; line < newEnd; line++)
+      lines.push({ kind: 'added', text: `${number(line)} + ${after[line]}` });
   }
-  for (let offset = 0; newEnd + offset < lastNew; offset++) lines.push({ kind: 'context', text: `${number(newEnd + offset)}   ${after[newEnd + offset]}` });
+  for (let offset = 0; newEnd + offset < lastNew; offset++)
+    lines.push({ kind: 'context', text: `${number(newEnd + offset)}   ${after[newEnd + offset]}` });
   return lines;
 }
 
@@ -137,11 +166,18 @@ export function describeCall(tool: string, argumentsValue: unknown, read: ReadFo
     view = { title: `${safeTool} ${path}`, lines: diffLines(read(path), editsOf(argumentsValue)!, path) };
   } else if (tool === 'fs_create_file' && path !== undefined && typeof record?.content === 'string') {
     const lines = plainLines(record.content);
-    view = { title: `${safeTool} ${path} (${lines.length} line${lines.length === 1 ? '' : 's'})`, lines: lines.map((line) => ({ kind: 'added', text: `+ ${line.text}` })) };
+    view = {
+      title: `${safeTool} ${path} (${lines.length} line${lines.length === 1 ? '' : 's'})`,
+      lines: lines.map((line) => ({ kind: 'added', text: `+ ${line.text}` })),
+    };
   } else if (tool === 'run_command' && typeof record?.command === 'string') {
     const rest = Object.fromEntries(Object.entries(record).filter(([key]) => key !== 'command'));
-    const lines: PayloadLine[] = splitLines(record.command).map((line, index) => ({ kind: 'plain', text: `${index === 0 ? '$' : '>'} ${line}` }));
-    if (Object.keys(rest).length > 0) lines.push(...plainLines(JSON.stringify(rest, null, 2)).map((line) => ({ ...line, kind: 'note' as const })));
+    const lines: PayloadLine[] = splitLines(record.command).map((line, index) => ({
+      kind: 'plain',
+      text: `${index === 0 ? '$' : '>'} ${line}`,
+    }));
+    if (Object.keys(rest).length > 0)
+      lines.push(...plainLines(JSON.stringify(rest, null, 2)).map((line) => ({ ...line, kind: 'note' as const })));
     view = { title: safeTool, lines };
   } else {
     view = { title: safeTool, lines: plainLines(JSON.stringify(argumentsValue, null, 2) ?? 'null') };

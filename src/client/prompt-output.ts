@@ -12,7 +12,11 @@ import { stripVTControlCharacters } from 'node:util';
  * An output for one prompt: writes go to the terminal; ending it (as a finished prompt does) leaves
  * the terminal open. Width and TTY-ness are the terminal's, for the prompt's line wrapping.
  */
-export function promptOutput(terminal: TerminalStreams['output'], drawn: () => void, plain: boolean): NodeJS.WritableStream {
+export function promptOutput(
+  terminal: TerminalStreams['output'],
+  drawn: () => void,
+  plain: boolean,
+): NodeJS.WritableStream {
   const redraws = plain ? new PlainRedraws() : undefined;
   const stream = new Writable({
     // The terminal takes each write at once (TTY writes block), so the prompt's last write is on

@@ -95,7 +95,10 @@ export class TerminalPrompter {
    * Runs `show` as the terminal's only owner. `show` gets `context()` to draw each prompt with
    * (several prompts may follow one another in one session: a menu and its reply box).
    */
-  private session<T>(show: (context: () => PromptContext, terminal: TerminalStreams) => Promise<T>, signal: AbortSignal): Promise<T> {
+  private session<T>(
+    show: (context: () => PromptContext, terminal: TerminalStreams) => Promise<T>,
+    signal: AbortSignal,
+  ): Promise<T> {
     const run = async (): Promise<T> => {
       if (signal.aborted) throw new PromptCancelled('prompt cancelled');
       const terminal = this.open();
@@ -108,7 +111,12 @@ export class TerminalPrompter {
       const suspend = new AbortController();
       const keys = this.keyboard.openPrompt(() => suspend.abort(new PromptDetached('detached')));
       const combined = AbortSignal.any([signal, suspend.signal]);
-      const context = (): PromptContext => ({ input: keys.input, output: promptOutput(terminal.output, keys.drawn, this.plain), signal: combined, clearPromptOnDone: false });
+      const context = (): PromptContext => ({
+        input: keys.input,
+        output: promptOutput(terminal.output, keys.drawn, this.plain),
+        signal: combined,
+        clearPromptOnDone: false,
+      });
       try {
         return await show(context, terminal);
       } catch (error) {
@@ -152,18 +160,32 @@ export class TerminalPrompter {
         return this.session(async (context) => {
           switch (question.answer_type) {
             case 'boolean':
-              return prompts.confirm({ message, ...(typeof question.default === 'boolean' ? { default: question.default } : {}) }, context());
+              return prompts.confirm(
+                { message, ...(typeof question.default === 'boolean' ? { default: question.default } : {}) },
+                context(),
+              );
             case 'select':
               return prompts.select(
                 {
                   message,
-                  choices: (question.options ?? []).map((option) => ({ name: visible(option, { singleLine: true }), value: option })),
+                  choices: (question.options ?? []).map((option) => ({
+                    name: visible(option, { singleLine: true }),
+                    value: option,
+                  })),
                   ...(typeof question.default === 'string' ? { default: question.default } : {}),
                 },
                 context(),
               );
             case 'text':
-              return prompts.input({ message, ...(typeof question.default === 'string' ? { default: visible(question.default, { singleLine: true }) } : {}) }, context());
+              return prompts.input(
+                {
+                  message,
+                  ...(typeof question.default === 'string'
+                    ? { default: visible(question.default, { singleLine: true }) }
+                    : {}),
+                },
+                context(),
+              );
             case 'form': {
               const { fillInForm } = await import('./elicitation-form.ts');
               return (await fillInForm(inquiry.tool, question, context)) as JsonValue;
@@ -194,9 +216,16 @@ export class TerminalPrompter {
    * e edit. The call is shown as it will run (a diff, the content, the command); with `run = "edit"`
    * the editor opens at once.
    */
-  private async permission(inquiry: Extract<Inquiry, { kind: 'run_tool' }>, context: () => PromptContext, terminal: TerminalStreams, sandbox?: string): Promise<JsonValue> {
+  private async permission(
+    inquiry: Extract<Inquiry, { kind: 'run_tool' }>,
+    context: () => PromptContext,
+    terminal: TerminalStreams,
+    sandbox?: string,
+  ): Promise<JsonValue> {
     const argumentsText = JSON.stringify(inquiry.arguments, null, 2) ?? 'null';
-    const view = describeCall(inquiry.tool, inquiry.arguments, (file) => readForPreview(this.options.workspaceRoot, file));
+    const view = describeCall(inquiry.tool, inquiry.arguments, (file) =>
+      readForPreview(this.options.workspaceRoot, file),
+    );
     const choice = inquiry.edit
       ? 'e'
       : await this.keyChoice(
@@ -228,7 +257,9 @@ export class TerminalPrompter {
       case 'N':
         return 'skip_always';
       default:
-        return { edit: (await this.editJson(`the arguments of ${inquiry.tool}`, argumentsText, terminal)) as JsonValue };
+        return {
+          edit: (await this.editJson(`the arguments of ${inquiry.tool}`, argumentsText, terminal)) as JsonValue,
+        };
     }
   }
 
@@ -236,14 +267,30 @@ export class TerminalPrompter {
    * y run it outside the sandbox · n keep it in (it is not run) · p show all of it. The call is
    * shown as a permission prompt shows it, with why it asks to leave the sandbox.
    */
-  private async escalation(inquiry: Extract<Inquiry, { kind: 'escalate' }>, context: () => PromptContext, terminal: TerminalStreams): Promise<JsonValue> {
-    const needs = { network: ' (it needs the network)', write: ' (it needs to write outside the workspace)', unconfined: '' }[inquiry.needs];
-    const view = describeCall(inquiry.tool, inquiry.arguments, (file) => readForPreview(this.options.workspaceRoot, file));
+  private async escalation(
+    inquiry: Extract<Inquiry, { kind: 'escalate' }>,
+    context: () => PromptContext,
+    terminal: TerminalStreams,
+  ): Promise<JsonValue> {
+    const needs = {
+      network: ' (it needs the network)',
+      write: ' (it needs to write outside the workspace)',
+      unconfined: '',
+    }[inquiry.needs];
+    const view = describeCall(inquiry.tool, inquiry.arguments, (file) =>
+      readForPreview(this.options.workspaceRoot, file),
+    );
     const why = inquiry.justification.split('\n');
     const choice = await this.keyChoice(
       {
         title: `⚙ ${view.title}`,
-        payload: [...view.lines, ...why.map((line, index) => ({ kind: 'note' as const, text: `${index === 0 ? 'Why: ' : '     '}${visible(line, { singleLine: true })}` }))],
+        payload: [
+          ...view.lines,
+          ...why.map((line, index) => ({
+            kind: 'note' as const,
+            text: `${index === 0 ? 'Why: ' : '     '}${visible(line, { singleLine: true })}`,
+          })),
+        ],
         question: `Run ${visible(inquiry.tool, { singleLine: true })} outside the sandbox${needs}?`,
         keys: [
           { key: 'y', meaning: 'run it outside the sandbox', needsAll: true },
@@ -259,13 +306,19 @@ export class TerminalPrompter {
     return choice === 'y' ? 'run' : 'skip';
   }
 
-  private async delivery(inquiry: Extract<Inquiry, { kind: 'deliver_tool_result' }>, context: () => PromptContext, terminal: TerminalStreams): Promise<JsonValue> {
+  private async delivery(
+    inquiry: Extract<Inquiry, { kind: 'deliver_tool_result' }>,
+    context: () => PromptContext,
+    terminal: TerminalStreams,
+  ): Promise<JsonValue> {
     const choice = inquiry.edit
       ? 'e'
       : await this.keyChoice(
           {
             title: `⚙ ${visible(inquiry.tool, { singleLine: true })} result${inquiry.is_error ? ' (an error)' : ''}`,
-            payload: inquiry.result.split('\n').map((line) => ({ kind: 'plain' as const, text: visible(line, { singleLine: true }) })),
+            payload: inquiry.result
+              .split('\n')
+              .map((line) => ({ kind: 'plain' as const, text: visible(line, { singleLine: true }) })),
             question: `Send the result of ${visible(inquiry.tool, { singleLine: true })} to the assistant?`,
             keys: [
               { key: 'y', meaning: 'send it' },
@@ -286,7 +339,10 @@ export class TerminalPrompter {
 
   /** Opens the editor at once on `text`; says on the terminal what is being edited. */
   private async edit(what: string, text: string, extension: string, terminal: TerminalStreams): Promise<string> {
-    this.print(terminal, `Editing ${visible(what, { singleLine: true })} in ${this.options.environment.VISUAL?.trim() || this.options.environment.EDITOR?.trim() || 'vi'}…\n`);
+    this.print(
+      terminal,
+      `Editing ${visible(what, { singleLine: true })} in ${this.options.environment.VISUAL?.trim() || this.options.environment.EDITOR?.trim() || 'vi'}…\n`,
+    );
     return this.keyboard.released(() => editInTerminal(text, { environment: this.options.environment, extension }));
   }
 
@@ -306,7 +362,10 @@ export class TerminalPrompter {
       try {
         return JSON.parse(edited);
       } catch (error) {
-        this.print(terminal, `not valid JSON: ${(error as Error).message}; opening the editor again (empty the file to keep the original)\n`);
+        this.print(
+          terminal,
+          `not valid JSON: ${(error as Error).message}; opening the editor again (empty the file to keep the original)\n`,
+        );
         text = edited;
       }
     }
@@ -337,14 +396,18 @@ export class TerminalPrompter {
     // The menu's closed line is drawn as the select prompt draws a chosen answer, in its theme.
     const theme = core.makeTheme();
     const prefix = typeof theme.prefix === 'string' ? theme.prefix : theme.prefix.done;
-    const closedLine = (action: InterruptAction): string => `${prefix} ${theme.style.message(message, 'done')} ${theme.style.answer(labels[action])}\n`;
+    const closedLine = (action: InterruptAction): string =>
+      `${prefix} ${theme.style.message(message, 'done')} ${theme.style.answer(labels[action])}\n`;
     return this.session(async (context, terminal) => {
       // The select prompt erases itself when it ends (clearPromptOnDone), whether it was answered
       // or not, and the closed line is written here: one line in every case.
       const menuContext = { ...context(), clearPromptOnDone: true };
       let action: InterruptAction;
       try {
-        action = await prompts.select<InterruptAction>({ message, choices: options.map((option) => ({ name: labels[option], value: option })) }, menuContext);
+        action = await prompts.select<InterruptAction>(
+          { message, choices: options.map((option) => ({ name: labels[option], value: option })) },
+          menuContext,
+        );
       } catch (error) {
         if (isExit(error)) this.print(terminal, closedLine('stop'));
         else if (menuContext.signal.reason instanceof PromptDetached) this.print(terminal, closedLine('detach'));
@@ -357,7 +420,11 @@ export class TerminalPrompter {
     }, signal);
   }
 
-  async choose<T extends string>(message: string, choices: { value: T; name: string }[], signal: AbortSignal): Promise<T> {
+  async choose<T extends string>(
+    message: string,
+    choices: { value: T; name: string }[],
+    signal: AbortSignal,
+  ): Promise<T> {
     const prompts = await import('@inquirer/prompts');
     return this.session((context) => prompts.select({ message, choices }, context()), signal);
   }

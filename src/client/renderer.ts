@@ -57,7 +57,9 @@ export class StreamedText {
   }
 }
 
-export function chatResponseParts(event: ConversationEvent): { kind: 'message' | 'reasoning'; text: string } | undefined {
+export function chatResponseParts(
+  event: ConversationEvent,
+): { kind: 'message' | 'reasoning'; text: string } | undefined {
   if (event.type !== 'chat_response') return undefined;
   if ('message' in event) return { kind: 'message', text: event.message };
   return { kind: 'reasoning', text: event.reasoning };

@@ -14,7 +14,11 @@ import type { PaletteRole } from './theme.ts';
  * arguments, done (✓) or pending (⏸), and what a pending one waits for; with the name of each tool
  * call of the turn, by id. Undefined when the events hold no turn.
  */
-export function resumedTurn(events: readonly ConversationEvent[], conversationId: string, paint: (text: string, role: PaletteRole) => string): { lines: string[]; toolNames: Map<string, string> } | undefined {
+export function resumedTurn(
+  events: readonly ConversationEvent[],
+  conversationId: string,
+  paint: (text: string, role: PaletteRole) => string,
+): { lines: string[]; toolNames: Map<string, string> } | undefined {
   const start = events.map((event) => event.type).lastIndexOf('turn_start');
   if (start === -1) return undefined;
   const lines: string[] = [];
@@ -35,7 +39,10 @@ export function resumedTurn(events: readonly ConversationEvent[], conversationId
     const header = `${oneLine(event.name)} ${summarizeArguments(event.arguments, 100)}`;
     const response = responses.get(event.id);
     if (response) {
-      const outcome = response.outcome === 'ok' || (response.outcome === undefined && !response.is_error) ? 'completed' : (response.outcome ?? 'error');
+      const outcome =
+        response.outcome === 'ok' || (response.outcome === undefined && !response.is_error)
+          ? 'completed'
+          : (response.outcome ?? 'error');
       lines.push(`  ${paint('✓', 'string')} ${header} — ${outcome}`);
       continue;
     }

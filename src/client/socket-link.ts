@@ -13,14 +13,20 @@ export function connectToServer(socketPath: string, timeoutMilliseconds = 5000):
     const socket = net.createConnection(socketPath);
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(new RunError('server_unreachable', `the query server socket ${socketPath} did not accept a connection in time`));
+      reject(
+        new RunError('server_unreachable', `the query server socket ${socketPath} did not accept a connection in time`),
+      );
     }, timeoutMilliseconds);
     socket.once('error', (error: NodeJS.ErrnoException) => {
       clearTimeout(timer);
       reject(
         JpError.isInstance(error)
           ? error
-          : new RunError('server_unreachable', `cannot connect to the query server at ${socketPath}: ${error.code ?? error.message}`, { cause: error }),
+          : new RunError(
+              'server_unreachable',
+              `cannot connect to the query server at ${socketPath}: ${error.code ?? error.message}`,
+              { cause: error },
+            ),
       );
     });
     socket.once('connect', () => {

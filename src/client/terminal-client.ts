@@ -73,7 +73,8 @@ interface QueuedInquiry {
 export function selectHistory(events: readonly ConversationEvent[], mode: HistoryMode): ConversationEvent[] {
   if (mode === 'none' || (typeof mode === 'object' && 'resume' in mode)) return [];
   if (mode === 'current-turn') {
-    for (let index = events.length - 1; index >= 0; index--) if (events[index]!.type === 'turn_start') return events.slice(index);
+    for (let index = events.length - 1; index >= 0; index--)
+      if (events[index]!.type === 'turn_start') return events.slice(index);
     return [];
   }
   const tail = mode.tail;
@@ -114,7 +115,9 @@ export class TerminalClient {
     const { link } = this.options;
     const outcome = new Promise<ClientOutcome>((resolve) => (this.settle = resolve));
     link.onMessage((message) => this.receive(message));
-    link.onClose(() => this.finish(this.detaching ? this.detachedOutcome() : { kind: 'lost', serverPid: this.serverPid }));
+    link.onClose(() =>
+      this.finish(this.detaching ? this.detachedOutcome() : { kind: 'lost', serverPid: this.serverPid }),
+    );
     link.send({
       type: 'hello',
       version: PROTOCOL_VERSION,
@@ -192,7 +195,8 @@ export class TerminalClient {
       this.options.renderer.resuming(history.resume.slice(0, hello.event_count));
     } else if (history !== 'none') {
       const parsed = readEventLog(this.options.eventsFile);
-      for (const event of selectHistory(parsed.events.slice(0, hello.event_count), history)) this.options.renderer.event(event, true);
+      for (const event of selectHistory(parsed.events.slice(0, hello.event_count), history))
+        this.options.renderer.event(event, true);
     }
     if (hello.partial.reasoning) this.options.renderer.delta('reasoning', hello.partial.reasoning);
     if (hello.partial.message) this.options.renderer.delta('message', hello.partial.message);
@@ -327,7 +331,9 @@ export class TerminalClient {
   /** A detach, with the inquiry this client leaves unanswered (the one open or next). */
   private detachedOutcome(): ClientOutcome {
     const open = this.options.readOnly ? undefined : this.inquiries[0];
-    return open ? { kind: 'detached', open: { tool: open.inquiry.tool, ifDetached: open.ifDetached } } : { kind: 'detached' };
+    return open
+      ? { kind: 'detached', open: { tool: open.inquiry.tool, ifDetached: open.ifDetached } }
+      : { kind: 'detached' };
   }
 
   /**

@@ -71,7 +71,8 @@ export class TerminalOutput {
   /** Whether the last thing written to `stream` ended a line (or nothing was written). */
   streamAtLineStart(stream: Stream): boolean {
     if (this.held) {
-      for (let index = this.held.length - 1; index >= 0; index--) if (this.held[index]!.stream === stream) return this.held[index]!.text.endsWith('\n');
+      for (let index = this.held.length - 1; index >= 0; index--)
+        if (this.held[index]!.stream === stream) return this.held[index]!.text.endsWith('\n');
     }
     return this.writer(stream).atLineStart;
   }
@@ -114,12 +115,17 @@ export class TerminalOutput {
 
   private drawStatus(): void {
     if (!this.status || this.held || !this.atLineStart) return;
-    const details = [this.status.since === undefined ? undefined : formatElapsed(Date.now() - this.status.since), this.status.hint].filter(Boolean);
+    const details = [
+      this.status.since === undefined ? undefined : formatElapsed(Date.now() - this.status.since),
+      this.status.hint,
+    ].filter(Boolean);
     const limit = Math.max(10, this.options.stderr.columns - 4);
     const text = `${this.status.text}${details.length > 0 ? ` (${details.join(' • ')})` : ''}`;
     const shown = [...text].length > limit ? [...text].slice(0, limit - 1).join('') + '…' : text;
     const frame = frames[this.frame % frames.length]!;
-    this.options.stderr.write(`\r${this.options.color ? `${this.options.spinnerStyle ?? '\u001b[36m'}${frame}\u001b[39m` : frame} ${shown}\u001b[K`);
+    this.options.stderr.write(
+      `\r${this.options.color ? `${this.options.spinnerStyle ?? '\u001b[36m'}${frame}\u001b[39m` : frame} ${shown}\u001b[K`,
+    );
     this.statusShown = true;
     this.timer ??= setInterval(() => {
       this.frame++;

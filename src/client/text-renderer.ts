@@ -96,7 +96,12 @@ export class TextRenderer implements Renderer {
   private activity(text: string | undefined, since: number): void {
     if (this.options.quiet) return;
     if (text === undefined) this.output.setStatus(undefined);
-    else this.output.setStatus({ text, since, ...(this.options.interruptHint ? { hint: this.options.interruptHint } : {}) });
+    else
+      this.output.setStatus({
+        text,
+        since,
+        ...(this.options.interruptHint ? { hint: this.options.interruptHint } : {}),
+      });
   }
 
   /**
@@ -111,7 +116,12 @@ export class TextRenderer implements Renderer {
   /** Ends the answer's unfinished line (if stdout shares the terminal) so chrome starts on its own line. */
   private endAnswerLine(): void {
     this.markdown?.end();
-    if (this.output.isTerminal('stdout') && this.output.isTerminal('stderr') && !this.output.streamAtLineStart('stdout')) this.output.write('stdout', '\n');
+    if (
+      this.output.isTerminal('stdout') &&
+      this.output.isTerminal('stderr') &&
+      !this.output.streamAtLineStart('stdout')
+    )
+      this.output.write('stdout', '\n');
     if (this.lastKind === 'reasoning' && !this.output.streamAtLineStart('stderr')) this.output.write('stderr', '\n');
     this.lastKind = undefined;
   }
@@ -137,7 +147,8 @@ export class TextRenderer implements Renderer {
       this.stepBoundary = false;
       this.endAnswerLine();
       // The answer of the next step starts on a line of its own, on a pipe too.
-      if (this.output.wroteAnything('stdout') && !this.output.streamAtLineStart('stdout')) this.output.write('stdout', '\n');
+      if (this.output.wroteAnything('stdout') && !this.output.streamAtLineStart('stdout'))
+        this.output.write('stdout', '\n');
     }
     this.lastKind = 'message';
     if (this.markdown) this.markdown.push(this.answerText(text));
@@ -154,8 +165,10 @@ export class TextRenderer implements Renderer {
     const text = chatResponseParts(event);
     if (text) {
       this.writeAnswer(text.kind, replayed ? text.text : this.streamed.unseenPart(text.kind, text.text), !replayed);
-      if (event.type === 'chat_response' && 'message' in event && event.sources && event.sources.length > 0) this.writeSources(event.sources);
-      if (replayed && event.type === 'chat_response' && 'message' in event && event.incomplete) this.chrome(this.paint('[incomplete: the answer was cut off here]', 'muted'));
+      if (event.type === 'chat_response' && 'message' in event && event.sources && event.sources.length > 0)
+        this.writeSources(event.sources);
+      if (replayed && event.type === 'chat_response' && 'message' in event && event.incomplete)
+        this.chrome(this.paint('[incomplete: the answer was cut off here]', 'muted'));
       return;
     }
     switch (event.type) {
@@ -174,14 +187,18 @@ export class TextRenderer implements Renderer {
           // A reply in the middle of a turn (Ctrl+C, reply): the answer so far ends, a blank line
           // sets the next one apart, and the reply is shown between them.
           this.endAnswerLine();
-          if (this.output.wroteAnything('stdout')) this.output.write('stdout', this.output.streamAtLineStart('stdout') ? '\n' : '\n\n');
+          if (this.output.wroteAnything('stdout'))
+            this.output.write('stdout', this.output.streamAtLineStart('stdout') ? '\n' : '\n\n');
           this.chrome(this.paint(`> ${firstLine(event.content)}`, 'name'));
         }
         break;
       case 'system_prompt':
         // What the model was told besides the built-in prompt: the instruction files, as recorded.
         if (replayed && event.files.length > 0) {
-          const files = event.files.map((file) => `${oneLine(file.path)}${file.included < file.bytes ? ` (cut to ${file.included} of ${file.bytes} bytes)` : ''}`);
+          const files = event.files.map(
+            (file) =>
+              `${oneLine(file.path)}${file.included < file.bytes ? ` (cut to ${file.included} of ${file.bytes} bytes)` : ''}`,
+          );
           this.chrome(this.paint(`[instructions: ${files.join(', ')}]`, 'muted'));
         }
         break;
@@ -191,13 +208,21 @@ export class TextRenderer implements Renderer {
         this.toolNames.set(event.id, event.name);
         const by = event.provider_executed ? ' (run by the provider)' : '';
         if (event.sandbox !== undefined) this.sandboxes.set(event.id, event.sandbox);
-        const header = this.toolHeader(event.sandbox === undefined ? event.name : `${event.name} [sandbox: ${event.sandbox}]`, event.arguments, by);
-        if (!replayed && this.callsShownByPrompts && !event.provider_executed && !this.options.quiet) this.pendingHeaders.set(event.id, header);
+        const header = this.toolHeader(
+          event.sandbox === undefined ? event.name : `${event.name} [sandbox: ${event.sandbox}]`,
+          event.arguments,
+          by,
+        );
+        if (!replayed && this.callsShownByPrompts && !event.provider_executed && !this.options.quiet)
+          this.pendingHeaders.set(event.id, header);
         else this.chrome(header);
         break;
       }
       case 'tool_call_start': {
-        this.activity(`running ${oneLine(this.toolNames.get(event.id) ?? 'a tool')}`, replayed ? Date.parse(event.timestamp) : Date.now());
+        this.activity(
+          `running ${oneLine(this.toolNames.get(event.id) ?? 'a tool')}`,
+          replayed ? Date.parse(event.timestamp) : Date.now(),
+        );
         break;
       }
       case 'tool_call_response': {
@@ -208,25 +233,44 @@ export class TextRenderer implements Renderer {
       case 'inquiry_request':
         this.inquiryCalls.set(event.id, event.tool_call_id);
         // (reachCall may have recorded it already, with the header its prompt shows.)
-        if (!this.inquiries.has(event.id)) this.inquiries.set(event.id, { tool: event.inquiry.tool, kind: event.inquiry.kind });
+        if (!this.inquiries.has(event.id))
+          this.inquiries.set(event.id, { tool: event.inquiry.tool, kind: event.inquiry.kind });
         break;
-      case 'inquiry_response': {
-        const inquiry = this.inquiries.get(event.id);
-        // A prompt was to show this call, but the inquiry was settled without one: the header now.
-        if (inquiry?.header && event.by !== 'user') this.chrome(inquiry.header);
-        const answer = event.answer as unknown;
-        if (inquiry?.kind === 'run_tool' && typeof answer === 'object' && answer !== null && 'edit' in answer) {
-          this.chrome(this.paint(`  ✎ ${oneLine(inquiry.tool)} runs with the arguments you edited: ${summarizeArguments((answer as { edit: unknown }).edit)}`, 'warning'), true);
+      case 'inquiry_response':
+        {
+          const inquiry = this.inquiries.get(event.id);
+          // A prompt was to show this call, but the inquiry was settled without one: the header now.
+          if (inquiry?.header && event.by !== 'user') this.chrome(inquiry.header);
+          const answer = event.answer as unknown;
+          if (inquiry?.kind === 'run_tool' && typeof answer === 'object' && answer !== null && 'edit' in answer) {
+            this.chrome(
+              this.paint(
+                `  ✎ ${oneLine(inquiry.tool)} runs with the arguments you edited: ${summarizeArguments((answer as { edit: unknown }).edit)}`,
+                'warning',
+              ),
+              true,
+            );
+          }
         }
-      }
-        if (event.by !== 'user') this.chrome(this.paint(`jp: ${event.by === 'assistant' ? 'the assistant answered' : 'policy'}: ${oneLine(event.reason ?? JSON.stringify(event.answer))}`, 'warning'));
+        if (event.by !== 'user')
+          this.chrome(
+            this.paint(
+              `jp: ${event.by === 'assistant' ? 'the assistant answered' : 'policy'}: ${oneLine(event.reason ?? JSON.stringify(event.answer))}`,
+              'warning',
+            ),
+          );
         break;
       case 'usage':
         this.turnUsage = addUsage(this.turnUsage, event.usage);
         break;
       case 'compaction': {
         const count = event.replaces[1] - event.replaces[0] + 1;
-        this.chrome(this.paint(`[compacted: the ${count} events above are sent to the model as a summary from here on (${event.reason === 'manual' ? 'jp conversation compact' : event.reason === 'context_length' ? 'the provider refused a longer request' : 'the context window was filling up'})]`, 'muted'));
+        this.chrome(
+          this.paint(
+            `[compacted: the ${count} events above are sent to the model as a summary from here on (${event.reason === 'manual' ? 'jp conversation compact' : event.reason === 'context_length' ? 'the provider refused a longer request' : 'the context window was filling up'})]`,
+            'muted',
+          ),
+        );
         break;
       }
       case 'turn_end':
@@ -253,7 +297,10 @@ export class TextRenderer implements Renderer {
     const role: PaletteRole = event.is_error ? 'warning' : 'muted';
     if (name !== 'run_command' || event.provider_executed) {
       // A file's text, without the line numbers fs_read_file gives the model.
-      const first = summarizeArguments(name === 'fs_read_file' ? event.content.replace(/^\d+\t/gm, '') : event.content, 200);
+      const first = summarizeArguments(
+        name === 'fs_read_file' ? event.content.replace(/^\d+\t/gm, '') : event.content,
+        200,
+      );
       this.chrome(this.paint(`  ↳ ${oneLine(name)}: ${outcome}${first ? ` — ${first}` : ''}`, role));
       return;
     }
@@ -291,7 +338,8 @@ export class TextRenderer implements Renderer {
         return;
       case 'inquiry_request':
         upTo = event.tool_call_id;
-        shownByPrompt = (event.inquiry.kind === 'run_tool' || event.inquiry.kind === 'escalate') && this.pendingHeaders.has(upTo);
+        shownByPrompt =
+          (event.inquiry.kind === 'run_tool' || event.inquiry.kind === 'escalate') && this.pendingHeaders.has(upTo);
         break;
       case 'tool_call_start':
       case 'tool_call_response':
@@ -314,14 +362,19 @@ export class TextRenderer implements Renderer {
 
   /** Citations end the answer they belong to, on stdout: they are part of it. */
   private writeSources(sources: Source[]): void {
-    const lines = sources.map((source, index) => `${index + 1}. ${oneLine([source.title, source.url ?? source.filename].filter(Boolean).join(' — '))}`);
+    const lines = sources.map(
+      (source, index) =>
+        `${index + 1}. ${oneLine([source.title, source.url ?? source.filename].filter(Boolean).join(' — '))}`,
+    );
     const separator = this.output.streamAtLineStart('stdout') ? '\n' : '\n\n';
     this.writeAnswer('message', `${separator}Sources:\n\n${lines.join('\n')}\n`, false);
   }
 
   private toolHeader(name: string, argumentsValue: unknown, suffix = ''): string {
     const summary = summarizeArguments(argumentsValue);
-    return this.options.pretty ? this.paint(`⚙ ${oneLine(name)} ${summary}${suffix}`, 'name') : `[tool] ${oneLine(name)} ${summary}${suffix}`;
+    return this.options.pretty
+      ? this.paint(`⚙ ${oneLine(name)} ${summary}${suffix}`, 'name')
+      : `[tool] ${oneLine(name)} ${summary}${suffix}`;
   }
 
   /** A resumed turn: what it resumes and the state of each of its tool calls (resumed-turn.ts). */
@@ -331,7 +384,6 @@ export class TextRenderer implements Renderer {
     for (const [id, name] of resumed.toolNames) this.toolNames.set(id, name);
     for (const line of resumed.lines) this.chrome(line, true);
   }
-
 
   notice(level: 'info' | 'warning', message: string): void {
     this.chrome(this.paint(`jp: ${visible(message)}`, level === 'warning' ? 'warning' : 'muted'), level === 'warning');
@@ -345,35 +397,59 @@ export class TextRenderer implements Renderer {
     this.output.setStatus(undefined);
     if (this.pendingHeaders.size > 0) this.reachCall({ type: 'turn_end' } as ConversationEvent);
     this.markdown?.end();
-    if (this.output.wroteAnything('stdout') && !this.output.streamAtLineStart('stdout')) this.output.write('stdout', '\n');
+    if (this.output.wroteAnything('stdout') && !this.output.streamAtLineStart('stdout'))
+      this.output.write('stdout', '\n');
     const cid = result.conversation_id ?? '';
     switch (result.status) {
       case 'success':
         return;
       case 'denied': {
         const count = result.permission_denials.length + result.unanswered.length;
-        this.chrome(this.paint(`jp: the turn completed, but ${count} inquir${count === 1 ? 'y was' : 'ies were'} denied or left unanswered because no user was available (exit 3):`, 'warning'), true);
-        for (const denial of result.permission_denials) this.chrome(`  - ${oneLine(denial.tool_name)}: ${oneLine(denial.reason)}`, true);
-        for (const question of result.unanswered) this.chrome(`  - ${oneLine(question.tool_name)}: ${oneLine(question.reason)}`, true);
+        this.chrome(
+          this.paint(
+            `jp: the turn completed, but ${count} inquir${count === 1 ? 'y was' : 'ies were'} denied or left unanswered because no user was available (exit 3):`,
+            'warning',
+          ),
+          true,
+        );
+        for (const denial of result.permission_denials)
+          this.chrome(`  - ${oneLine(denial.tool_name)}: ${oneLine(denial.reason)}`, true);
+        for (const question of result.unanswered)
+          this.chrome(`  - ${oneLine(question.tool_name)}: ${oneLine(question.reason)}`, true);
         return;
       }
       case 'deferred': {
         const pending = result.pending_inquiry;
         this.chrome(
-          this.paint(`jp: waiting for input${pending ? ` (${oneLine(pending.tool)}: ${pending.kind.replace(/_/g, ' ')})` : ''}. Resume with: jp query --continue --id=${cid}`, 'warning'),
+          this.paint(
+            `jp: waiting for input${pending ? ` (${oneLine(pending.tool)}: ${pending.kind.replace(/_/g, ' ')})` : ''}. Resume with: jp query --continue --id=${cid}`,
+            'warning',
+          ),
           true,
         );
         return;
       }
       case 'interrupted':
-        if (result.error?.code === 'aborted') this.chrome(this.paint('jp: aborted; the turn was dropped (it stays in the log, marked discarded).', 'warning'), true);
-        else this.chrome(this.paint(`jp: interrupted; the turn is saved. Resume with: jp query --continue --id=${cid}`, 'warning'), true);
+        if (result.error?.code === 'aborted')
+          this.chrome(
+            this.paint('jp: aborted; the turn was dropped (it stays in the log, marked discarded).', 'warning'),
+            true,
+          );
+        else
+          this.chrome(
+            this.paint(`jp: interrupted; the turn is saved. Resume with: jp query --continue --id=${cid}`, 'warning'),
+            true,
+          );
         return;
       default: {
         const error = result.error;
         this.chrome(this.paint(`error: ${visible(error?.message ?? result.status)}`, 'error'), true);
         if (error?.hint) for (const line of error.hint.split('\n')) this.chrome(`  ${oneLine(line)}`, true);
-        if (result.status === 'retryable' && cid) this.chrome(this.paint(`jp: the turn is saved. Resume with: jp query --continue --id=${cid}`, 'warning'), true);
+        if (result.status === 'retryable' && cid)
+          this.chrome(
+            this.paint(`jp: the turn is saved. Resume with: jp query --continue --id=${cid}`, 'warning'),
+            true,
+          );
       }
     }
   }
@@ -381,7 +457,8 @@ export class TextRenderer implements Renderer {
   /** Ends the answer's last line, then waits until everything is written. */
   flush(): Promise<void> {
     this.markdown?.end();
-    if (this.output.wroteAnything('stdout') && !this.output.streamAtLineStart('stdout')) this.output.write('stdout', '\n');
+    if (this.output.wroteAnything('stdout') && !this.output.streamAtLineStart('stdout'))
+      this.output.write('stdout', '\n');
     return this.output.flush();
   }
 }

@@ -82,8 +82,22 @@ export function palette(name: ThemeName, color: boolean): Palette {
 /** The RGB of an xterm-256 colour index (the standard table: 16 system colours, a 6×6×6 cube, 24 grays). */
 export function xterm256Rgb(index: number): [number, number, number] {
   const system: [number, number, number][] = [
-    [0, 0, 0], [205, 0, 0], [0, 205, 0], [205, 205, 0], [0, 0, 238], [205, 0, 205], [0, 205, 205], [229, 229, 229],
-    [127, 127, 127], [255, 0, 0], [0, 255, 0], [255, 255, 0], [92, 92, 255], [255, 0, 255], [0, 255, 255], [255, 255, 255],
+    [0, 0, 0],
+    [205, 0, 0],
+    [0, 205, 0],
+    [205, 205, 0],
+    [0, 0, 238],
+    [205, 0, 205],
+    [0, 205, 205],
+    [229, 229, 229],
+    [127, 127, 127],
+    [255, 0, 0],
+    [0, 255, 0],
+    [255, 255, 0],
+    [92, 92, 255],
+    [255, 0, 255],
+    [0, 255, 255],
+    [255, 255, 255],
   ];
   if (index < 16) return system[index]!;
   if (index >= 232) {
@@ -110,7 +124,8 @@ export function isLightColor(specification: string): boolean | undefined {
 
 /** WCAG relative luminance of an sRGB colour with channels in 0..1. */
 export function relativeLuminance(red: number, green: number, blue: number): number {
-  const linear = (channel: number): number => (channel <= 0.04045 ? channel / 12.92 : ((channel + 0.055) / 1.055) ** 2.4);
+  const linear = (channel: number): number =>
+    channel <= 0.04045 ? channel / 12.92 : ((channel + 0.055) / 1.055) ** 2.4;
   return 0.2126 * linear(red) + 0.7152 * linear(green) + 0.0722 * linear(blue);
 }
 

@@ -12,7 +12,13 @@ import { locateKey } from './locate.ts';
 import path from 'node:path';
 import { builtinDefaults } from './defaults.ts';
 import { configSchema, type Config } from './schema.ts';
-import { withoutKeys, workspaceKeysNeedingTrust, workspaceScripts, workspaceTrustHash, type UntrustedKey } from './trust.ts';
+import {
+  withoutKeys,
+  workspaceKeysNeedingTrust,
+  workspaceScripts,
+  workspaceTrustHash,
+  type UntrustedKey,
+} from './trust.ts';
 
 export type LayerKind = 'default' | 'user' | 'workspace' | 'env' | 'conversation' | 'cfg' | 'flag';
 
@@ -61,7 +67,9 @@ export interface ConfigInputs {
 export const environmentPrefix = 'JP_CFG_';
 
 export function loadConfig(inputs: ConfigInputs): LoadedConfig {
-  const layers: Layer[] = [{ kind: 'default', label: 'built-in default', value: builtinDefaults as Record<string, unknown> }];
+  const layers: Layer[] = [
+    { kind: 'default', label: 'built-in default', value: builtinDefaults as Record<string, unknown> },
+  ];
   let ignored: IgnoredKey[] = [];
   let workspace: LoadedConfig['workspace'];
   for (const [kind, file] of [
@@ -193,7 +201,9 @@ function schemaError(issues: readonly unknown[], where: (keyPath: string[]) => s
   const lines = (issues as Issue[]).slice(0, 5).map((issue) => describeIssue(issue, where));
   const [first, ...rest] = lines;
   return new ConfigError(first ?? 'invalid configuration', {
-    hint: [...rest, 'Nothing was written; fix the key and run again (`jp config show` prints the merged config).'].join('\n'),
+    hint: [...rest, 'Nothing was written; fix the key and run again (`jp config show` prints the merged config).'].join(
+      '\n',
+    ),
   });
 }
 
@@ -251,7 +261,8 @@ export function mergeTables(base: Record<string, unknown>, over: Record<string, 
 /** The values set by --cfg and flags: what a query records in its conversation. */
 export function commandLineOverrides(loaded: LoadedConfig): Record<string, unknown> {
   let result: Record<string, unknown> = {};
-  for (const layer of loaded.layers) if (layer.kind === 'cfg' || layer.kind === 'flag') result = mergeTables(result, layer.value);
+  for (const layer of loaded.layers)
+    if (layer.kind === 'cfg' || layer.kind === 'flag') result = mergeTables(result, layer.value);
   return result;
 }
 

@@ -44,7 +44,10 @@ export function resolveDetachedPolicy(
   return {
     value: builtin,
     key: 'built-in',
-    layer: builtin === 'defer' ? 'built-in default for a run started with --detach' : 'built-in default for a run with no client',
+    layer:
+      builtin === 'defer'
+        ? 'built-in default for a run started with --detach'
+        : 'built-in default for a run with no client',
   };
 }
 
@@ -52,8 +55,13 @@ export function resolveDetachedPolicy(
  * `toolDefault` is the tool's own default (an MCP tool's readOnlyHint under trust_annotations): the
  * user's setting for the tool wins over it, and it wins over `tools.defaults.run`.
  */
-export function resolveRunMode(loaded: LoadedConfig, tool: string, toolDefault?: { value: RunMode; reason: string }): Resolved<RunMode> {
-  if (toolDefault && toolsOf(loaded.value)[tool]?.run === undefined) return { value: toolDefault.value, key: 'built-in', layer: toolDefault.reason };
+export function resolveRunMode(
+  loaded: LoadedConfig,
+  tool: string,
+  toolDefault?: { value: RunMode; reason: string },
+): Resolved<RunMode> {
+  if (toolDefault && toolsOf(loaded.value)[tool]?.run === undefined)
+    return { value: toolDefault.value, key: 'built-in', layer: toolDefault.reason };
   return resolveMode(loaded, tool, 'run', 'ask');
 }
 
@@ -61,7 +69,12 @@ export function resolveResultMode(loaded: LoadedConfig, tool: string): Resolved<
   return resolveMode(loaded, tool, 'result', 'unattended');
 }
 
-function resolveMode<T extends string>(loaded: LoadedConfig, tool: string, field: 'run' | 'result', fallback: T): Resolved<T> {
+function resolveMode<T extends string>(
+  loaded: LoadedConfig,
+  tool: string,
+  field: 'run' | 'result',
+  fallback: T,
+): Resolved<T> {
   const tools = toolsOf(loaded.value);
   for (const owner of [tool, 'defaults']) {
     const value = tools[owner]?.[field];
@@ -93,10 +106,12 @@ export function describeEffective(
   lines.push(`  result (attached)     = ${result.value.padEnd(10)} set by ${result.key} (${result.layer})`);
   for (const kind of ['run', 'deliver', 'tool', 'escalate'] as const) {
     const detached = resolveDetachedPolicy(loaded, tool, kind, builtin);
-    lines.push(`  detached.${kind.padEnd(12)} = ${detached.value.padEnd(10)} set by ${detached.key} (${detached.layer})`);
+    lines.push(
+      `  detached.${kind.padEnd(12)} = ${detached.value.padEnd(10)} set by ${detached.key} (${detached.layer})`,
+    );
   }
   const entry = toolsOf(loaded.value)[tool];
-  const questions = entry && 'questions' in entry ? entry.questions ?? {} : {};
+  const questions = entry && 'questions' in entry ? (entry.questions ?? {}) : {};
   for (const [id, question] of Object.entries(questions)) {
     const parts = Object.entries(question ?? {}).map(([key, value]) => `${key}=${JSON.stringify(value)}`);
     lines.push(`  question ${id}: ${parts.join(', ')}`);

@@ -12,7 +12,8 @@ import { readConfigFile } from '../workspace/files.ts';
 export function safeDirectories(userConfigFile: string | undefined): string[] {
   if (!userConfigFile) return [];
   try {
-    const value = (parse(readConfigFile(userConfigFile) ?? '') as { safe?: { directories?: unknown } }).safe?.directories;
+    const value = (parse(readConfigFile(userConfigFile) ?? '') as { safe?: { directories?: unknown } }).safe
+      ?.directories;
     return Array.isArray(value) ? value.filter((entry): entry is string => typeof entry === 'string') : [];
   } catch {
     return [];

@@ -48,12 +48,19 @@ const commandConfig = z.union([
   }),
 ]);
 
-const environmentVariableName = z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'));
+const environmentVariableName = z
+  .string()
+  .check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'));
 const positiveInteger = z.int().check(z.positive());
 /** A plain file name: no directory part, so it names a file in each directory looked in and nowhere else. */
-const instructionFileName = z.string().check(
-  z.refine((value) => value !== '' && value !== '.' && value !== '..' && !/[/\\\0]/.test(value), 'must be a plain file name such as CLAUDE.md (no / or \\)'),
-);
+const instructionFileName = z
+  .string()
+  .check(
+    z.refine(
+      (value) => value !== '' && value !== '.' && value !== '..' && !/[/\\\0]/.test(value),
+      'must be a plain file name such as CLAUDE.md (no / or \\)',
+    ),
+  );
 const nonNegativeInteger = z.int().check(z.nonnegative());
 const positiveNumber = z.number().check(z.positive());
 
@@ -121,7 +128,9 @@ const mcpServerConfig = z.strictObject({
 });
 
 /** Server names become part of tool names (`mcp__<server>__<tool>`), which providers restrict. */
-const mcpServerName = z.string().check(z.regex(/^[A-Za-z0-9_-]{1,32}$/, 'a server name is 1 to 32 letters, digits, _ or -'));
+const mcpServerName = z
+  .string()
+  .check(z.regex(/^[A-Za-z0-9_-]{1,32}$/, 'a server name is 1 to 32 letters, digits, _ or -'));
 
 export const configSchema = z.strictObject({
   assistant: z.optional(
@@ -181,7 +190,11 @@ export const configSchema = z.strictObject({
       'openai-compatible': z.optional(
         z.record(
           z.string(),
-          z.strictObject({ base_url: urlString, api_key_env: z.optional(environmentVariableName), context_window: z.optional(positiveInteger) }),
+          z.strictObject({
+            base_url: urlString,
+            api_key_env: z.optional(environmentVariableName),
+            context_window: z.optional(positiveInteger),
+          }),
         ),
       ),
       test: z.optional(z.strictObject({ script: z.optional(z.string()) })),
@@ -226,4 +239,3 @@ export type ParameterConfig = z.infer<typeof parameterConfig>;
 export type DetachedConfig = z.infer<typeof detached>;
 export type RunMode = (typeof runModes)[number];
 export type ResultMode = (typeof resultModes)[number];
-

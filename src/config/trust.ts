@@ -76,14 +76,17 @@ function ownValue(own: readonly unknown[], path: readonly string[]): unknown {
 }
 
 /** A request setting needs trust when it makes jp send more, or sooner, than the user's own layers do. */
-const moreRequests = (direction: 'higher' | 'lower') => (value: unknown, path: readonly string[], own: readonly unknown[]): boolean => {
-  const mine = ownValue(own, path);
-  if (typeof value !== 'number' || typeof mine !== 'number') return typeof value === 'number';
-  return direction === 'higher' ? value > mine : value < mine;
-};
+const moreRequests =
+  (direction: 'higher' | 'lower') =>
+  (value: unknown, path: readonly string[], own: readonly unknown[]): boolean => {
+    const mine = ownValue(own, path);
+    if (typeof value !== 'number' || typeof mine !== 'number') return typeof value === 'number';
+    return direction === 'higher' ? value > mine : value < mine;
+  };
 
 /** Needs trust unless the user's own layers give the same value. */
-const differsFromOwn = (value: unknown, path: readonly string[], own: readonly unknown[]): boolean => value !== ownValue(own, path);
+const differsFromOwn = (value: unknown, path: readonly string[], own: readonly unknown[]): boolean =>
+  value !== ownValue(own, path);
 
 export const trustRequiringKeys: readonly TrustRule[] = [
   { key: 'providers.*.base_url', reason: 'decides where your requests (and their API key) go' },
@@ -97,31 +100,54 @@ export const trustRequiringKeys: readonly TrustRule[] = [
   {
     key: 'conversation.tools.*.run',
     reason: 'runs the tool without asking you',
-    when: (value, path, own) => runRank[value as RunMode] > runRank[(ownMode(own, path[2]!, 'run') ?? 'ask') as RunMode],
+    when: (value, path, own) =>
+      runRank[value as RunMode] > runRank[(ownMode(own, path[2]!, 'run') ?? 'ask') as RunMode],
   },
   {
     key: 'conversation.tools.*.result',
     reason: 'sends the tool result to the model without showing you',
-    when: (value, path, own) => resultRank[value as ResultMode] > resultRank[(ownMode(own, path[2]!, 'result') ?? 'unattended') as ResultMode],
+    when: (value, path, own) =>
+      resultRank[value as ResultMode] > resultRank[(ownMode(own, path[2]!, 'result') ?? 'unattended') as ResultMode],
   },
   {
     key: 'conversation.tools.*.detached',
     reason: 'decides for you when no human is there (anything but deny or defer)',
-    when: (value) => (isTable(value) ? Object.values(value) : [value]).some((policy) => !safeDetached.has(policy as string)),
+    when: (value) =>
+      (isTable(value) ? Object.values(value) : [value]).some((policy) => !safeDetached.has(policy as string)),
   },
-  { key: 'conversation.tools.*.side_effects', reason: 'lets a resumed turn run the tool again without asking', when: (value) => value === false },
+  {
+    key: 'conversation.tools.*.side_effects',
+    reason: 'lets a resumed turn run the tool again without asking',
+    when: (value) => value === false,
+  },
   { key: 'conversation.tools.*.env_vars', reason: 'passes your provider keys to a tool' },
-  { key: 'conversation.tools.*.questions.*.exclusive', reason: 'lets the model answer a question meant for you', when: (value) => value === false },
-  { key: 'conversation.tools.*.questions.*.target', reason: 'lets the model answer a question meant for you', when: (value) => value === 'assistant' },
+  {
+    key: 'conversation.tools.*.questions.*.exclusive',
+    reason: 'lets the model answer a question meant for you',
+    when: (value) => value === false,
+  },
+  {
+    key: 'conversation.tools.*.questions.*.target',
+    reason: 'lets the model answer a question meant for you',
+    when: (value) => value === 'assistant',
+  },
   { key: 'conversation.tools.*.questions.*.default', reason: 'answers a question for you when no human is there' },
-  { key: 'conversation.tools.*.questions.*.default_option', reason: 'answers a question for you when no human is there' },
+  {
+    key: 'conversation.tools.*.questions.*.default_option',
+    reason: 'answers a question for you when no human is there',
+  },
   { key: 'conversation.hooks', reason: 'runs a command' },
   {
     key: 'sandbox.mode',
     reason: 'confines the commands the model runs less than you do',
-    when: (value, _path, own) => sandboxRank[value as string]! < sandboxRank[ownSandbox(own, 'mode') as string ?? 'workspace-write']!,
+    when: (value, _path, own) =>
+      sandboxRank[value as string]! < sandboxRank[(ownSandbox(own, 'mode') as string) ?? 'workspace-write']!,
   },
-  { key: 'sandbox.network', reason: 'lets the commands the model runs reach the network', when: (value, _path, own) => value === true && ownSandbox(own, 'network') !== true },
+  {
+    key: 'sandbox.network',
+    reason: 'lets the commands the model runs reach the network',
+    when: (value, _path, own) => value === true && ownSandbox(own, 'network') !== true,
+  },
   {
     key: 'sandbox.writable_roots',
     reason: 'lets the commands the model runs write outside the workspace',
@@ -130,16 +156,44 @@ export const trustRequiringKeys: readonly TrustRule[] = [
       return Array.isArray(value) && value.some((root) => !(Array.isArray(allowed) && allowed.includes(root)));
     },
   },
-  { key: 'assistant.instruction_files', reason: 'reads the files of these names in your jp config directory, not only the repository\'s, into what the model is told' },
+  {
+    key: 'assistant.instruction_files',
+    reason:
+      "reads the files of these names in your jp config directory, not only the repository's, into what the model is told",
+  },
   { key: 'mcp.servers.*', reason: 'starts a program or connects to a server, and offers its tools to the model' },
-  { key: 'assistant.request.max_retries', reason: 'sends more requests with your API key than your own settings', when: moreRequests('higher') },
-  { key: 'assistant.request.backoff_base_ms', reason: 'retries with your API key sooner than your own settings', when: moreRequests('lower') },
-  { key: 'assistant.request.backoff_max_ms', reason: 'retries with your API key sooner than your own settings', when: moreRequests('lower') },
-  { key: 'assistant.request.idle_timeout_secs', reason: 'abandons and resends requests sooner than your own settings', when: moreRequests('lower') },
+  {
+    key: 'assistant.request.max_retries',
+    reason: 'sends more requests with your API key than your own settings',
+    when: moreRequests('higher'),
+  },
+  {
+    key: 'assistant.request.backoff_base_ms',
+    reason: 'retries with your API key sooner than your own settings',
+    when: moreRequests('lower'),
+  },
+  {
+    key: 'assistant.request.backoff_max_ms',
+    reason: 'retries with your API key sooner than your own settings',
+    when: moreRequests('lower'),
+  },
+  {
+    key: 'assistant.request.idle_timeout_secs',
+    reason: 'abandons and resends requests sooner than your own settings',
+    when: moreRequests('lower'),
+  },
   // Either way costs: a smaller window or threshold summarises (a request) more often, a larger one
   // lets every request grow. (A provider's own context_window is under providers.openai-compatible.*.)
-  { key: 'assistant.context_window', reason: 'decides how large your requests grow and how often they are summarised', when: differsFromOwn },
-  { key: 'assistant.compaction.threshold', reason: 'decides how large your requests grow and how often they are summarised', when: differsFromOwn },
+  {
+    key: 'assistant.context_window',
+    reason: 'decides how large your requests grow and how often they are summarised',
+    when: differsFromOwn,
+  },
+  {
+    key: 'assistant.compaction.threshold',
+    reason: 'decides how large your requests grow and how often they are summarised',
+    when: differsFromOwn,
+  },
 ];
 
 export interface UntrustedKey {
@@ -150,14 +204,20 @@ export interface UntrustedKey {
   reason: string;
 }
 
-function matches(layer: unknown, pattern: readonly string[], prefix: string[], found: (path: string[], value: unknown) => void): void {
+function matches(
+  layer: unknown,
+  pattern: readonly string[],
+  prefix: string[],
+  found: (path: string[], value: unknown) => void,
+): void {
   if (pattern.length === 0) {
     found(prefix, layer);
     return;
   }
   if (!isTable(layer)) return;
   const [head, ...rest] = pattern;
-  for (const [key, value] of Object.entries(layer)) if (head === '*' || head === key) matches(value, rest, [...prefix, key], found);
+  for (const [key, value] of Object.entries(layer))
+    if (head === '*' || head === key) matches(value, rest, [...prefix, key], found);
 }
 
 /**
@@ -187,7 +247,8 @@ export function keysNeedingTrust(
     const text = pathText(key.path);
     if (seen.has(text)) return false;
     seen.add(text);
-    for (let length = 1; length < key.path.length; length++) if (paths.has(pathText(key.path.slice(0, length)))) return false;
+    for (let length = 1; length < key.path.length; length++)
+      if (paths.has(pathText(key.path.slice(0, length)))) return false;
     return true;
   });
   return outermost.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
@@ -199,7 +260,10 @@ export function keysNeedingTrust(
  * not parse). What loading leaves out (load.ts) and what the client names, asks about and shows
  * (cli/workspace-trust.ts) are this one list.
  */
-export function workspaceKeysNeedingTrust(workspaceLayer: Record<string, unknown>, userLayer: unknown = {}): UntrustedKey[] {
+export function workspaceKeysNeedingTrust(
+  workspaceLayer: Record<string, unknown>,
+  userLayer: unknown = {},
+): UntrustedKey[] {
   return keysNeedingTrust(workspaceLayer, trustRequiringKeys, [builtinDefaults, userLayer]);
 }
 

@@ -16,7 +16,11 @@ export interface RecordedSettings {
   foreignKeys: string[];
 }
 
-export function recordedSettings(conversationId: string, events: readonly ConversationEvent[], seal: LogSeal): RecordedSettings {
+export function recordedSettings(
+  conversationId: string,
+  events: readonly ConversationEvent[],
+  seal: LogSeal,
+): RecordedSettings {
   let delta: Record<string, unknown> = {};
   const foreign = new Set<string>();
   events.forEach((event, index) => {

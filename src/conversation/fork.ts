@@ -43,9 +43,16 @@ export function forkConversation(conversationsDirectory: string, sourceId: strin
   const { delta, foreignKeys } = recordedSettings(sourceId, source.events, seal);
   const sourceTitle = readMetadata(conversationsDirectory, sourceId).title;
   const log = (id: string): string => {
-    const settings: ConversationEvent[] = Object.keys(delta).length > 0 ? [seal.seal(id, { type: 'config_delta', timestamp: now(), delta } as ConversationEvent, [])] : [];
+    const settings: ConversationEvent[] =
+      Object.keys(delta).length > 0
+        ? [seal.seal(id, { type: 'config_delta', timestamp: now(), delta } as ConversationEvent, [])]
+        : [];
     return [...copied, ...settings].map((event) => JSON.stringify(event) + '\n').join('');
   };
-  const metadata = createConversation(conversationsDirectory, { forkedFrom: sourceId, title: sourceTitle ? `${sourceTitle} (fork)` : null, log });
+  const metadata = createConversation(conversationsDirectory, {
+    forkedFrom: sourceId,
+    title: sourceTitle ? `${sourceTitle} (fork)` : null,
+    log,
+  });
   return { metadata, foreignSettings: foreignKeys };
 }

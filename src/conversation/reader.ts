@@ -40,7 +40,11 @@ export function parseEventLog(content: Buffer): ParsedLog {
   }
   const tornTail =
     start < content.length
-      ? { offset: start, length: content.length - start, parsesAsEvent: parseEventLine(content.subarray(start)) !== undefined }
+      ? {
+          offset: start,
+          length: content.length - start,
+          parsesAsEvent: parseEventLine(content.subarray(start)) !== undefined,
+        }
       : undefined;
   return { events, skipped, skippedLines, tornTail, completeBytes: start };
 }

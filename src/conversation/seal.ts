@@ -16,7 +16,13 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { linkSync, lstatSync } from 'node:fs';
 import path from 'node:path';
 import { RunError } from '../errors.ts';
-import { ensurePrivateDirectory, readRegularFile, removeQuietly, temporaryNameFor, writeFileAtomic } from '../workspace/files.ts';
+import {
+  ensurePrivateDirectory,
+  readRegularFile,
+  removeQuietly,
+  temporaryNameFor,
+  writeFileAtomic,
+} from '../workspace/files.ts';
 import type { ConversationEvent, EventOf } from './events.ts';
 
 /** JSON with object keys sorted, so equal values have equal text. */
@@ -90,16 +96,35 @@ export class LogSeal {
     return (seal === undefined ? unsealed : { ...unsealed, seal }) as E;
   }
 
-  private meaning(conversationId: string, event: SealedEvent, events: readonly ConversationEvent[]): unknown[] | undefined {
+  private meaning(
+    conversationId: string,
+    event: SealedEvent,
+    events: readonly ConversationEvent[],
+  ): unknown[] | undefined {
     switch (event.type) {
       case 'config_delta':
         return ['config_delta', conversationId, event.delta];
       case 'tool_call_request':
-        return ['tool_call_request', conversationId, event.id, event.name, event.arguments ?? null, event.provider_executed === true];
+        return [
+          'tool_call_request',
+          conversationId,
+          event.id,
+          event.name,
+          event.arguments ?? null,
+          event.provider_executed === true,
+        ];
       case 'inquiry_response': {
         const request = findInquiryRequest(events, event.id);
         if (!request) return undefined;
-        return ['inquiry_response', conversationId, event.id, request.tool_call_id, request.inquiry, event.answer ?? null, event.by];
+        return [
+          'inquiry_response',
+          conversationId,
+          event.id,
+          request.tool_call_id,
+          request.inquiry,
+          event.answer ?? null,
+          event.by,
+        ];
       }
     }
   }
@@ -110,7 +135,10 @@ export function isSealable(event: ConversationEvent): event is SealedEvent {
 }
 
 /** The last inquiry_request with this id (an inquiry asked again under its id is the same inquiry). */
-export function findInquiryRequest(events: readonly ConversationEvent[], id: string): EventOf<'inquiry_request'> | undefined {
+export function findInquiryRequest(
+  events: readonly ConversationEvent[],
+  id: string,
+): EventOf<'inquiry_request'> | undefined {
   for (let index = events.length - 1; index >= 0; index--) {
     const event = events[index]!;
     if (event.type === 'inquiry_request' && event.id === id) return event;
@@ -119,7 +147,7 @@ export function findInquiryRequest(events: readonly ConversationEvent[], id: str
 }
 
 function readKey(file: string): Buffer | undefined {
-  let stat;
+  let stat: ReturnType<typeof lstatSync>;
   try {
     stat = lstatSync(file);
   } catch {
@@ -127,13 +155,19 @@ function readKey(file: string): Buffer | undefined {
   }
   const uid = process.getuid?.();
   if ((uid !== undefined && stat.uid !== uid) || (stat.mode & 0o077) !== 0) {
-    throw new RunError('unsafe_seal_key', `refusing ${file}: ${uid !== undefined && stat.uid !== uid ? `it is owned by uid ${stat.uid}, not ${uid}` : `its mode is ${(stat.mode & 0o777).toString(8)}, readable or writable by others`}`, {
-      hint: `This key proves which conversation logs your jp wrote; others must not read or write it. Remove ${file} (jp makes a new one; settings and approvals recorded with the old one are then asked again), or \`chmod 600\` it if you are sure no one read it.`,
-    });
+    throw new RunError(
+      'unsafe_seal_key',
+      `refusing ${file}: ${uid !== undefined && stat.uid !== uid ? `it is owned by uid ${stat.uid}, not ${uid}` : `its mode is ${(stat.mode & 0o777).toString(8)}, readable or writable by others`}`,
+      {
+        hint: `This key proves which conversation logs your jp wrote; others must not read or write it. Remove ${file} (jp makes a new one; settings and approvals recorded with the old one are then asked again), or \`chmod 600\` it if you are sure no one read it.`,
+      },
+    );
   }
   const content = readRegularFile(file)?.toString('utf8').trim();
   if (!content || !/^[0-9a-f]{64}$/.test(content)) {
-    throw new RunError('damaged_seal_key', `${file} is not a jp log seal key`, { hint: `Remove ${file}; jp makes a new one (settings and approvals recorded with the old one are then asked again).` });
+    throw new RunError('damaged_seal_key', `${file} is not a jp log seal key`, {
+      hint: `Remove ${file}; jp makes a new one (settings and approvals recorded with the old one are then asked again).`,
+    });
   }
   return Buffer.from(content, 'hex');
 }

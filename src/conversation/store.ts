@@ -9,7 +9,19 @@
  * never overwritten: it is moved aside (`metadata.json.damaged-<ts>`) and rebuilt from the log.
  */
 import { processExists } from '../workspace/process-identity.ts';
-import { closeSync, constants, fsyncSync, lstatSync, mkdirSync, readdirSync, readSync, renameSync, rmSync, statSync, fstatSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  fstatSync,
+} from 'node:fs';
 import path from 'node:path';
 import { asDiskFull, DamagedFileError, JpError, UsageError } from '../errors.ts';
 import { describeFileType, openRegularFile, readRegularFile, writeAll, writeFileAtomic } from '../workspace/files.ts';
@@ -60,7 +72,10 @@ export interface NewConversation {
  * events.ndjson, or not at all. The rename is the uniqueness check (a taken id is a non-empty
  * directory). A full disk is a DiskFullError; nothing is left behind.
  */
-export function createConversation(conversationsDirectory: string, initial: NewConversation = {}): ConversationMetadata {
+export function createConversation(
+  conversationsDirectory: string,
+  initial: NewConversation = {},
+): ConversationMetadata {
   mkdirSync(conversationsDirectory, { recursive: true, mode: 0o700 });
   removeAbandonedConversations(conversationsDirectory);
   const pending = scratchName(conversationsDirectory, pendingPrefix);
@@ -76,7 +91,12 @@ export function createConversation(conversationsDirectory: string, initial: NewC
       const id = candidate();
       if (attempt === 0) writeNewFile(path.join(pending, 'events.ndjson'), initial.log?.(id) ?? '');
       else if (initial.log) writeFileAtomic(path.join(pending, 'events.ndjson'), initial.log(id));
-      const metadata: ConversationMetadata = { id, title: initial.title ?? null, created_at: timestamp, updated_at: timestamp };
+      const metadata: ConversationMetadata = {
+        id,
+        title: initial.title ?? null,
+        created_at: timestamp,
+        updated_at: timestamp,
+      };
       if (initial.forkedFrom) metadata.forked_from = initial.forkedFrom;
       writing = metadataFile(conversationsDirectory, id);
       writeFileAtomic(path.join(pending, 'metadata.json'), JSON.stringify(metadata, null, 2) + '\n');
@@ -93,7 +113,10 @@ export function createConversation(conversationsDirectory: string, initial: NewC
         milliseconds++;
       }
     }
-    throw new UsageError('conversation_id_exhausted', `could not allocate a conversation id in ${conversationsDirectory}`);
+    throw new UsageError(
+      'conversation_id_exhausted',
+      `could not allocate a conversation id in ${conversationsDirectory}`,
+    );
   } catch (error) {
     rmSync(pending, { recursive: true, force: true });
     throw JpError.isInstance(error) ? error : asDiskFull(error, writing);
@@ -174,7 +197,11 @@ function isMetadataOf(value: unknown, id: string): value is ConversationMetadata
 }
 
 /** Metadata from what survives: a title still readable in the damaged bytes, else the log's first message. */
-function rebuildMetadata(conversationsDirectory: string, id: string, damagedBytes: Buffer | undefined): ConversationMetadata {
+function rebuildMetadata(
+  conversationsDirectory: string,
+  id: string,
+  damagedBytes: Buffer | undefined,
+): ConversationMetadata {
   const created = idTimestamp(id);
   let updated = created;
   let title = damagedBytes ? salvageTitle(damagedBytes.toString('utf8')) : undefined;
@@ -252,7 +279,8 @@ export function conversationExists(conversationsDirectory: string, id: string): 
 export function assertConversationDirectory(conversationsDirectory: string, id: string): void {
   const directory = conversationDirectory(conversationsDirectory, id);
   const stat = lstatSync(directory);
-  if (!stat.isDirectory()) throw new DamagedFileError(directory, `is ${describeFileType(stat)}, not a conversation directory`);
+  if (!stat.isDirectory())
+    throw new DamagedFileError(directory, `is ${describeFileType(stat)}, not a conversation directory`);
 }
 
 /** Every conversation id of the workspace, oldest first. */
@@ -309,7 +337,10 @@ export function lastCompleteEvent(file: string): LogTail {
     const previous = end === 0 ? -1 : buffer.lastIndexOf(10, end - 1);
     if (previous === -1 && length < size) return { kind: 'unknown' };
     try {
-      return { kind: 'event', event: JSON.parse(buffer.subarray(previous + 1, end).toString('utf8')) as ConversationEvent };
+      return {
+        kind: 'event',
+        event: JSON.parse(buffer.subarray(previous + 1, end).toString('utf8')) as ConversationEvent,
+      };
     } catch {
       return { kind: 'unknown' };
     }

@@ -20,21 +20,33 @@ export function requireExisting(workspace: Workspace, id: string): string {
   assertConversationsDirectory(workspace.conversationsDirectory);
   const normalized = normalizeConversationId(id);
   if (!conversationIdPattern.test(normalized)) {
-    throw new UsageError('conversation_id_invalid', `${JSON.stringify(id)} is not a conversation id (they look like jp-c1764000000000123)`, {
-      hint: '`jp conversation ls` lists the conversations of this workspace.',
-    });
+    throw new UsageError(
+      'conversation_id_invalid',
+      `${JSON.stringify(id)} is not a conversation id (they look like jp-c1764000000000123)`,
+      {
+        hint: '`jp conversation ls` lists the conversations of this workspace.',
+      },
+    );
   }
   if (!conversationExists(workspace.conversationsDirectory, normalized)) {
-    throw new UsageError('conversation_not_found', `no conversation ${normalized} in the workspace at ${workspace.root}`, {
-      hint: '`jp conversation ls` lists the conversations of this workspace.',
-    });
+    throw new UsageError(
+      'conversation_not_found',
+      `no conversation ${normalized} in the workspace at ${workspace.root}`,
+      {
+        hint: '`jp conversation ls` lists the conversations of this workspace.',
+      },
+    );
   }
   assertConversationDirectory(workspace.conversationsDirectory, normalized);
   return normalized;
 }
 
 /** The given id, or the session's active conversation; throws when there is neither. */
-export function targetConversation(workspace: Workspace, environment: NodeJS.ProcessEnv, id: string | undefined): string {
+export function targetConversation(
+  workspace: Workspace,
+  environment: NodeJS.ProcessEnv,
+  id: string | undefined,
+): string {
   if (id !== undefined) return requireExisting(workspace, id);
   assertConversationsDirectory(workspace.conversationsDirectory);
   const active = activeConversation(userSubdirectory(workspace, 'sessions'), sessionKey(environment));

@@ -57,13 +57,19 @@ export function describeTurn(turn: TurnSlice): IncompleteTurn {
     else if (event.type === 'turn_end') lastStop = event;
   }
   const pendingInquiries = turn.events.filter(
-    (event): event is EventOf<'inquiry_request'> => event.type === 'inquiry_request' && !answeredInquiries.has(event.id),
+    (event): event is EventOf<'inquiry_request'> =>
+      event.type === 'inquiry_request' && !answeredInquiries.has(event.id),
   );
   const pendingToolCalls = turn.events.filter(
-    (event): event is EventOf<'tool_call_request'> => event.type === 'tool_call_request' && !event.provider_executed && !answeredCalls.has(event.id),
+    (event): event is EventOf<'tool_call_request'> =>
+      event.type === 'tool_call_request' && !event.provider_executed && !answeredCalls.has(event.id),
   );
   const resumePoint: ResumePoint =
-    pendingInquiries.length > 0 ? 'pending inquiry' : pendingToolCalls.length > 0 ? 'pending tool execution' : 'awaiting LLM response';
+    pendingInquiries.length > 0
+      ? 'pending inquiry'
+      : pendingToolCalls.length > 0
+        ? 'pending tool execution'
+        : 'awaiting LLM response';
   return { turn, resumePoint, pendingInquiries, pendingToolCalls, lastStop };
 }
 
@@ -103,10 +109,16 @@ export function formatStatus(status: ConversationStatus): string {
  * The incomplete turn `--continue` resumes; when there is none, the error that says so (exit 2).
  * `withMessage`: the user gave a message too, which can go as a new turn instead.
  */
-export function turnToResume(conversationId: string, events: readonly ConversationEvent[], withMessage: boolean): IncompleteTurn {
+export function turnToResume(
+  conversationId: string,
+  events: readonly ConversationEvent[],
+  withMessage: boolean,
+): IncompleteTurn {
   const incomplete = findIncompleteTurn(events);
   if (incomplete) return incomplete;
   throw new UsageError('nothing_to_continue', `conversation ${conversationId} has no incomplete turn to continue`, {
-    hint: withMessage ? 'Drop --continue to send the message as a new turn.' : 'Send a new message instead: jp query "..."',
+    hint: withMessage
+      ? 'Drop --continue to send the message as a new turn.'
+      : 'Send a new message instead: jp query "..."',
   });
 }

@@ -40,7 +40,10 @@ export interface FormField {
  * The answer to a form question, shaped as MCP's elicitation result: the fields' values (accept),
  * or a refusal to give them (decline), or a dismissal (cancel).
  */
-export type FormAnswer = { action: 'accept'; content: Record<string, JsonValue> } | { action: 'decline' } | { action: 'cancel' };
+export type FormAnswer =
+  | { action: 'accept'; content: Record<string, JsonValue> }
+  | { action: 'decline' }
+  | { action: 'cancel' };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -50,7 +53,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 export function parseFormAnswer(value: unknown): FormAnswer | undefined {
   if (!isRecord(value)) return undefined;
   if (value.action === 'decline' || value.action === 'cancel') return { action: value.action };
-  if (value.action === 'accept' && isRecord(value.content)) return { action: 'accept', content: value.content as Record<string, JsonValue> };
+  if (value.action === 'accept' && isRecord(value.content))
+    return { action: 'accept', content: value.content as Record<string, JsonValue> };
   return undefined;
 }
 
@@ -70,11 +74,16 @@ function formatProblem(format: string, value: string): string | undefined {
       }
     case 'date': {
       const match = datePattern.exec(value);
-      const valid = match !== null && !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) && new Date(`${value}T00:00:00Z`).getUTCDate() === Number(match[3]);
+      const valid =
+        match !== null &&
+        !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) &&
+        new Date(`${value}T00:00:00Z`).getUTCDate() === Number(match[3]);
       return valid ? undefined : 'is not a date (YYYY-MM-DD)';
     }
     case 'date-time':
-      return /^\d{4}-\d{2}-\d{2}T/.test(value) && !Number.isNaN(Date.parse(value)) ? undefined : 'is not a date and time (ISO 8601)';
+      return /^\d{4}-\d{2}-\d{2}T/.test(value) && !Number.isNaN(Date.parse(value))
+        ? undefined
+        : 'is not a date and time (ISO 8601)';
     default:
       return undefined;
   }
@@ -85,8 +94,10 @@ export function fieldProblem(field: FormField, value: JsonValue): string | undef
   switch (field.type) {
     case 'string': {
       if (typeof value !== 'string') return 'must be text';
-      if (field.min_length !== undefined && value.length < field.min_length) return `must be at least ${field.min_length} characters`;
-      if (field.max_length !== undefined && value.length > field.max_length) return `must be at most ${field.max_length} characters`;
+      if (field.min_length !== undefined && value.length < field.min_length)
+        return `must be at least ${field.min_length} characters`;
+      if (field.max_length !== undefined && value.length > field.max_length)
+        return `must be at most ${field.max_length} characters`;
       return field.format ? formatProblem(field.format, value) : undefined;
     }
     case 'number':
@@ -100,14 +111,23 @@ export function fieldProblem(field: FormField, value: JsonValue): string | undef
     case 'boolean':
       return typeof value === 'boolean' ? undefined : 'must be true or false';
     case 'enum':
-      return typeof value === 'string' && (field.options ?? []).some((option) => option.value === value) ? undefined : `must be one of ${optionList(field)}`;
+      return typeof value === 'string' && (field.options ?? []).some((option) => option.value === value)
+        ? undefined
+        : `must be one of ${optionList(field)}`;
     case 'multi_enum': {
-      if (!Array.isArray(value) || !value.every((item) => typeof item === 'string' && (field.options ?? []).some((option) => option.value === item))) {
+      if (
+        !Array.isArray(value) ||
+        !value.every(
+          (item) => typeof item === 'string' && (field.options ?? []).some((option) => option.value === item),
+        )
+      ) {
         return `must be a list of ${optionList(field)}`;
       }
       if (new Set(value).size !== value.length) return 'must not name a choice twice';
-      if (field.min_items !== undefined && value.length < field.min_items) return `must have at least ${field.min_items} choice(s)`;
-      if (field.max_items !== undefined && value.length > field.max_items) return `must have at most ${field.max_items} choice(s)`;
+      if (field.min_items !== undefined && value.length < field.min_items)
+        return `must have at least ${field.min_items} choice(s)`;
+      if (field.max_items !== undefined && value.length > field.max_items)
+        return `must have at most ${field.max_items} choice(s)`;
       return undefined;
     }
   }
@@ -143,7 +163,11 @@ export function isValidFormAnswer(fields: readonly FormField[], value: unknown):
 
 /** The required fields that have no (valid) default: the form cannot be filled in from defaults. */
 export function fieldsWithoutDefault(fields: readonly FormField[]): string[] {
-  return fields.filter((field) => field.required && (field.default === undefined || fieldProblem(field, field.default) !== undefined)).map((field) => field.name);
+  return fields
+    .filter(
+      (field) => field.required && (field.default === undefined || fieldProblem(field, field.default) !== undefined),
+    )
+    .map((field) => field.name);
 }
 
 /** The answer made of the schema's defaults, or undefined when a required field has none. */
@@ -151,7 +175,8 @@ export function defaultFormAnswer(fields: readonly FormField[]): FormAnswer | un
   if (fieldsWithoutDefault(fields).length > 0) return undefined;
   const content: Record<string, JsonValue> = {};
   for (const field of fields) {
-    if (field.default !== undefined && fieldProblem(field, field.default) === undefined) content[field.name] = field.default;
+    if (field.default !== undefined && fieldProblem(field, field.default) === undefined)
+      content[field.name] = field.default;
   }
   return { action: 'accept', content };
 }
@@ -170,7 +195,11 @@ export function formContentSchema(fields: readonly FormField[]): Record<string, 
         break;
       case 'number':
       case 'integer':
-        schema = { type: field.type, ...(field.minimum !== undefined ? { minimum: field.minimum } : {}), ...(field.maximum !== undefined ? { maximum: field.maximum } : {}) };
+        schema = {
+          type: field.type,
+          ...(field.minimum !== undefined ? { minimum: field.minimum } : {}),
+          ...(field.maximum !== undefined ? { maximum: field.maximum } : {}),
+        };
         break;
       case 'boolean':
         schema = { type: 'boolean' };
@@ -179,7 +208,10 @@ export function formContentSchema(fields: readonly FormField[]): Record<string, 
         schema = { type: 'string', enum: (field.options ?? []).map((option) => option.value) };
         break;
       case 'multi_enum':
-        schema = { type: 'array', items: { type: 'string', enum: (field.options ?? []).map((option) => option.value) } };
+        schema = {
+          type: 'array',
+          items: { type: 'string', enum: (field.options ?? []).map((option) => option.value) },
+        };
         break;
     }
     const description = [field.title, field.description].filter(Boolean).join(': ');
@@ -193,6 +225,7 @@ export function formContentSchema(fields: readonly FormField[]): Record<string, 
 export function contentFromModel(value: unknown): Record<string, JsonValue> | undefined {
   if (!isRecord(value)) return undefined;
   const content: Record<string, JsonValue> = {};
-  for (const [name, inner] of Object.entries(value)) if (inner !== null && inner !== undefined) content[name] = inner as JsonValue;
+  for (const [name, inner] of Object.entries(value))
+    if (inner !== null && inner !== undefined) content[name] = inner as JsonValue;
   return content;
 }

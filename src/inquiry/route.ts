@@ -30,19 +30,24 @@ export function route(inquiry: Inquiry, context: RouteContext): PromptAction {
     case 'deny':
       return 'Fail';
     case 'auto':
-      switch (inquiry.kind) {
-        case 'run_tool':
-        case 'escalate':
-          return 'AutoApprove';
-        case 'deliver_tool_result':
-          return 'AutoDeliver';
-        case 'tool_question': {
-          const exclusive = context.configExclusive ?? inquiry.question.exclusive;
-          return exclusive ? 'Fail' : 'LlmInquiry';
-        }
-      }
+      return autoAction(inquiry, context);
     case 'defaults':
       if (inquiry.kind !== 'tool_question') return 'Fail';
       return inquiry.question.default === undefined ? 'Fail' : 'UseDefault';
+  }
+}
+
+/** `auto`: approve and deliver; a question goes to the model unless it is exclusive. */
+function autoAction(inquiry: Inquiry, context: RouteContext): PromptAction {
+  switch (inquiry.kind) {
+    case 'run_tool':
+    case 'escalate':
+      return 'AutoApprove';
+    case 'deliver_tool_result':
+      return 'AutoDeliver';
+    case 'tool_question': {
+      const exclusive = context.configExclusive ?? inquiry.question.exclusive;
+      return exclusive ? 'Fail' : 'LlmInquiry';
+    }
   }
 }

@@ -25,9 +25,7 @@ const knownWindows: Record<'openai' | 'anthropic', [prefix: string, tokens: numb
     ['codex-mini', 200_000],
     ['gpt-oss', 131_072],
   ],
-  anthropic: [
-    ['claude-', 200_000],
-  ],
+  anthropic: [['claude-', 200_000]],
 };
 
 /** The window assumed for a model jp knows nothing about: small enough for most local servers. */
@@ -44,7 +42,8 @@ export function contextWindow(spec: ModelSpec, config: Config): ContextWindow | 
   if (configured !== undefined) return { tokens: configured, source: 'assistant.context_window' };
   if (spec.provider === 'openai-compatible') {
     const own = config.providers?.['openai-compatible']?.[spec.compatibleName ?? '']?.context_window;
-    if (own !== undefined) return { tokens: own, source: `providers.openai-compatible.${spec.compatibleName}.context_window` };
+    if (own !== undefined)
+      return { tokens: own, source: `providers.openai-compatible.${spec.compatibleName}.context_window` };
   }
   // The test provider replays a script: it has no window unless one is configured.
   if (spec.provider === 'test') return undefined;

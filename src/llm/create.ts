@@ -19,7 +19,11 @@ export interface CreateModelOptions {
   onWarning?: (message: string) => void;
 }
 
-export async function createChatModel(spec: ModelSpec, config: Config, options: CreateModelOptions): Promise<ChatModel> {
+export async function createChatModel(
+  spec: ModelSpec,
+  config: Config,
+  options: CreateModelOptions,
+): Promise<ChatModel> {
   let model: ChatModel;
   if (spec.provider === 'test') {
     const { loadTestScript, TestChatModel } = await import('./test-provider.ts');

@@ -33,8 +33,10 @@ const formats: Record<DeltaWire, DeltaFormat> = {
   'openai-responses': {
     delta(data) {
       if (typeof data.delta !== 'string') return undefined;
-      if (data.type === 'response.output_text.delta') return { block: `${data.type} ${data.item_id} ${data.output_index} ${data.content_index}`, text: data.delta };
-      if (data.type === 'response.reasoning_summary_text.delta') return { block: `${data.type} ${data.item_id} ${data.output_index} ${data.summary_index}`, text: data.delta };
+      if (data.type === 'response.output_text.delta')
+        return { block: `${data.type} ${data.item_id} ${data.output_index} ${data.content_index}`, text: data.delta };
+      if (data.type === 'response.reasoning_summary_text.delta')
+        return { block: `${data.type} ${data.item_id} ${data.output_index} ${data.summary_index}`, text: data.delta };
       return undefined;
     },
     withText: (data, text) => ({ ...data, delta: text }),
@@ -44,7 +46,13 @@ const formats: Record<DeltaWire, DeltaFormat> = {
       const choices = data.choices;
       if (!Array.isArray(choices) || choices.length !== 1) return undefined;
       const [choice] = choices as Json[];
-      if (!choice || choice.finish_reason != null || choice.logprobs != null || (data.usage !== undefined && data.usage !== null)) return undefined;
+      if (
+        !choice ||
+        choice.finish_reason != null ||
+        choice.logprobs != null ||
+        (data.usage !== undefined && data.usage !== null)
+      )
+        return undefined;
       const delta = choice.delta as Json | undefined;
       if (!onlyKeys(delta, ['content']) || typeof delta!.content !== 'string') return undefined;
       return { block: `${data.id} ${choice.index}`, text: delta!.content };
@@ -58,13 +66,22 @@ const formats: Record<DeltaWire, DeltaFormat> = {
     delta(data) {
       if (data.type !== 'content_block_delta') return undefined;
       const delta = data.delta as Json | undefined;
-      if (delta?.type === 'text_delta' && onlyKeys(delta, ['type', 'text']) && typeof delta.text === 'string') return { block: `${data.index} text`, text: delta.text };
-      if (delta?.type === 'thinking_delta' && onlyKeys(delta, ['type', 'thinking']) && typeof delta.thinking === 'string') return { block: `${data.index} thinking`, text: delta.thinking };
+      if (delta?.type === 'text_delta' && onlyKeys(delta, ['type', 'text']) && typeof delta.text === 'string')
+        return { block: `${data.index} text`, text: delta.text };
+      if (
+        delta?.type === 'thinking_delta' &&
+        onlyKeys(delta, ['type', 'thinking']) &&
+        typeof delta.thinking === 'string'
+      )
+        return { block: `${data.index} thinking`, text: delta.thinking };
       return undefined;
     },
     withText(data, text) {
       const delta = data.delta as Json;
-      return { ...data, delta: delta.type === 'text_delta' ? { type: 'text_delta', text } : { type: 'thinking_delta', thinking: text } };
+      return {
+        ...data,
+        delta: delta.type === 'text_delta' ? { type: 'text_delta', text } : { type: 'thinking_delta', thinking: text },
+      };
     },
   },
 };
@@ -74,8 +91,13 @@ export function coalescingTextDeltas(fetch: Fetch, wire: DeltaWire): Fetch {
   const format = formats[wire];
   return async (input, init) => {
     const response = await fetch(input, init);
-    if (!response.ok || !response.body || !/^text\/event-stream\b/i.test(response.headers.get('content-type') ?? '')) return response;
-    return new Response(coalesced(response.body, format), { status: response.status, statusText: response.statusText, headers: response.headers });
+    if (!response.ok || !response.body || !/^text\/event-stream\b/i.test(response.headers.get('content-type') ?? ''))
+      return response;
+    return new Response(coalesced(response.body, format), {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
   };
 }
 
@@ -145,7 +167,11 @@ export function merged(text: string, format: DeltaFormat | DeltaWire): string {
   let run: { event: string; head: string; data: Json; block: string; texts: string[] } | undefined;
   const flush = (): void => {
     if (!run) return;
-    output.push(run.texts.length === 1 ? `${run.event}\n\n` : `${run.head}data: ${JSON.stringify(rules.withText(run.data, run.texts.join('')))}\n\n`);
+    output.push(
+      run.texts.length === 1
+        ? `${run.event}\n\n`
+        : `${run.head}data: ${JSON.stringify(rules.withText(run.data, run.texts.join('')))}\n\n`,
+    );
     run = undefined;
   };
   for (const event of events) {
@@ -163,10 +189,14 @@ export function merged(text: string, format: DeltaFormat | DeltaWire): string {
 }
 
 /** The event as a text delta: its `event:` line (if any), its data, block and text. */
-function textDelta(event: string, rules: DeltaFormat): { head: string; data: Json; block: string; text: string } | undefined {
+function textDelta(
+  event: string,
+  rules: DeltaFormat,
+): { head: string; data: Json; block: string; text: string } | undefined {
   const lines = event.split('\n');
   const dataLines = lines.filter((line) => line.startsWith('data:'));
-  if (dataLines.length !== 1 || lines.some((line) => !line.startsWith('data:') && !line.startsWith('event:'))) return undefined;
+  if (dataLines.length !== 1 || lines.some((line) => !line.startsWith('data:') && !line.startsWith('event:')))
+    return undefined;
   let data: unknown;
   try {
     data = JSON.parse(dataLines[0]!.slice(5));
@@ -176,6 +206,9 @@ function textDelta(event: string, rules: DeltaFormat): { head: string; data: Jso
   if (typeof data !== 'object' || data === null || Array.isArray(data)) return undefined;
   const delta = rules.delta(data as Json);
   if (!delta) return undefined;
-  const head = lines.filter((line) => line.startsWith('event:')).map((line) => `${line}\n`).join('');
+  const head = lines
+    .filter((line) => line.startsWith('event:'))
+    .map((line) => `${line}\n`)
+    .join('');
   return { head, data: data as Json, ...delta };
 }

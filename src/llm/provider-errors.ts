@@ -12,7 +12,12 @@ import type { ModelSpec } from './resolve.ts';
 /** Where a failure happened: before the response started, or while its body streamed. */
 export type FailurePhase = 'request' | 'stream';
 
-const displayNames: Record<string, string> = { openai: 'OpenAI', anthropic: 'Anthropic', ollama: 'Ollama', test: 'the test provider' };
+const displayNames: Record<string, string> = {
+  openai: 'OpenAI',
+  anthropic: 'Anthropic',
+  ollama: 'Ollama',
+  test: 'the test provider',
+};
 
 export function providerName(spec: ModelSpec): string {
   return spec.compatibleName ?? displayNames[spec.provider] ?? spec.provider;
@@ -20,7 +25,9 @@ export function providerName(spec: ModelSpec): string {
 
 /** The config key that holds this provider's base URL. */
 export function baseUrlKey(spec: ModelSpec): string {
-  return spec.provider === 'openai-compatible' ? `providers.openai-compatible.${spec.compatibleName}.base_url` : `providers.${spec.provider}.base_url`;
+  return spec.provider === 'openai-compatible'
+    ? `providers.openai-compatible.${spec.compatibleName}.base_url`
+    : `providers.${spec.provider}.base_url`;
 }
 
 function defaultBaseUrl(spec: ModelSpec): string {
@@ -54,7 +61,9 @@ interface ProviderDescription {
 }
 
 function asRecord(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
 }
 
 function text(value: unknown): string | undefined {
@@ -67,8 +76,10 @@ function describe(value: unknown): ProviderDescription | undefined {
   if (!record) return undefined;
   const inner = asRecord(record.error);
   if (inner) return { message: text(inner.message), type: text(inner.type), code: text(inner.code) };
-  if (typeof record.error === 'string') return { message: record.error, type: text(record.type), code: text(record.code) };
-  if (typeof record.message === 'string') return { message: record.message, type: text(record.type), code: text(record.code) };
+  if (typeof record.error === 'string')
+    return { message: record.error, type: text(record.type), code: text(record.code) };
+  if (typeof record.message === 'string')
+    return { message: record.message, type: text(record.type), code: text(record.code) };
   return undefined;
 }
 
@@ -78,7 +89,9 @@ function describeBody(body: string | undefined): ProviderDescription | undefined
     return describe(JSON.parse(body));
   } catch {
     const trimmed = body.trim();
-    return trimmed ? { message: trimmed.length > 300 ? `${trimmed.slice(0, 299)}…` : trimmed, type: undefined, code: undefined } : undefined;
+    return trimmed
+      ? { message: trimmed.length > 300 ? `${trimmed.slice(0, 299)}…` : trimmed, type: undefined, code: undefined }
+      : undefined;
   }
 }
 
@@ -91,8 +104,11 @@ function describeBody(body: string | undefined): ProviderDescription | undefined
  */
 function isContextLength(description: ProviderDescription | undefined): boolean {
   if (!description) return false;
-  if (/context_length_exceeded|exceed_context_size/i.test(`${description.code ?? ''} ${description.type ?? ''}`)) return true;
-  return /prompt is too long|maximum context length|exceeds? the (available )?context (size|window|length)|context[_ ]length[_ ]exceeded|input is too long for the model/i.test(description.message ?? '');
+  if (/context_length_exceeded|exceed_context_size/i.test(`${description.code ?? ''} ${description.type ?? ''}`))
+    return true;
+  return /prompt is too long|maximum context length|exceeds? the (available )?context (size|window|length)|context[_ ]length[_ ]exceeded|input is too long for the model/i.test(
+    description.message ?? '',
+  );
 }
 
 /** The provider's stated context limit, in tokens, when its error names one. */
@@ -107,10 +123,14 @@ export function statedContextLimit(error: JpError): number | undefined {
 }
 
 function contextLengthError(spec: ModelSpec, said: string, cause: unknown): ProviderError {
-  return new ProviderError('context_length_exceeded', `${spec.id}: ${providerName(spec)} refused the request as longer than the model's context window${said}`, {
-    hint: 'jp compacts the conversation and retries once; when that is not enough, set assistant.context_window to the model\'s real window (or a little less).',
-    cause,
-  });
+  return new ProviderError(
+    'context_length_exceeded',
+    `${spec.id}: ${providerName(spec)} refused the request as longer than the model's context window${said}`,
+    {
+      hint: "jp compacts the conversation and retries once; when that is not enough, set assistant.context_window to the model's real window (or a little less).",
+      cause,
+    },
+  );
 }
 
 const quotaWords = /insufficient_quota|billing|quota|credit balance|payment/i;
@@ -118,7 +138,11 @@ const quotaWords = /insufficient_quota|billing|quota|credit balance|payment/i;
 function isQuota(description: ProviderDescription | undefined, status: number | undefined): boolean {
   if (status === 402) return true;
   if (!description) return false;
-  return quotaWords.test(description.code ?? '') || quotaWords.test(description.type ?? '') || /exceeded your current quota|credit balance is too low|billing/i.test(description.message ?? '');
+  return (
+    quotaWords.test(description.code ?? '') ||
+    quotaWords.test(description.type ?? '') ||
+    /exceeded your current quota|credit balance is too low|billing/i.test(description.message ?? '')
+  );
 }
 
 function causeText(error: unknown): string {
@@ -127,7 +151,12 @@ function causeText(error: unknown): string {
   for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
     const code = (current as NodeJS.ErrnoException).code;
     const message = current.message;
-    if (message && !parts.includes(message) && message !== 'fetch failed' && message !== 'Failed to process successful response') {
+    if (
+      message &&
+      !parts.includes(message) &&
+      message !== 'fetch failed' &&
+      message !== 'Failed to process successful response'
+    ) {
       parts.push(code && !message.includes(code) ? `${message} (${code})` : message);
     }
     current = (current as { cause?: unknown }).cause;
@@ -150,14 +179,19 @@ export function classifyProviderError(error: unknown, spec: ModelSpec, phase: Fa
     const description = describe(error.data) ?? describeBody(error.responseBody);
     const said = description?.message ? `: ${secrets.redact(description.message)}` : '';
     // A 2xx status means the response had started: reading its body failed, the connection broke.
-    if (phase === 'stream' && (status === undefined || (status >= 200 && status < 300))) return brokenStream(spec, secrets, error);
+    if (phase === 'stream' && (status === undefined || (status >= 200 && status < 300)))
+      return brokenStream(spec, secrets, error);
     if (status === undefined) {
       const permanent = permanentConnectionFailure(error.cause ?? error, spec, secrets);
       if (permanent) return permanent;
-      return new RetryableProviderError('network_error', `${prefix} cannot reach ${name} at ${defaultBaseUrl(spec)}: ${secrets.redact(causeText(error.cause ?? error))}`, {
-        hint: `Check the network, a proxy (HTTPS_PROXY, NO_PROXY) and ${baseUrlKey(spec)}. ${retryHint()}`,
-        cause: error,
-      });
+      return new RetryableProviderError(
+        'network_error',
+        `${prefix} cannot reach ${name} at ${defaultBaseUrl(spec)}: ${secrets.redact(causeText(error.cause ?? error))}`,
+        {
+          hint: `Check the network, a proxy (HTTPS_PROXY, NO_PROXY) and ${baseUrlKey(spec)}. ${retryHint()}`,
+          cause: error,
+        },
+      );
     }
     if (isQuota(description, status)) return quotaError(spec, description, status, error, secrets);
     if (status === 400 || status === 413 || status === 422) {
@@ -165,32 +199,47 @@ export function classifyProviderError(error: unknown, spec: ModelSpec, phase: Fa
     }
     if (status === 401 || status === 403) {
       const key = spec.apiKeyVariable;
-      return new ProviderError('provider_auth_failed', `${prefix} ${name} refused ${key ? `the API key in ${key}` : 'the request without an API key'} (HTTP ${status})${said}`, {
-        hint: key
-          ? `Check ${key} (export ${key}=...), or point ${spec.provider === 'openai-compatible' ? `providers.openai-compatible.${spec.compatibleName}` : `providers.${spec.provider}`}.api_key_env at the variable that holds the key.`
-          : `This server wants a key: set providers.openai-compatible.${spec.compatibleName}.api_key_env to the variable that holds it.`,
-        cause: error,
-      });
+      return new ProviderError(
+        'provider_auth_failed',
+        `${prefix} ${name} refused ${key ? `the API key in ${key}` : 'the request without an API key'} (HTTP ${status})${said}`,
+        {
+          hint: key
+            ? `Check ${key} (export ${key}=...), or point ${spec.provider === 'openai-compatible' ? `providers.openai-compatible.${spec.compatibleName}` : `providers.${spec.provider}`}.api_key_env at the variable that holds the key.`
+            : `This server wants a key: set providers.openai-compatible.${spec.compatibleName}.api_key_env to the variable that holds it.`,
+          cause: error,
+        },
+      );
     }
     if (status === 404) {
       const list = modelListCommand(spec);
-      return new ProviderError('provider_not_found', `${prefix} ${name} does not know the model "${spec.model}" or the endpoint (HTTP 404)${said}`, {
-        hint: [
-          `Check the model name in -m / assistant.model${list ? `; list the models with:\n  ${list}` : '.'}`,
-          `Check ${baseUrlKey(spec)} (now ${defaultBaseUrl(spec)}).`,
-        ].join('\n'),
-        cause: error,
-      });
+      return new ProviderError(
+        'provider_not_found',
+        `${prefix} ${name} does not know the model "${spec.model}" or the endpoint (HTTP 404)${said}`,
+        {
+          hint: [
+            `Check the model name in -m / assistant.model${list ? `; list the models with:\n  ${list}` : '.'}`,
+            `Check ${baseUrlKey(spec)} (now ${defaultBaseUrl(spec)}).`,
+          ].join('\n'),
+          cause: error,
+        },
+      );
     }
     if (error.isRetryable) {
       const code = status === 429 ? 'rate_limited' : status >= 500 ? 'provider_unavailable' : 'provider_retryable';
       const what = status === 429 ? 'rate limited' : status >= 500 ? 'provider error' : 'temporary failure';
       return new RetryableProviderError(code, `${prefix} ${name}: ${what} (HTTP ${status})${said}`, {
-        hint: status === 429 ? 'Wait and resume with `jp query --continue`, or raise assistant.request.max_retries.' : `${name} is failing or overloaded; resume later with \`jp query --continue\`.`,
+        hint:
+          status === 429
+            ? 'Wait and resume with `jp query --continue`, or raise assistant.request.max_retries.'
+            : `${name} is failing or overloaded; resume later with \`jp query --continue\`.`,
         cause: error,
       });
     }
-    return new ProviderError('provider_rejected_request', `${prefix} ${name} rejected the request (HTTP ${status})${said}`, { cause: error });
+    return new ProviderError(
+      'provider_rejected_request',
+      `${prefix} ${name} rejected the request (HTTP ${status})${said}`,
+      { cause: error },
+    );
   }
 
   // An error event inside a 200 stream: the SDK hands its object over (OpenAI: with its own
@@ -198,7 +247,9 @@ export function classifyProviderError(error: unknown, spec: ModelSpec, phase: Fa
   const record = asRecord(error);
   if (record && !(error instanceof Error)) {
     const description = describe(record) ?? describe(record.data);
-    const said = description?.message ? secrets.redact(description.message) : secrets.redact(JSON.stringify(record).slice(0, 300));
+    const said = description?.message
+      ? secrets.redact(description.message)
+      : secrets.redact(JSON.stringify(record).slice(0, 300));
     if (isQuota(description, undefined)) return quotaError(spec, description, undefined, error, secrets);
     if (isContextLength(description)) return contextLengthError(spec, `: ${said}`, error);
     const retryable =
@@ -206,10 +257,14 @@ export function classifyProviderError(error: unknown, spec: ModelSpec, phase: Fa
         ? record.isRetryable
         : /overloaded|rate_limit|api_error|server_error|timeout/i.test(description?.type ?? '');
     if (retryable) {
-      return new RetryableProviderError('provider_unavailable', `${prefix} ${name} reported an error while streaming: ${said}`, {
-        hint: `${name} is failing or overloaded; resume later with \`jp query --continue\`.`,
-        cause: error,
-      });
+      return new RetryableProviderError(
+        'provider_unavailable',
+        `${prefix} ${name} reported an error while streaming: ${said}`,
+        {
+          hint: `${name} is failing or overloaded; resume later with \`jp query --continue\`.`,
+          cause: error,
+        },
+      );
     }
     return new ProviderError('provider_error', `${prefix} ${name} reported an error: ${said}`, { cause: error });
   }
@@ -218,10 +273,14 @@ export function classifyProviderError(error: unknown, spec: ModelSpec, phase: Fa
   if (permanent) return permanent;
   if (isNetworkFailure(error)) {
     if (phase === 'stream') return brokenStream(spec, secrets, error);
-    return new RetryableProviderError('network_error', `${prefix} cannot reach ${name} at ${defaultBaseUrl(spec)}: ${secrets.redact(causeText(error))}`, {
-      hint: `Check the network, a proxy (HTTPS_PROXY, NO_PROXY) and ${baseUrlKey(spec)}. ${retryHint()}`,
-      cause: error,
-    });
+    return new RetryableProviderError(
+      'network_error',
+      `${prefix} cannot reach ${name} at ${defaultBaseUrl(spec)}: ${secrets.redact(causeText(error))}`,
+      {
+        hint: `Check the network, a proxy (HTTPS_PROXY, NO_PROXY) and ${baseUrlKey(spec)}. ${retryHint()}`,
+        cause: error,
+      },
+    );
   }
   return new ProviderError('provider_error', `${prefix} ${secrets.redact(causeText(error))}`, { cause: error });
 }
@@ -252,25 +311,42 @@ function permanentConnectionFailure(error: unknown, spec: ModelSpec, secrets: Se
     const code = (link as NodeJS.ErrnoException).code ?? '';
     if (code === 'ENOTFOUND') {
       const host = (link as { hostname?: string }).hostname;
-      return new ProviderError('host_not_found', `${where}: the host name ${host ? `${host} ` : ''}does not resolve (ENOTFOUND)`, { hint: `${check} If the name is right, check the DNS settings of this machine.`, cause: error });
+      return new ProviderError(
+        'host_not_found',
+        `${where}: the host name ${host ? `${host} ` : ''}does not resolve (ENOTFOUND)`,
+        { hint: `${check} If the name is right, check the DNS settings of this machine.`, cause: error },
+      );
     }
     if (/^bad port$/i.test(link.message)) {
-      return new ProviderError('bad_port', `${where}: fetch refuses to connect to that port (bad port: it belongs to another protocol)`, { hint: check, cause: error });
+      return new ProviderError(
+        'bad_port',
+        `${where}: fetch refuses to connect to that port (bad port: it belongs to another protocol)`,
+        { hint: check, cause: error },
+      );
     }
     if (code === 'ERR_INVALID_URL' || /^(invalid url|unknown scheme|unsupported protocol)/i.test(link.message)) {
-      return new ProviderError('bad_url', `${where}: the URL cannot be used (${secrets.redact(link.message)})`, { hint: check, cause: error });
+      return new ProviderError('bad_url', `${where}: the URL cannot be used (${secrets.redact(link.message)})`, {
+        hint: check,
+        cause: error,
+      });
     }
-    if (/^(CERT_|ERR_TLS_CERT|UNABLE_TO_(GET|VERIFY)|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN)/.test(code)) {
+    if (
+      /^(CERT_|ERR_TLS_CERT|UNABLE_TO_(GET|VERIFY)|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN)/.test(code)
+    ) {
       return new ProviderError('certificate_rejected', `${where}: its TLS certificate is not accepted (${code})`, {
         hint: `${check} A private certificate authority is given to Node with NODE_EXTRA_CA_CERTS=<file>.`,
         cause: error,
       });
     }
     if (link instanceof RangeError && /WebAssembly.*Out of memory/i.test(link.message)) {
-      return new ProviderError('address_space_limit', `${where}: Node could not reserve memory for fetch's HTTP parser (WebAssembly): the address space of this process is limited (ulimit -v)`, {
-        hint: 'WebAssembly reserves ~10 GB of address space per instance unless Node runs with --disable-wasm-trap-handler (Node 20.15 or later; jp passes it to its query servers when ulimit -v is set). Raise the limit (ulimit -v unlimited), or run without --no-server.',
-        cause: error,
-      });
+      return new ProviderError(
+        'address_space_limit',
+        `${where}: Node could not reserve memory for fetch's HTTP parser (WebAssembly): the address space of this process is limited (ulimit -v)`,
+        {
+          hint: 'WebAssembly reserves ~10 GB of address space per instance unless Node runs with --disable-wasm-trap-handler (Node 20.15 or later; jp passes it to its query servers when ulimit -v is set). Raise the limit (ulimit -v unlimited), or run without --no-server.',
+          cause: error,
+        },
+      );
     }
   }
   return undefined;
@@ -287,21 +363,35 @@ function isNetworkFailure(error: unknown): boolean {
   return false;
 }
 
-function quotaError(spec: ModelSpec, description: ProviderDescription | undefined, status: number | undefined, cause: unknown, secrets: Secrets): JpError {
+function quotaError(
+  spec: ModelSpec,
+  description: ProviderDescription | undefined,
+  status: number | undefined,
+  cause: unknown,
+  secrets: Secrets,
+): JpError {
   const said = description?.message ? `: ${secrets.redact(description.message)}` : '';
-  return new ProviderError('quota_exceeded', `${spec.id}: ${providerName(spec)} refused the request for quota or billing${status ? ` (HTTP ${status})` : ''}${said}`, {
-    hint: `Check the plan and billing of the account${spec.apiKeyVariable ? ` whose key is in ${spec.apiKeyVariable}` : ''}; retrying will not help until then.`,
-    cause,
-  });
+  return new ProviderError(
+    'quota_exceeded',
+    `${spec.id}: ${providerName(spec)} refused the request for quota or billing${status ? ` (HTTP ${status})` : ''}${said}`,
+    {
+      hint: `Check the plan and billing of the account${spec.apiKeyVariable ? ` whose key is in ${spec.apiKeyVariable}` : ''}; retrying will not help until then.`,
+      cause,
+    },
+  );
 }
 
 /** The response had started and its stream broke: the connection closed, errored or stalled. */
 export function brokenStream(spec: ModelSpec, secrets: Secrets, cause: unknown, what?: string): RetryableProviderError {
   const detail = what ?? secrets.redact(causeText(cause));
-  return new RetryableProviderError('stream_broken', `${spec.id}: the connection to ${providerName(spec)} broke while streaming${detail ? ` (${detail})` : ''}`, {
-    hint: 'The answer is incomplete; `jp query --continue` asks again.',
-    cause,
-  });
+  return new RetryableProviderError(
+    'stream_broken',
+    `${spec.id}: the connection to ${providerName(spec)} broke while streaming${detail ? ` (${detail})` : ''}`,
+    {
+      hint: 'The answer is incomplete; `jp query --continue` asks again.',
+      cause,
+    },
+  );
 }
 
 /**
@@ -309,7 +399,11 @@ export function brokenStream(spec: ModelSpec, secrets: Secrets, cause: unknown, 
  * final at once, with its content type.
  */
 export function notEventStream(spec: ModelSpec, contentType: string, secrets: Secrets): ProviderError {
-  return new ProviderError('not_event_stream', `${spec.id}: ${providerName(spec)} at ${defaultBaseUrl(spec)} answered with something that is not an event stream (content-type ${secrets.redact(contentType.split(';')[0]!.trim())})`, {
-    hint: `Check ${baseUrlKey(spec)}: it should be the provider's API (it ends in /v1 for most); a proxy or a login page may be answering instead.`,
-  });
+  return new ProviderError(
+    'not_event_stream',
+    `${spec.id}: ${providerName(spec)} at ${defaultBaseUrl(spec)} answered with something that is not an event stream (content-type ${secrets.redact(contentType.split(';')[0]!.trim())})`,
+    {
+      hint: `Check ${baseUrlKey(spec)}: it should be the provider's API (it ends in /v1 for most); a proxy or a login page may be answering instead.`,
+    },
+  );
 }

@@ -8,11 +8,18 @@
 import { coalescingTextDeltas, type DeltaWire } from './delta-coalescing.ts';
 
 /** Sees a request's body and each raw chunk of its response as text (secrets are redacted by the logger). */
-export type WireObserver = (message: 'request' | 'response' | 'response chunk', fields: Record<string, unknown>) => void;
+export type WireObserver = (
+  message: 'request' | 'response' | 'response chunk',
+  fields: Record<string, unknown>,
+) => void;
 
 type Fetch = typeof globalThis.fetch;
 
-export async function providerFetch(environment: NodeJS.ProcessEnv, deltas: DeltaWire, wire?: WireObserver): Promise<Fetch> {
+export async function providerFetch(
+  environment: NodeJS.ProcessEnv,
+  deltas: DeltaWire,
+  wire?: WireObserver,
+): Promise<Fetch> {
   const httpsProxy = environment.https_proxy || environment.HTTPS_PROXY;
   const httpProxy = environment.http_proxy || environment.HTTP_PROXY;
   let fetch: Fetch | undefined;
@@ -33,7 +40,12 @@ function observed(fetch: Fetch, wire: WireObserver): Fetch {
   return async (input, init) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     const body = init?.body;
-    wire('request', { method: init?.method ?? 'GET', url, body: typeof body === 'string' ? body : body instanceof Uint8Array ? Buffer.from(body).toString('utf8') : undefined });
+    wire('request', {
+      method: init?.method ?? 'GET',
+      url,
+      body:
+        typeof body === 'string' ? body : body instanceof Uint8Array ? Buffer.from(body).toString('utf8') : undefined,
+    });
     const response = await fetch(input, init);
     wire('response', { url, status: response.status });
     if (!response.body) return response;

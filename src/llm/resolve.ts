@@ -12,11 +12,17 @@ import { UsageError } from '../errors.ts';
  * added there and not here does not compile. `openai-compatible` has no prefix of its own: each name
  * configured under it is one (`<name>/`).
  */
-const providerModels: Record<keyof NonNullable<Config['providers']>, { prefix?: string; form: string; description: string }> = {
+const providerModels: Record<
+  keyof NonNullable<Config['providers']>,
+  { prefix?: string; form: string; description: string }
+> = {
   openai: { prefix: 'openai/', form: 'openai/<model>', description: 'needs OPENAI_API_KEY' },
   anthropic: { prefix: 'anthropic/', form: 'anthropic/<model>', description: 'needs ANTHROPIC_API_KEY' },
   ollama: { prefix: 'ollama/', form: 'ollama/<model>', description: 'a local Ollama server, no key' },
-  'openai-compatible': { form: '<name>/<model>', description: 'any OpenAI-compatible server configured under [providers.openai-compatible.<name>]' },
+  'openai-compatible': {
+    form: '<name>/<model>',
+    description: 'any OpenAI-compatible server configured under [providers.openai-compatible.<name>]',
+  },
   test: { prefix: 'test', form: 'test', description: 'offline replay of providers.test.script (no model at all)' },
 };
 
@@ -85,7 +91,10 @@ export function secretVariables(config: Config): string[] {
 }
 
 function alternatives(): string {
-  return ['Models you can use instead:', ...Object.values(providerModels).map((provider) => `  -m ${provider.form.padEnd(20)}${provider.description}`)].join('\n');
+  return [
+    'Models you can use instead:',
+    ...Object.values(providerModels).map((provider) => `  -m ${provider.form.padEnd(20)}${provider.description}`),
+  ].join('\n');
 }
 
 export function resolveModelSpec(config: Config, environment: NodeJS.ProcessEnv, cwd: string): ModelSpec {
@@ -98,14 +107,20 @@ export function resolveModelSpec(config: Config, environment: NodeJS.ProcessEnv,
   if (prefix === 'test') {
     const script = providers.test?.script;
     if (!script) {
-      throw new UsageError('test_script_missing', `model ${id} is the test provider, but providers.test.script is not set`, {
-        hint: 'Point it at a script file: --cfg providers.test.script=examples/demo-script.json',
-      });
+      throw new UsageError(
+        'test_script_missing',
+        `model ${id} is the test provider, but providers.test.script is not set`,
+        {
+          hint: 'Point it at a script file: --cfg providers.test.script=examples/demo-script.json',
+        },
+      );
     }
     return { id, provider: 'test', model: model || 'script', testScript: path.resolve(cwd, script) };
   }
   if (model === '') {
-    throw new UsageError('model_invalid', `model ${JSON.stringify(id)} is not <provider>/<model>`, { hint: alternatives() });
+    throw new UsageError('model_invalid', `model ${JSON.stringify(id)} is not <provider>/<model>`, {
+      hint: alternatives(),
+    });
   }
   switch (prefix) {
     case 'openai':
@@ -120,17 +135,34 @@ export function resolveModelSpec(config: Config, environment: NodeJS.ProcessEnv,
     }
     case 'ollama': {
       const host = environment.OLLAMA_HOST;
-      const fromHost = host ? (host.startsWith('http') ? host : `http://${host}`).replace(/\/$/, '') + '/v1' : undefined;
-      return { id, provider: 'ollama', model, baseUrl: providers.ollama?.base_url ?? fromHost ?? 'http://127.0.0.1:11434/v1' };
+      const fromHost = host
+        ? (host.startsWith('http') ? host : `http://${host}`).replace(/\/$/, '') + '/v1'
+        : undefined;
+      return {
+        id,
+        provider: 'ollama',
+        model,
+        baseUrl: providers.ollama?.base_url ?? fromHost ?? 'http://127.0.0.1:11434/v1',
+      };
     }
     default: {
       const entry = providers['openai-compatible']?.[prefix];
       if (!entry) {
-        throw new UsageError('provider_unknown', `unknown provider ${JSON.stringify(prefix)} in model ${JSON.stringify(id)}`, {
-          hint: `To use an OpenAI-compatible server (llama.cpp, vLLM, LM Studio) add:\n  [providers.openai-compatible.${prefix}]\n  base_url = "http://127.0.0.1:8080/v1"\n${alternatives()}`,
-        });
+        throw new UsageError(
+          'provider_unknown',
+          `unknown provider ${JSON.stringify(prefix)} in model ${JSON.stringify(id)}`,
+          {
+            hint: `To use an OpenAI-compatible server (llama.cpp, vLLM, LM Studio) add:\n  [providers.openai-compatible.${prefix}]\n  base_url = "http://127.0.0.1:8080/v1"\n${alternatives()}`,
+          },
+        );
       }
-      const spec: ModelSpec = { id, provider: 'openai-compatible', compatibleName: prefix, model, baseUrl: entry.base_url };
+      const spec: ModelSpec = {
+        id,
+        provider: 'openai-compatible',
+        compatibleName: prefix,
+        model,
+        baseUrl: entry.base_url,
+      };
       if (entry.api_key_env) {
         requireKey(id, entry.api_key_env, environment);
         spec.apiKeyVariable = entry.api_key_env;

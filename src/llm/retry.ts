@@ -17,7 +17,10 @@ export interface RetryOptions {
   onRetry?: (attempt: number, delayMilliseconds: number, error: JpError) => void;
 }
 
-export function backoffDelay(attempt: number, options: Pick<RetryOptions, 'baseDelayMilliseconds' | 'maxDelayMilliseconds'>): number {
+export function backoffDelay(
+  attempt: number,
+  options: Pick<RetryOptions, 'baseDelayMilliseconds' | 'maxDelayMilliseconds'>,
+): number {
   const exponential = options.baseDelayMilliseconds * 2 ** attempt;
   const jitter = 0.8 + Math.random() * 0.4;
   const delay = Math.min(options.maxDelayMilliseconds, Math.round(exponential * jitter));
@@ -82,17 +85,22 @@ export class RetryingChatModel implements ChatModel {
         clearTimeout(timer);
         request.signal.removeEventListener('abort', forward);
         const error = timedOut
-          ? new RetryableProviderError('provider_timeout', `${this.id}: no data from the provider for ${Math.round(limit / 1000)} s`, {
-              hint: 'Raise assistant.request.idle_timeout_secs, or resume later with `jp query --continue`.',
-              cause: caught,
-            })
+          ? new RetryableProviderError(
+              'provider_timeout',
+              `${this.id}: no data from the provider for ${Math.round(limit / 1000)} s`,
+              {
+                hint: 'Raise assistant.request.idle_timeout_secs, or resume later with `jp query --continue`.',
+                cause: caught,
+              },
+            )
           : caught;
         if (request.signal.aborted) throw error;
         const retryable = JpError.isInstance(error) && error.status === 'retryable';
         if (!retryable || produced || attempt >= this.options.maxRetries) throw error;
         const asked = retryAfter(error);
         // Never sooner than the provider asks; longer than the longest backoff is not waited for here.
-        if (asked !== undefined && asked > this.options.maxDelayMilliseconds) throw askedToWait(error as JpError, asked);
+        if (asked !== undefined && asked > this.options.maxDelayMilliseconds)
+          throw askedToWait(error as JpError, asked);
         const delay = asked ?? backoffDelay(attempt, this.options);
         this.options.onRetry?.(attempt + 1, delay, error);
         await abortableSleep(delay, request.signal);
@@ -113,7 +121,8 @@ function retryAfter(error: unknown): number | undefined {
   const headers = (error as { cause?: { responseHeaders?: Record<string, string> } }).cause?.responseHeaders;
   if (!headers) return undefined;
   const milliseconds = Number(headers['retry-after-ms']);
-  let delay: number | undefined = headers['retry-after-ms'] !== undefined && Number.isFinite(milliseconds) ? milliseconds : undefined;
+  let delay: number | undefined =
+    headers['retry-after-ms'] !== undefined && Number.isFinite(milliseconds) ? milliseconds : undefined;
   const header = headers['retry-after'];
   if (delay === undefined && header !== undefined) {
     const seconds = Number(header);
@@ -125,8 +134,12 @@ function retryAfter(error: unknown): number | undefined {
 /** The run ends retryable (exit 6) when the provider asks for a longer wait than jp's longest backoff. */
 function askedToWait(error: JpError, milliseconds: number): RetryableProviderError {
   const seconds = Math.ceil(milliseconds / 1000);
-  return new RetryableProviderError(error.code, `${error.message}; the provider asks to wait ${seconds} s before a retry`, {
-    hint: `Resume after that with \`jp query --continue\`, or let jp wait that long: assistant.request.backoff_max_ms = ${seconds * 1000}.`,
-    cause: error,
-  });
+  return new RetryableProviderError(
+    error.code,
+    `${error.message}; the provider asks to wait ${seconds} s before a retry`,
+    {
+      hint: `Resume after that with \`jp query --continue\`, or let jp wait that long: assistant.request.backoff_max_ms = ${seconds * 1000}.`,
+      cause: error,
+    },
+  );
 }

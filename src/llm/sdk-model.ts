@@ -16,11 +16,29 @@ import type { Secrets } from '../redact.ts';
 import { brokenStream, classifyProviderError, notEventStream, providerName } from './provider-errors.ts';
 import { providerFetch, type WireObserver } from './provider-fetch.ts';
 import type { ModelSpec } from './resolve.ts';
-import { stepOutputLimit, type ChatModel, type ChatRequest, type FinishReason, type PromptMessage, type ProviderMetadata, type StreamPart, type Usage } from './types.ts';
+import {
+  stepOutputLimit,
+  type ChatModel,
+  type ChatRequest,
+  type FinishReason,
+  type PromptMessage,
+  type ProviderMetadata,
+  type StreamPart,
+  type Usage,
+} from './types.ts';
 
-export async function createSdkLanguageModel(spec: ModelSpec, environment: NodeJS.ProcessEnv, wire?: WireObserver): Promise<LanguageModelV3> {
+export async function createSdkLanguageModel(
+  spec: ModelSpec,
+  environment: NodeJS.ProcessEnv,
+  wire?: WireObserver,
+): Promise<LanguageModelV3> {
   const apiKey = spec.apiKeyVariable ? environment[spec.apiKeyVariable] : undefined;
-  const deltas = spec.provider === 'anthropic' ? 'anthropic' : spec.provider === 'openai' && spec.openaiApi !== 'chat' ? 'openai-responses' : 'openai-chat';
+  const deltas =
+    spec.provider === 'anthropic'
+      ? 'anthropic'
+      : spec.provider === 'openai' && spec.openaiApi !== 'chat'
+        ? 'openai-responses'
+        : 'openai-chat';
   const fetch = await providerFetch(environment, deltas, wire);
   switch (spec.provider) {
     case 'openai': {
@@ -56,7 +74,10 @@ export interface ModelSettings {
 }
 
 /** The reasoning settings in each provider's own terms (OpenAI reasoning effort, Anthropic thinking budget). */
-export function reasoningOptions(spec: ModelSpec, reasoning: ModelSettings['reasoning']): { options: SharedV3ProviderOptions; ignored: string[] } {
+export function reasoningOptions(
+  spec: ModelSpec,
+  reasoning: ModelSettings['reasoning'],
+): { options: SharedV3ProviderOptions; ignored: string[] } {
   const ignored: string[] = [];
   if (!reasoning) return { options: {}, ignored };
   const { effort, budget_tokens: budget } = reasoning;
@@ -68,11 +89,13 @@ export function reasoningOptions(spec: ModelSpec, reasoning: ModelSettings['reas
       return { options: { anthropic: anthropic as never }, ignored };
     }
     case 'openai':
-      if (budget !== undefined) ignored.push('assistant.reasoning.budget_tokens (OpenAI takes an effort, not a budget)');
+      if (budget !== undefined)
+        ignored.push('assistant.reasoning.budget_tokens (OpenAI takes an effort, not a budget)');
       return { options: effort !== undefined ? { openai: { reasoningEffort: effort } } : {}, ignored };
     case 'ollama':
     case 'openai-compatible':
-      if (budget !== undefined) ignored.push(`assistant.reasoning.budget_tokens (${providerName(spec)} takes reasoning_effort, not a budget)`);
+      if (budget !== undefined)
+        ignored.push(`assistant.reasoning.budget_tokens (${providerName(spec)} takes reasoning_effort, not a budget)`);
       return { options: effort !== undefined ? { openaiCompatible: { reasoningEffort: effort } } : {}, ignored };
     default:
       return { options: {}, ignored };
@@ -84,45 +107,51 @@ export function toSdkPrompt(messages: PromptMessage[], cacheAt: readonly number[
   const marked = new Set(cacheAt);
   return messages.map((message, index): LanguageModelV3Message => {
     const converted = toSdkMessage(message);
-    return marked.has(index) ? { ...converted, providerOptions: { anthropic: { cacheControl: { type: 'ephemeral' } } } } : converted;
+    return marked.has(index)
+      ? { ...converted, providerOptions: { anthropic: { cacheControl: { type: 'ephemeral' } } } }
+      : converted;
   });
 }
 
 function toSdkMessage(message: PromptMessage): LanguageModelV3Message {
-  {
-    switch (message.role) {
-      case 'system':
-        return { role: 'system', content: message.content };
-      case 'user':
-        return { role: 'user', content: [{ type: 'text', text: message.content }] };
-      case 'assistant':
-        return {
-          role: 'assistant',
-          content: [
-            // Only Anthropic wants its reasoning back: signed thinking blocks, unchanged.
-            ...(message.reasoning ?? [])
-              .filter((block) => block.metadata.anthropic !== undefined)
-              .map((block) => ({ type: 'reasoning' as const, text: block.text, providerOptions: { anthropic: block.metadata.anthropic as never } })),
-            ...(message.text ? [{ type: 'text' as const, text: message.text }] : []),
-            ...message.toolCalls.map((call) => ({
-              type: 'tool-call' as const,
-              toolCallId: call.id,
-              toolName: call.name,
-              input: call.arguments,
+  switch (message.role) {
+    case 'system':
+      return { role: 'system', content: message.content };
+    case 'user':
+      return { role: 'user', content: [{ type: 'text', text: message.content }] };
+    case 'assistant':
+      return {
+        role: 'assistant',
+        content: [
+          // Only Anthropic wants its reasoning back: signed thinking blocks, unchanged.
+          ...(message.reasoning ?? [])
+            .filter((block) => block.metadata.anthropic !== undefined)
+            .map((block) => ({
+              type: 'reasoning' as const,
+              text: block.text,
+              providerOptions: { anthropic: block.metadata.anthropic as never },
             })),
-          ],
-        };
-      case 'tool':
-        return {
-          role: 'tool',
-          content: message.results.map((result) => ({
-            type: 'tool-result' as const,
-            toolCallId: result.id,
-            toolName: result.name,
-            output: result.isError ? { type: 'error-text' as const, value: result.content } : { type: 'text' as const, value: result.content },
+          ...(message.text ? [{ type: 'text' as const, text: message.text }] : []),
+          ...message.toolCalls.map((call) => ({
+            type: 'tool-call' as const,
+            toolCallId: call.id,
+            toolName: call.name,
+            input: call.arguments,
           })),
-        };
-    }
+        ],
+      };
+    case 'tool':
+      return {
+        role: 'tool',
+        content: message.results.map((result) => ({
+          type: 'tool-result' as const,
+          toolCallId: result.id,
+          toolName: result.name,
+          output: result.isError
+            ? { type: 'error-text' as const, value: result.content }
+            : { type: 'text' as const, value: result.content },
+        })),
+      };
   }
 }
 
@@ -138,13 +167,22 @@ export function toUsage(usage: LanguageModelV3Usage): Usage | null {
   const raw = usage.raw as Record<string, unknown> | undefined;
   const providerTotal = typeof raw?.total_tokens === 'number' ? raw.total_tokens : undefined;
   let outputTokens = output ?? null;
-  if (outputTokens !== null && input !== undefined && reasoning && providerTotal === input + outputTokens + reasoning) outputTokens += reasoning;
+  if (outputTokens !== null && input !== undefined && reasoning && providerTotal === input + outputTokens + reasoning)
+    outputTokens += reasoning;
   return {
     input_tokens: input ?? null,
     output_tokens: outputTokens,
     reasoning_tokens: reasoning,
-    cached_input_tokens: reportedCacheCount(raw, ['cache_read_input_tokens', 'cached_tokens'], usage.inputTokens.cacheRead),
-    cache_write_tokens: reportedCacheCount(raw, ['cache_creation_input_tokens', 'cache_write_tokens'], usage.inputTokens.cacheWrite),
+    cached_input_tokens: reportedCacheCount(
+      raw,
+      ['cache_read_input_tokens', 'cached_tokens'],
+      usage.inputTokens.cacheRead,
+    ),
+    cache_write_tokens: reportedCacheCount(
+      raw,
+      ['cache_creation_input_tokens', 'cache_write_tokens'],
+      usage.inputTokens.cacheWrite,
+    ),
     total_tokens: providerTotal ?? (input !== undefined && outputTokens !== null ? input + outputTokens : null),
   };
 }
@@ -154,7 +192,11 @@ export function toUsage(usage: LanguageModelV3Usage): Usage | null {
  * (at the top, or in `prompt_tokens_details` / `input_tokens_details`): the SDKs turn a count the
  * provider never sent into 0, and jp says null for that.
  */
-function reportedCacheCount(raw: Record<string, unknown> | undefined, keys: string[], mapped: number | undefined): number | null {
+function reportedCacheCount(
+  raw: Record<string, unknown> | undefined,
+  keys: string[],
+  mapped: number | undefined,
+): number | null {
   if (!raw || mapped === undefined) return null;
   const places = [raw, raw.prompt_tokens_details, raw.input_tokens_details].filter(
     (place): place is Record<string, unknown> => typeof place === 'object' && place !== null,
@@ -198,7 +240,9 @@ function isProvidersFinish(reason: LanguageModelV3FinishReason): boolean {
 
 /** The provider's own explanation of a finish, where it gives one (Anthropic's refusal details). */
 function finishDetail(part: Extract<LanguageModelV3StreamPart, { type: 'finish' }>): string | undefined {
-  const details = (part.providerMetadata?.anthropic as { stopDetails?: { explanation?: unknown; category?: unknown } } | undefined)?.stopDetails;
+  const details = (
+    part.providerMetadata?.anthropic as { stopDetails?: { explanation?: unknown; category?: unknown } } | undefined
+  )?.stopDetails;
   if (typeof details?.explanation === 'string') return details.explanation;
   if (typeof details?.category === 'string') return `category: ${details.category}`;
   return undefined;
@@ -207,7 +251,8 @@ function finishDetail(part: Extract<LanguageModelV3StreamPart, { type: 'finish' 
 function mergeMetadata(into: ProviderMetadata, more: Record<string, unknown> | undefined): void {
   if (!more) return;
   for (const [provider, values] of Object.entries(more)) {
-    if (typeof values === 'object' && values !== null) into[provider] = { ...into[provider], ...(values as Record<string, unknown>) };
+    if (typeof values === 'object' && values !== null)
+      into[provider] = { ...into[provider], ...(values as Record<string, unknown>) };
   }
 }
 
@@ -225,7 +270,13 @@ export class SdkChatModel implements ChatModel {
   private readonly ignored: string[];
 
   /** `secrets`: what the provider says in an error or a finish is redacted by these. */
-  constructor(spec: ModelSpec, model: LanguageModelV3, private readonly secrets: Secrets, settings: ModelSettings = {}, onWarning: (message: string) => void = () => {}) {
+  constructor(
+    spec: ModelSpec,
+    model: LanguageModelV3,
+    private readonly secrets: Secrets,
+    settings: ModelSettings = {},
+    onWarning: (message: string) => void = () => {},
+  ) {
     this.id = spec.id;
     this.spec = spec;
     this.model = model;
@@ -253,7 +304,10 @@ export class SdkChatModel implements ChatModel {
     for (const key of this.ignored) this.warn(`${key} is ignored for ${this.id}`);
     const providerOptions = this.requestProviderOptions(request);
     const options: LanguageModelV3CallOptions = {
-      prompt: toSdkPrompt(request.messages, this.spec.provider === 'anthropic' ? cacheBreakpoints(request.messages) : []),
+      prompt: toSdkPrompt(
+        request.messages,
+        this.spec.provider === 'anthropic' ? cacheBreakpoints(request.messages) : [],
+      ),
       abortSignal: request.signal,
       ...(this.maxOutputTokens !== undefined ? { maxOutputTokens: this.maxOutputTokens } : {}),
       ...(Object.keys(providerOptions).length > 0 ? { providerOptions } : {}),
@@ -268,7 +322,13 @@ export class SdkChatModel implements ChatModel {
           }
         : {}),
       ...(request.responseFormat
-        ? { responseFormat: { type: 'json' as const, schema: request.responseFormat.schema as never, name: request.responseFormat.name } }
+        ? {
+            responseFormat: {
+              type: 'json' as const,
+              schema: request.responseFormat.schema as never,
+              name: request.responseFormat.name,
+            },
+          }
         : {}),
     };
     let reader: ReadableStreamDefaultReader<LanguageModelV3StreamPart>;
@@ -296,7 +356,8 @@ export class SdkChatModel implements ChatModel {
         } catch (error) {
           throw classifyProviderError(error, this.spec, 'stream', this.secrets);
         }
-        if (next.done) throw brokenStream(this.spec, this.secrets, undefined, 'the stream ended without its finish event');
+        if (next.done)
+          throw brokenStream(this.spec, this.secrets, undefined, 'the stream ended without its finish event');
         const part = next.value;
         if (part.type === 'text-delta' || part.type === 'reasoning-delta' || part.type === 'tool-input-delta') {
           const room = stepOutputLimit.bytes - outputBytes;
@@ -306,8 +367,15 @@ export class SdkChatModel implements ChatModel {
             // An endless (or runaway) stream: the step ends here, cut at jp's limit (what of this
             // piece fits is kept: pieces arrive merged); the reader is cancelled below, which ends
             // the request. Its tool calls are not handed out.
-            const fitting = outputBytes > stepOutputLimit.bytes ? Buffer.from(part.delta).subarray(0, room).toString('utf8').replace(/\uFFFD$/, '') : '';
-            if (fitting && part.type !== 'tool-input-delta') yield { type: part.type === 'text-delta' ? 'text' : 'reasoning', text: fitting };
+            const fitting =
+              outputBytes > stepOutputLimit.bytes
+                ? Buffer.from(part.delta)
+                    .subarray(0, room)
+                    .toString('utf8')
+                    .replace(/\uFFFD$/, '')
+                : '';
+            if (fitting && part.type !== 'tool-input-delta')
+              yield { type: part.type === 'text-delta' ? 'text' : 'reasoning', text: fitting };
             yield { type: 'finish', usage: null, reason: 'length', providerReason: stepOutputLimit.reason };
             return;
           }
@@ -332,11 +400,24 @@ export class SdkChatModel implements ChatModel {
             break;
           }
           case 'tool-call':
-            if (part.providerExecuted) yield { type: 'provider_tool_call', id: part.toolCallId, name: part.toolName, input: parseInput(part.input) };
+            if (part.providerExecuted)
+              yield {
+                type: 'provider_tool_call',
+                id: part.toolCallId,
+                name: part.toolName,
+                input: parseInput(part.input),
+              };
             else toolCalls.push({ type: 'tool_call', id: part.toolCallId, name: part.toolName, input: part.input });
             break;
           case 'tool-result':
-            if (!part.preliminary) yield { type: 'provider_tool_result', id: part.toolCallId, name: part.toolName, result: part.result, isError: part.isError === true };
+            if (!part.preliminary)
+              yield {
+                type: 'provider_tool_result',
+                id: part.toolCallId,
+                name: part.toolName,
+                result: part.result,
+                isError: part.isError === true,
+              };
             break;
           case 'source':
             yield {
@@ -344,14 +425,19 @@ export class SdkChatModel implements ChatModel {
               source:
                 part.sourceType === 'url'
                   ? { url: part.url, ...(part.title ? { title: part.title } : {}) }
-                  : { title: part.title, media_type: part.mediaType, ...(part.filename ? { filename: part.filename } : {}) },
+                  : {
+                      title: part.title,
+                      media_type: part.mediaType,
+                      ...(part.filename ? { filename: part.filename } : {}),
+                    },
             };
             break;
           case 'stream-start':
             if (this.sayWarnings) for (const warning of part.warnings) this.warn(`${this.id}: ${warningText(warning)}`);
             break;
           case 'finish': {
-            if (!isProvidersFinish(part.finishReason)) throw brokenStream(this.spec, this.secrets, undefined, 'the stream ended without its finish event');
+            if (!isProvidersFinish(part.finishReason))
+              throw brokenStream(this.spec, this.secrets, undefined, 'the stream ended without its finish event');
             yield* toolCalls;
             const detail = finishDetail(part);
             yield {
@@ -365,7 +451,10 @@ export class SdkChatModel implements ChatModel {
           }
           case 'error':
             // openai-compatible reports a stream that ended without a finish reason as an error.
-            if (InvalidResponseDataError.isInstance(part.error) && /without a finish reason/i.test(part.error.message)) {
+            if (
+              InvalidResponseDataError.isInstance(part.error) &&
+              /without a finish reason/i.test(part.error.message)
+            ) {
               throw brokenStream(this.spec, this.secrets, part.error, 'the stream ended without its finish event');
             }
             throw classifyProviderError(part.error, this.spec, 'stream', this.secrets);

@@ -18,7 +18,9 @@ const partSchema = z.union([
   z.strictObject({ text: z.string() }),
   z.strictObject({ reasoning: z.string() }),
   z.strictObject({ delay_ms: z.number().check(z.nonnegative()) }),
-  z.strictObject({ tool_call: z.strictObject({ id: z.optional(z.string()), name: z.string(), arguments: z.unknown() }) }),
+  z.strictObject({
+    tool_call: z.strictObject({ id: z.optional(z.string()), name: z.string(), arguments: z.unknown() }),
+  }),
 ]);
 
 const scriptSchema = z.strictObject({
@@ -34,15 +36,22 @@ export function loadTestScript(file: string): TestScript {
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    throw new UsageError('test_script_unreadable', `cannot read test provider script ${file}: ${(error as Error).message}`, {
-      hint: 'Set providers.test.script to an existing JSON file (see examples/demo-script.json).',
-    });
+    throw new UsageError(
+      'test_script_unreadable',
+      `cannot read test provider script ${file}: ${(error as Error).message}`,
+      {
+        hint: 'Set providers.test.script to an existing JSON file (see examples/demo-script.json).',
+      },
+    );
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new UsageError('test_script_invalid', `test provider script ${file} is not valid JSON: ${(error as Error).message}`);
+    throw new UsageError(
+      'test_script_invalid',
+      `test provider script ${file} is not valid JSON: ${(error as Error).message}`,
+    );
   }
   const result = scriptSchema.safeParse(value);
   if (!result.success) {
@@ -50,7 +59,9 @@ export function loadTestScript(file: string): TestScript {
     throw new UsageError(
       'test_script_invalid',
       `test provider script ${file}: invalid at ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`,
-      { hint: 'Each step is {"parts": [...]} with parts {"text"}, {"reasoning"}, {"delay_ms"} or {"tool_call": {"name", "arguments"}}.' },
+      {
+        hint: 'Each step is {"parts": [...]} with parts {"text"}, {"reasoning"}, {"delay_ms"} or {"tool_call": {"name", "arguments"}}.',
+      },
     );
   }
   return result.data;
@@ -101,7 +112,12 @@ export class TestChatModel implements ChatModel {
       } else {
         toolCalls++;
         const id = part.tool_call.id ?? `test_call_${rounds}_${toolCalls}`;
-        yield { type: 'tool_call', id, name: part.tool_call.name, input: JSON.stringify(part.tool_call.arguments ?? {}) };
+        yield {
+          type: 'tool_call',
+          id,
+          name: part.tool_call.name,
+          input: JSON.stringify(part.tool_call.arguments ?? {}),
+        };
       }
       if (request.signal.aborted) throw request.signal.reason;
     }

@@ -48,13 +48,29 @@ export const verbosityLevels = ['silent', 'warn', 'info', 'debug', 'trace', 'wir
 /** pino's levels plus `wire`, below trace. */
 const wireLevel = 5;
 
-export const silentLogger: Logger = { error() {}, warn() {}, info() {}, debug() {}, trace() {}, wire() {}, enabled: () => false };
+export const silentLogger: Logger = {
+  error() {},
+  warn() {},
+  info() {},
+  debug() {},
+  trace() {},
+  wire() {},
+  enabled: () => false,
+};
 
 export function defaultLogFile(dataHome: string): string {
   return path.join(dataHome, 'jp', 'logs', 'jp.log');
 }
 
-const levelNames: Record<number, string> = { [wireLevel]: 'WIRE', 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+const levelNames: Record<number, string> = {
+  [wireLevel]: 'WIRE',
+  10: 'TRACE',
+  20: 'DEBUG',
+  30: 'INFO',
+  40: 'WARN',
+  50: 'ERROR',
+  60: 'FATAL',
+};
 
 /** Turns one pino JSON line into `time LEVEL message key=value ...`. */
 export function jsonLineToText(line: string): string {
@@ -64,7 +80,9 @@ export function jsonLineToText(line: string): string {
     void hostname;
     const fields = Object.entries(rest)
       // One record, one line: a value with spaces, quotes or line breaks is written as a JSON string.
-      .map(([key, value]) => `${key}=${typeof value === 'string' && !/[\s"]/.test(value) ? value : JSON.stringify(value)}`)
+      .map(
+        ([key, value]) => `${key}=${typeof value === 'string' && !/[\s"]/.test(value) ? value : JSON.stringify(value)}`,
+      )
       .join(' ');
     const stamp = typeof time === 'number' ? new Date(time).toISOString() : String(time);
     return `${stamp} ${(levelNames[level as number] ?? String(level)).padEnd(5)} [${pid}] ${String(msg ?? '')}${fields ? ' ' + fields : ''}\n`;
@@ -96,9 +114,13 @@ function openDestination(settings: LogSettings): { write(text: string): void } {
     const noFollow = settings.isDefaultFile ? constants.O_NOFOLLOW : 0;
     fd = openSync(settings.file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | noFollow, 0o600);
   } catch (error) {
-    throw new UsageError('log_file_unusable', `cannot open the log file ${settings.file}: ${(error as Error).message}`, {
-      hint: 'Pick another with --log-file <path> (or JP_LOG_FILE), --log-file=- for stderr, or drop -v.',
-    });
+    throw new UsageError(
+      'log_file_unusable',
+      `cannot open the log file ${settings.file}: ${(error as Error).message}`,
+      {
+        hint: 'Pick another with --log-file <path> (or JP_LOG_FILE), --log-file=- for stderr, or drop -v.',
+      },
+    );
   }
   return {
     write(text) {
@@ -124,9 +146,13 @@ export async function createLogger(settings: LogSettings, secrets: Secrets, bind
       base: { pid: process.pid, ...bindings },
       redact: { paths: ['headers.authorization', 'headers["x-api-key"]', 'apiKey', 'api_key'], censor: '[REDACTED]' },
     },
-    { write: (text: string) => destination.write(secrets.redact(settings.format === 'text' ? jsonLineToText(text) : text)) },
+    {
+      write: (text: string) =>
+        destination.write(secrets.redact(settings.format === 'text' ? jsonLineToText(text) : text)),
+    },
   );
-  const method = (name: LogLevel) => (message: string, fields?: LogFields) => (fields ? logger[name](fields, message) : logger[name](message));
+  const method = (name: LogLevel) => (message: string, fields?: LogFields) =>
+    fields ? logger[name](fields, message) : logger[name](message);
   return {
     error: method('error'),
     warn: method('warn'),

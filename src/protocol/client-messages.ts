@@ -21,7 +21,12 @@ const clientMessageSchema = z.discriminatedUnion('type', [
   clientHelloSchema,
   z.object({ type: z.literal('inquiry_response'), id: z.string(), answer: z.unknown() }),
   z.object({ type: z.literal('inquiry_declined'), id: z.string() }),
-  z.object({ type: z.literal('file_response'), id: z.string(), content: z.optional(z.string()), error: z.optional(z.string()) }),
+  z.object({
+    type: z.literal('file_response'),
+    id: z.string(),
+    content: z.optional(z.string()),
+    error: z.optional(z.string()),
+  }),
   z.object({ type: z.literal('signal'), kind: z.literal('interrupt') }),
   z.object({
     type: z.literal('interrupt_action'),
@@ -49,7 +54,16 @@ export function parseClientMessage(value: unknown): ParsedClientMessage {
     return { ok: true, message: result.data };
   }
   const type = typeof value === 'object' && value !== null ? (value as JsonObject).type : undefined;
-  const known = ['hello', 'inquiry_response', 'inquiry_declined', 'file_response', 'signal', 'interrupt_action', 'disconnect', 'shutdown'];
+  const known = [
+    'hello',
+    'inquiry_response',
+    'inquiry_declined',
+    'file_response',
+    'signal',
+    'interrupt_action',
+    'disconnect',
+    'shutdown',
+  ];
   if (typeof type !== 'string' || !known.includes(type)) {
     return { ok: false, code: 'unknown_type', message: `unknown message type ${JSON.stringify(type ?? null)}` };
   }
@@ -57,4 +71,3 @@ export function parseClientMessage(value: unknown): ParsedClientMessage {
   const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
   return { ok: false, code: 'invalid_message', message: `invalid ${type} message${where}` };
 }
-

@@ -16,9 +16,7 @@ export function encodeLine(message: unknown): string {
   return JSON.stringify(message) + '\n';
 }
 
-export type DecodeResult =
-  | { kind: 'message'; value: unknown }
-  | { kind: 'malformed'; reason: string; excerpt: string };
+export type DecodeResult = { kind: 'message'; value: unknown } | { kind: 'malformed'; reason: string; excerpt: string };
 
 /**
  * Splits a byte stream into lines and parses each one. A line longer than the cap is reported once

@@ -10,7 +10,13 @@ import { eventsFile } from '../conversation/store.ts';
 import { someNames } from '../plural.ts';
 import type { Secrets } from '../redact.ts';
 import { workspaceDirectoryName } from '../workspace/workspace.ts';
-import { summarizeTurn, type PendingInquiry, type PermissionDenial, type ToolSummary, type Unanswered } from '../turn/summary.ts';
+import {
+  summarizeTurn,
+  type PendingInquiry,
+  type PermissionDenial,
+  type ToolSummary,
+  type Unanswered,
+} from '../turn/summary.ts';
 import type { TurnOutcome } from '../turn/engine.ts';
 import { truncateOutput } from '../tools/truncate.ts';
 
@@ -79,10 +85,14 @@ export function logFileOf(conversationId: string | null): string | null {
 }
 
 /** The status of a finished turn: a completed turn with inquiries no human could answer is `denied`. */
-export function statusOfTurn(outcome: TurnOutcome, summary: { permission_denials: unknown[]; unanswered: unknown[] }): { status: RunStatus; exitCode: number } {
+export function statusOfTurn(
+  outcome: TurnOutcome,
+  summary: { permission_denials: unknown[]; unanswered: unknown[] },
+): { status: RunStatus; exitCode: number } {
   switch (outcome.status) {
     case 'completed': {
-      const status: RunStatus = summary.permission_denials.length + summary.unanswered.length > 0 ? 'denied' : 'success';
+      const status: RunStatus =
+        summary.permission_denials.length + summary.unanswered.length > 0 ? 'denied' : 'success';
       return { status, exitCode: exitCodeOf(status) };
     }
     case 'deferred':
@@ -126,18 +136,40 @@ export function buildTurnResult(options: {
       finish_reason: options.outcome.finishReason ?? null,
     },
     warnings: [...(options.warnings ?? []), ...(options.outcome.warnings ?? [])],
-    error: error ? errorObject(error) : options.outcome.status === 'interrupted' ? interruptedError(options.outcome) : null,
+    error: error
+      ? errorObject(error)
+      : options.outcome.status === 'interrupted'
+        ? interruptedError(options.outcome)
+        : null,
   });
 }
 
 /** The fields every result opens with: what it is, when, of which conversation, how it ended, for which query. */
-function resultHead(conversationId: string | null, status: ResultObject['status'], exitCode: number, query: string): Pick<ResultObject, 'v' | 'type' | 'ts' | 'conversation_id' | 'log_file' | 'status' | 'exit_code' | 'query'> {
-  return { v: 1, type: 'result', ts: new Date().toISOString(), conversation_id: conversationId, log_file: logFileOf(conversationId), status, exit_code: exitCode, query: resultQuery(query) };
+function resultHead(
+  conversationId: string | null,
+  status: ResultObject['status'],
+  exitCode: number,
+  query: string,
+): Pick<ResultObject, 'v' | 'type' | 'ts' | 'conversation_id' | 'log_file' | 'status' | 'exit_code' | 'query'> {
+  return {
+    v: 1,
+    type: 'result',
+    ts: new Date().toISOString(),
+    conversation_id: conversationId,
+    log_file: logFileOf(conversationId),
+    status,
+    exit_code: exitCode,
+    query: resultQuery(query),
+  };
 }
 
 /** What an interrupted turn's result says: resumable, unless the user aborted it (then it was dropped). */
 function interruptedError(outcome: TurnOutcome): { code: string; message: string } {
-  if (outcome.stop?.discard) return { code: 'aborted', message: 'the turn was aborted: it was dropped (kept in the log, marked discarded) and cannot be resumed' };
+  if (outcome.stop?.discard)
+    return {
+      code: 'aborted',
+      message: 'the turn was aborted: it was dropped (kept in the log, marked discarded) and cannot be resumed',
+    };
   return { code: 'interrupted', message: 'the run was interrupted; resume it with `jp query --continue`' };
 }
 
@@ -172,7 +204,9 @@ export function buildErrorResult(options: {
 }
 
 function errorObject(error: JpError): { code: string; message: string; hint?: string } {
-  return error.hint ? { code: error.code, message: error.message, hint: error.hint } : { code: error.code, message: error.message };
+  return error.hint
+    ? { code: error.code, message: error.message, hint: error.hint }
+    : { code: error.code, message: error.message };
 }
 
 /**
@@ -188,14 +222,20 @@ export function exitCodeFromLog(events: readonly ConversationEvent[]): { exitCod
   if (last.final === 'completed') {
     const summary = summarizeTurn(last.events);
     const denied = summary.permission_denials.length + summary.unanswered.length > 0;
-    return denied ? { exitCode: 3, description: 'completed, with inquiries no user could answer' } : { exitCode: 0, description: 'completed' };
+    return denied
+      ? { exitCode: 3, description: 'completed, with inquiries no user could answer' }
+      : { exitCode: 0, description: 'completed' };
   }
   const incomplete = describeTurn(last);
-  if (incomplete.pendingInquiries.length > 0) return { exitCode: 4, description: `waiting for input (${incomplete.pendingInquiries[0]!.inquiry.tool})` };
+  if (incomplete.pendingInquiries.length > 0)
+    return { exitCode: 4, description: `waiting for input (${incomplete.pendingInquiries[0]!.inquiry.tool})` };
   const stop = incomplete.lastStop;
   const lastEvent = last.events[last.events.length - 1];
   if (stop && stop === lastEvent) {
-    return { exitCode: stop.exit_code ?? (stop.status === 'error' ? 1 : 130), description: stop.status === 'error' ? `error: ${stop.error?.message ?? 'unknown'}` : 'interrupted' };
+    return {
+      exitCode: stop.exit_code ?? (stop.status === 'error' ? 1 : 130),
+      description: stop.status === 'error' ? `error: ${stop.error?.message ?? 'unknown'}` : 'interrupted',
+    };
   }
   return { exitCode: 1, description: `stopped without finishing (${incomplete.resumePoint}); resume with --continue` };
 }

@@ -6,7 +6,16 @@
 import { spawn } from 'node:child_process';
 import type { PendingInquiry } from '../turn/summary.ts';
 
-export function runWaitingHook(command: string, options: { environment: NodeJS.ProcessEnv; conversationId: string; pending: PendingInquiry | null; workspaceRoot: string; output: 'inherit' | 'ignore' }): void {
+export function runWaitingHook(
+  command: string,
+  options: {
+    environment: NodeJS.ProcessEnv;
+    conversationId: string;
+    pending: PendingInquiry | null;
+    workspaceRoot: string;
+    output: 'inherit' | 'ignore';
+  },
+): void {
   const child = spawn('/bin/sh', ['-c', command], {
     detached: true,
     stdio: ['ignore', options.output, options.output],

@@ -21,7 +21,13 @@ export class LiveLog implements TurnHost {
   private readonly clients: RunClients;
   private readonly partialText = { message: '', reasoning: '' };
 
-  constructor(options: { log: ConversationLog; logger: Logger; clients: RunClients; processes: ProcessTracker; secrets: Secrets }) {
+  constructor(options: {
+    log: ConversationLog;
+    logger: Logger;
+    clients: RunClients;
+    processes: ProcessTracker;
+    secrets: Secrets;
+  }) {
     this.secrets = options.secrets;
     this.log = options.log;
     this.logger = options.logger;
@@ -50,7 +56,10 @@ export class LiveLog implements TurnHost {
 
   delta(piece: { kind: 'message' | 'reasoning'; text: string }): void {
     this.partialText[piece.kind] += piece.text;
-    const event = piece.kind === 'message' ? { type: 'chat_response', timestamp: now(), message: piece.text } : { type: 'chat_response', timestamp: now(), reasoning: piece.text };
+    const event =
+      piece.kind === 'message'
+        ? { type: 'chat_response', timestamp: now(), message: piece.text }
+        : { type: 'chat_response', timestamp: now(), reasoning: piece.text };
     this.clients.broadcast({ type: 'delta', event });
   }
 

@@ -43,7 +43,10 @@ export class RunMcp {
   start(): void {
     const { servers, request, config, environment, logger } = this.options;
     if (servers.length === 0) return;
-    this.options.secrets.add(environment, servers.flatMap((server) => (server.spec.bearerTokenVariable ? [server.spec.bearerTokenVariable] : [])));
+    this.options.secrets.add(
+      environment,
+      servers.flatMap((server) => (server.spec.bearerTokenVariable ? [server.spec.bearerTokenVariable] : [])),
+    );
     const selection = { noTools: request.tools.no_tools, enabled: request.tools.enabled };
     const began = Date.now();
     this.started = import('../tools/mcp/servers.ts').then(async ({ McpServers }) => {
@@ -54,9 +57,16 @@ export class RunMcp {
         warning: this.options.warning,
         include: (name) => isToolIncluded(config.value, selection, name),
         secrets: this.options.secrets,
-        placement: { ownGroup: !this.options.leadsProcessGroup, processes: this.options.processes, sandbox: this.options.sandbox().confined },
+        placement: {
+          ownGroup: !this.options.leadsProcessGroup,
+          processes: this.options.processes,
+          sandbox: this.options.sandbox().confined,
+        },
       });
-      logger.info('MCP servers started', { milliseconds: Date.now() - began, servers: started.statuses().map((status) => `${status.name}: ${status.state}`) });
+      logger.info('MCP servers started', {
+        milliseconds: Date.now() - began,
+        servers: started.statuses().map((status) => `${status.name}: ${status.state}`),
+      });
       return started;
     });
     this.started.catch(() => {
@@ -72,7 +82,10 @@ export class RunMcp {
     const tools = new Map(own);
     for (const [name, tool] of servers.tools) if (!tools.has(name)) tools.set(name, tool);
     for (const name of this.options.request.tools.enabled) {
-      if (isMcpToolName(name) && !tools.has(name)) this.options.warning(`--tool ${name}: no such tool (its MCP server is not configured, did not start, or does not offer it)`);
+      if (isMcpToolName(name) && !tools.has(name))
+        this.options.warning(
+          `--tool ${name}: no such tool (its MCP server is not configured, did not start, or does not offer it)`,
+        );
     }
     return tools;
   }

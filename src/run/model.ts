@@ -10,15 +10,29 @@ import type { ChatModel } from '../llm/types.ts';
 import type { Logger } from '../output/logger.ts';
 import type { Secrets } from '../redact.ts';
 
-export function startModel(spec: ModelSpec, config: LoadedConfig, options: { environment: NodeJS.ProcessEnv; secrets: Secrets; logger: Logger; notice(level: 'warning', message: string): void }): Promise<ChatModel> {
+export function startModel(
+  spec: ModelSpec,
+  config: LoadedConfig,
+  options: {
+    environment: NodeJS.ProcessEnv;
+    secrets: Secrets;
+    logger: Logger;
+    notice(level: 'warning', message: string): void;
+  },
+): Promise<ChatModel> {
   const retries = config.value.assistant?.request?.max_retries ?? 4;
   const { logger, notice } = options;
   const model = createChatModel(spec, config.value, {
     environment: options.environment,
     secrets: options.secrets,
     onRetry: (attempt, delay, error) =>
-      notice('warning', `${error.message}; retrying ${Number.isFinite(delay) && delay > 0 ? `in ${(delay / 1000).toFixed(1)} s` : 'now'} (attempt ${attempt} of ${retries})`),
-    ...(logger.enabled('wire') ? { wire: (message: string, fields: Record<string, unknown>) => logger.wire(message, fields) } : {}),
+      notice(
+        'warning',
+        `${error.message}; retrying ${Number.isFinite(delay) && delay > 0 ? `in ${(delay / 1000).toFixed(1)} s` : 'now'} (attempt ${attempt} of ${retries})`,
+      ),
+    ...(logger.enabled('wire')
+      ? { wire: (message: string, fields: Record<string, unknown>) => logger.wire(message, fields) }
+      : {}),
     onWarning: (message) => notice('warning', message),
   });
   model.catch(() => {

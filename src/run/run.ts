@@ -58,11 +58,24 @@ export class Run implements RunControl {
   constructor(options: RunOptions) {
     this.options = options;
     const { request, setup, logger } = options;
-    this.live = new LiveLog({ log: setup.log, logger, clients: options.clients, processes: options.processes, secrets: setup.secrets });
-    if (setup.logRepair.tornTailSavedTo) logger.warn('repaired a torn last line of the log', { saved_to: setup.logRepair.tornTailSavedTo });
-    if (setup.logRepair.skipped > 0) logger.warn('skipped damaged lines in the log', { count: setup.logRepair.skipped });
+    this.live = new LiveLog({
+      log: setup.log,
+      logger,
+      clients: options.clients,
+      processes: options.processes,
+      secrets: setup.secrets,
+    });
+    if (setup.logRepair.tornTailSavedTo)
+      logger.warn('repaired a torn last line of the log', { saved_to: setup.logRepair.tornTailSavedTo });
+    if (setup.logRepair.skipped > 0)
+      logger.warn('skipped damaged lines in the log', { count: setup.logRepair.skipped });
     const notice = (level: 'warning', message: string): void => this.live.notice(level, message);
-    this.model = startModel(setup.model, setup.config, { environment: setup.environment, secrets: setup.secrets, logger, notice });
+    this.model = startModel(setup.model, setup.config, {
+      environment: setup.environment,
+      secrets: setup.secrets,
+      logger,
+      notice,
+    });
     this.mcp = new RunMcp({
       servers: setup.mcpServers,
       request,
@@ -77,7 +90,11 @@ export class Run implements RunControl {
       serverOutput: options.serverOutput,
       warning: (message) => notice('warning', message),
     });
-    if (setup.logRepair.skipped > 0) notice('warning', `skipped ${counted(setup.logRepair.skipped, 'damaged line')} in the conversation log; the rest is intact`);
+    if (setup.logRepair.skipped > 0)
+      notice(
+        'warning',
+        `skipped ${counted(setup.logRepair.skipped, 'damaged line')} in the conversation log; the rest is intact`,
+      );
     this.touchMetadata(request.message);
   }
 
@@ -108,19 +125,33 @@ export class Run implements RunControl {
   /** The run's command sandbox (DESIGN §10), for its tools and the MCP servers that opt in. */
   private sandbox(): ReturnType<typeof runSandboxes> {
     const { request, setup } = this.options;
-    this.sandboxes ??= runSandboxes({ config: setup.config.value, workspaceRoot: request.workspace.root, toolRoot: request.workspace.tool_root, environment: setup.environment });
+    this.sandboxes ??= runSandboxes({
+      config: setup.config.value,
+      workspaceRoot: request.workspace.root,
+      toolRoot: request.workspace.tool_root,
+      environment: setup.environment,
+    });
     return this.sandboxes;
   }
 
   /** Runs the request to its end and returns the result; never throws. */
   async run(): Promise<ResultObject> {
     const { request, setup, logger } = this.options;
-    logger.info('run started', { model: setup.model.id, detached: request.detached, resume: request.resume, discard_turn: request.discard_turn });
-    if (setup.config.ignored.length > 0) logger.warn('untrusted workspace config: keys ignored', { keys: setup.config.ignored.map((key) => key.key) });
+    logger.info('run started', {
+      model: setup.model.id,
+      detached: request.detached,
+      resume: request.resume,
+      discard_turn: request.discard_turn,
+    });
+    if (setup.config.ignored.length > 0)
+      logger.warn('untrusted workspace config: keys ignored', { keys: setup.config.ignored.map((key) => key.key) });
     this.mcp.start();
     if (!request.detached) {
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([this.options.clients.firstClient(), new Promise<void>((resolve) => (timer = setTimeout(resolve, firstClientTimeoutMilliseconds)))]);
+      await Promise.race([
+        this.options.clients.firstClient(),
+        new Promise<void>((resolve) => (timer = setTimeout(resolve, firstClientTimeoutMilliseconds))),
+      ]);
       clearTimeout(timer);
     }
     let result: ResultObject;
@@ -149,7 +180,15 @@ export class Run implements RunControl {
 
   private errorResult(error: JpError): ResultObject {
     const { request, setup } = this.options;
-    return buildErrorResult({ conversationId: request.conversation_id, query: request.query, error, model: setup.model.id, startedAt: request.started_at, warnings: this.warnings(), secrets: setup.secrets });
+    return buildErrorResult({
+      conversationId: request.conversation_id,
+      query: request.query,
+      error,
+      model: setup.model.id,
+      startedAt: request.started_at,
+      warnings: this.warnings(),
+      secrets: setup.secrets,
+    });
   }
 
   /**
@@ -159,9 +198,22 @@ export class Run implements RunControl {
    */
   private warnings(): ResultWarning[] {
     const { ignored, workspace } = this.options.setup.config;
-    const warnings = ignored.length > 0 && workspace ? [untrustedKeysWarning(workspace.file, ignored.map((key) => key.key))] : [];
+    const warnings =
+      ignored.length > 0 && workspace
+        ? [
+            untrustedKeysWarning(
+              workspace.file,
+              ignored.map((key) => key.key),
+            ),
+          ]
+        : [];
     const foreign = this.options.setup.foreignSettings;
-    if (foreign.length > 0) warnings.push({ code: 'conversation_settings_ignored', message: foreignSettingsWarning(this.options.request.conversation_id, foreign), keys: [...foreign] });
+    if (foreign.length > 0)
+      warnings.push({
+        code: 'conversation_settings_ignored',
+        message: foreignSettingsWarning(this.options.request.conversation_id, foreign),
+        keys: [...foreign],
+      });
     return warnings;
   }
 
@@ -174,8 +226,14 @@ export class Run implements RunControl {
         metadata.updated_at = new Date().toISOString();
       });
       if (kept) {
-        logger.warn('metadata.json was damaged; rebuilt it from the log', { damage: kept.damage, kept_at: kept.keptAt });
-        this.live.notice('warning', `metadata.json ${kept.damage}; it was rebuilt from the log and the damaged file kept as ${kept.keptAt}`);
+        logger.warn('metadata.json was damaged; rebuilt it from the log', {
+          damage: kept.damage,
+          kept_at: kept.keptAt,
+        });
+        this.live.notice(
+          'warning',
+          `metadata.json ${kept.damage}; it was rebuilt from the log and the damaged file kept as ${kept.keptAt}`,
+        );
       }
     } catch (error) {
       logger.warn('could not update metadata.json', { error: (error as Error).message });

@@ -55,8 +55,18 @@ export interface RunSetup {
  * this process holds), then the log, then everything the log and the request decide. When any of it
  * fails the log is closed and the lock released before the error is thrown.
  */
-export function setUpRun(request: RunRequest, environment: NodeJS.ProcessEnv, secrets: Secrets, takeLock: (workspace: Workspace) => ConversationLock): RunSetup {
-  const workspace = describeWorkspace(request.workspace.root, request.workspace.is_default, request.workspace.tool_root, environment);
+export function setUpRun(
+  request: RunRequest,
+  environment: NodeJS.ProcessEnv,
+  secrets: Secrets,
+  takeLock: (workspace: Workspace) => ConversationLock,
+): RunSetup {
+  const workspace = describeWorkspace(
+    request.workspace.root,
+    request.workspace.is_default,
+    request.workspace.tool_root,
+    environment,
+  );
   // The client refused a workspace another user could write; so does the process that acts.
   acceptOwnership(safeDirectories(request.config.user_file));
   if (!workspace.isDefault) assertWorkspaceOwnership(workspace.root, workspaceOwnershipProblems(workspace.root));
@@ -81,9 +91,18 @@ export function setUpRun(request: RunRequest, environment: NodeJS.ProcessEnv, se
     refusePlantedDestination(config, request.config.workspace_trust_state);
     const model = resolveModelSpec(config.value, environment, request.cwd);
     // File tools never reach jp's own rules and state: the user's config directory and jp's data.
-    const protectedDirectories = [path.dirname(request.config.user_file ?? userConfigFile(environment)), path.join(dataHome(environment), 'jp')];
-    const tools = buildToolRegistry(config.value, { noTools: request.tools.no_tools, enabled: request.tools.enabled }, { protectedDirectories });
-    const mcpServers = request.tools.no_tools ? [] : configuredMcpServers(config, environment, request.workspace.tool_root);
+    const protectedDirectories = [
+      path.dirname(request.config.user_file ?? userConfigFile(environment)),
+      path.join(dataHome(environment), 'jp'),
+    ];
+    const tools = buildToolRegistry(
+      config.value,
+      { noTools: request.tools.no_tools, enabled: request.tools.enabled },
+      { protectedDirectories },
+    );
+    const mcpServers = request.tools.no_tools
+      ? []
+      : configuredMcpServers(config, environment, request.workspace.tool_root);
     registerMcpEnvironmentSecrets(secrets, mcpServers, secretVariables(config.value));
     return {
       environment,
@@ -121,25 +140,39 @@ function refusePlantedDestination(config: LoadedConfig, trustState: string): voi
   if (trustState === 'not trusted' || !config.workspace) return;
   const provider = (config.value.assistant?.model ?? '').split('/')[0] ?? '';
   const ownLayers = new Set(['user', 'env', 'cfg', 'flag']);
-  const setByUser = (key: string): boolean => [...config.sources].some(([source, layer]) => (source === key || source.startsWith(key + '.')) && ownLayers.has(layer.kind));
+  const setByUser = (key: string): boolean =>
+    [...config.sources].some(
+      ([source, layer]) => (source === key || source.startsWith(key + '.')) && ownLayers.has(layer.kind),
+    );
   const deciding = config.ignored.filter((key) => {
     const [section, name, field] = key.path;
     if (section !== 'providers') return false;
     if (name === 'openai-compatible') return field === undefined || field === provider;
     return name === provider && (field === undefined || field === 'base_url' || field === 'api_key_env');
   });
-  const unset = deciding.filter((key) => !setByUser(key.key) && !(key.path[1] === 'openai-compatible' && key.path[2] === undefined));
-  const compatible = deciding.filter((key) => key.path[1] === 'openai-compatible' && key.path[2] === undefined && !setByUser(`providers.openai-compatible.${provider}`));
+  const unset = deciding.filter(
+    (key) => !setByUser(key.key) && !(key.path[1] === 'openai-compatible' && key.path[2] === undefined),
+  );
+  const compatible = deciding.filter(
+    (key) =>
+      key.path[1] === 'openai-compatible' &&
+      key.path[2] === undefined &&
+      !setByUser(`providers.openai-compatible.${provider}`),
+  );
   const refused = [...unset, ...compatible];
   if (refused.length === 0) return;
   const names = refused.map((key) => `${key.key} (${key.where})`).join(', ');
-  throw new UsageError('untrusted_destination', `nothing was sent: ${names} decide${refused.length === 1 ? 's' : ''} where this run's requests and API key go, and the workspace config is not trusted (${trustState}), so ${refused.length === 1 ? 'it is' : 'they are'} ignored`, {
-    hint: [
-      `Without ${refused.length === 1 ? 'it' : 'them'}, your request and key would go to the provider's default host, which the config did not mean.`,
-      `Review ${config.workspace.file}, then \`jp trust\` to use it; or set the key yourself (your user config, or --cfg ${refused[0]!.key}=...);`,
-      'or `jp trust --revoke` to run without its settings that need trust (the provider defaults then apply).',
-    ].join('\n'),
-  });
+  throw new UsageError(
+    'untrusted_destination',
+    `nothing was sent: ${names} decide${refused.length === 1 ? 's' : ''} where this run's requests and API key go, and the workspace config is not trusted (${trustState}), so ${refused.length === 1 ? 'it is' : 'they are'} ignored`,
+    {
+      hint: [
+        `Without ${refused.length === 1 ? 'it' : 'them'}, your request and key would go to the provider's default host, which the config did not mean.`,
+        `Review ${config.workspace.file}, then \`jp trust\` to use it; or set the key yourself (your user config, or --cfg ${refused[0]!.key}=...);`,
+        'or `jp trust --revoke` to run without its settings that need trust (the provider defaults then apply).',
+      ].join('\n'),
+    },
+  );
 }
 
 /** Gives back what a setup holds when its run is never made: the log closed, the lock released. */

@@ -46,23 +46,30 @@ export interface TurnSequence {
 export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObject> {
   const { request, setup, live } = sequence;
   const { config, events, seal } = setup;
-  if (setup.model.provider === 'test') live.notice('info', `test provider: replaying ${setup.model.testScript}; no model is called`);
+  if (setup.model.provider === 'test')
+    live.notice('info', `test provider: replaying ${setup.model.testScript}; no model is called`);
   if (request.discard_turn && findIncompleteTurn(events)) {
     live.append({ type: 'turn_end', timestamp: now(), status: 'discarded' });
     events.push({ type: 'turn_end', timestamp: now(), status: 'discarded' });
     live.sync();
   }
   const overrides = commandLineOverrides(config);
-  if (setup.foreignSettings.length > 0) live.notice('warning', foreignSettingsWarning(request.conversation_id, setup.foreignSettings));
+  if (setup.foreignSettings.length > 0)
+    live.notice('warning', foreignSettingsWarning(request.conversation_id, setup.foreignSettings));
   if (changesDelta(recordedSettings(request.conversation_id, events, seal).delta, overrides)) {
-    const event = seal.seal(request.conversation_id, { type: 'config_delta', timestamp: now(), delta: overrides } as ConversationEvent, events);
+    const event = seal.seal(
+      request.conversation_id,
+      { type: 'config_delta', timestamp: now(), delta: overrides } as ConversationEvent,
+      events,
+    );
     live.append(event);
     events.push(event);
   }
   const model = await sequence.model;
   const withheld = providerKeyVariables(config.value);
   const toolConfigs = (config.value.conversation?.tools ?? {}) as Record<string, { env_vars?: string[] } | undefined>;
-  const environmentOfTool = (tool: string): NodeJS.ProcessEnv => toolEnvironment(setup.environment, { withheld, passThrough: toolConfigs[tool]?.env_vars ?? [] });
+  const environmentOfTool = (tool: string): NodeJS.ProcessEnv =>
+    toolEnvironment(setup.environment, { withheld, passThrough: toolConfigs[tool]?.env_vars ?? [] });
   const tools = await sequence.tools();
   const contextWindowOfModel = contextWindow(setup.model, config.value);
   const systemPrompt = runSystemPrompt(sequence, tools);
@@ -83,7 +90,9 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
       maxTurns: assistant?.max_turns ?? 25,
       ...(assistant?.budget?.tokens !== undefined ? { maxTokens: assistant.budget.tokens } : {}),
       ...(contextWindowOfModel ? { contextWindow: contextWindowOfModel } : {}),
-      ...(assistant?.compaction?.threshold !== undefined ? { compactionThreshold: assistant.compaction.threshold } : {}),
+      ...(assistant?.compaction?.threshold !== undefined
+        ? { compactionThreshold: assistant.compaction.threshold }
+        : {}),
       systemPrompt,
       signal: sequence.stopSignal(),
       message,
@@ -92,7 +101,11 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
       ...(assistant?.max_output_tokens !== undefined ? { maxOutputTokens: assistant.max_output_tokens } : {}),
     }).run();
   /** Runs a turn, and keeps it going each time the user interrupts it to reply. */
-  const turnWithReplies = async (resume: boolean, message: string | undefined, reply?: string): Promise<TurnOutcome> => {
+  const turnWithReplies = async (
+    resume: boolean,
+    message: string | undefined,
+    reply?: string,
+  ): Promise<TurnOutcome> => {
     let outcome = await turn(resume, message, reply);
     while (outcome.status === 'interrupted' && outcome.stop?.reply !== undefined) {
       sequence.renewStop();
@@ -108,7 +121,10 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
     if (outcome.status === 'completed' && request.message !== null) {
       outcome = await turnWithReplies(false, request.message);
     } else if (request.message !== null && outcome.status !== 'completed') {
-      live.notice('warning', 'your new message was not sent: the resumed turn did not complete; send it again once it has');
+      live.notice(
+        'warning',
+        'your new message was not sent: the resumed turn did not complete; send it again once it has',
+      );
       query = '';
     }
   } else {
@@ -144,7 +160,9 @@ function runSystemPrompt(sequence: TurnSequence, tools: Map<string, Tool>): Syst
       date: (events[0]?.timestamp ?? now()).slice(0, 10),
       model: model.id,
       // By name, as the engine offers them: the same bytes whatever order MCP servers started in.
-      tools: [...tools.values()].map((tool) => ({ name: tool.name, description: tool.description })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+      tools: [...tools.values()]
+        .map((tool) => ({ name: tool.name, description: tool.description }))
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
       humanAvailable: live.hasPromptingClient(),
       sandbox: describeSandboxForModel(config.value),
     });
@@ -156,7 +174,11 @@ function runSystemPrompt(sequence: TurnSequence, tools: Map<string, Tool>): Syst
   });
   for (const warning of instructions.warnings) live.notice('warning', warning);
   return {
-    text: composeSystemPrompt(base, assistant?.instructions, instructions.files.map((file) => ({ path: file.shown, text: file.text }))),
+    text: composeSystemPrompt(
+      base,
+      assistant?.instructions,
+      instructions.files.map((file) => ({ path: file.shown, text: file.text })),
+    ),
     files: instructions.files.map((file) => ({ path: file.shown, bytes: file.bytes, included: file.included })),
   };
 }

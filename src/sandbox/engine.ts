@@ -5,7 +5,17 @@
  * caller asks to escalate instead).
  */
 import { spawnSync, execFile } from 'node:child_process';
-import { accessSync, constants, lstatSync, mkdirSync, mkdtempSync, realpathSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { bubblewrapArguments, bubblewrapProbeArguments } from './bubblewrap.ts';
@@ -100,7 +110,11 @@ export const realFileSystem: FileSystemFacts = {
   },
 };
 
-function run(program: string, args: string[], environment: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(
+  program: string,
+  args: string[],
+  environment: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(program, args, { env: environment, timeout: 10_000 }, (error, stdout, stderr) => {
       // A program that ran and failed has its exit code in error.code; one that could not start, a string.
@@ -111,13 +125,25 @@ function run(program: string, args: string[], environment: NodeJS.ProcessEnv): P
 }
 
 /** Finds the engine for this platform and checks it can start a command with the run's namespaces. */
-export async function probeSandbox(environment: NodeJS.ProcessEnv, network: boolean, platform: NodeJS.Platform = process.platform): Promise<Availability> {
+export async function probeSandbox(
+  environment: NodeJS.ProcessEnv,
+  network: boolean,
+  platform: NodeJS.Platform = process.platform,
+): Promise<Availability> {
   if (platform === 'linux') {
     const program = findOnPath('bwrap', environment.PATH);
     if (!program) return { ok: false, engine: 'bubblewrap', program: undefined, ...noBubblewrap };
-    const [version, probe] = await Promise.all([run(program, ['--version'], environment), run(program, bubblewrapProbeArguments(network), environment)]);
+    const [version, probe] = await Promise.all([
+      run(program, ['--version'], environment),
+      run(program, bubblewrapProbeArguments(network), environment),
+    ]);
     if (probe.code !== 0) return { ok: false, engine: 'bubblewrap', program, ...bubblewrapProblem(probe.stderr) };
-    return { ok: true, engine: 'bubblewrap', program, version: version.stdout.trim().replace(/^bubblewrap\s+/, '') || undefined };
+    return {
+      ok: true,
+      engine: 'bubblewrap',
+      program,
+      version: version.stdout.trim().replace(/^bubblewrap\s+/, '') || undefined,
+    };
   }
   if (platform === 'darwin') {
     const program = '/usr/bin/sandbox-exec';
@@ -177,7 +203,13 @@ export function createCommandSandbox(options: SandboxOptions): CommandSandbox {
         throw error;
       }
       const args = known.engine === 'seatbelt' ? seatbeltArguments(plan, command) : bubblewrapArguments(plan, command);
-      return { file: known.program, arguments: args, cwd: command.cwd, environment: { TMPDIR: plan.temporaryDirectory }, cleanup };
+      return {
+        file: known.program,
+        arguments: args,
+        cwd: command.cwd,
+        environment: { TMPDIR: plan.temporaryDirectory },
+        cleanup,
+      };
     },
   };
 }
@@ -191,9 +223,16 @@ export function defaultExtraHiddenPaths(environment: NodeJS.ProcessEnv, userConf
 }
 
 /** For `jp sandbox check`: whether each namespace can be created on its own. */
-export function namespaceSupport(program: string, environment: NodeJS.ProcessEnv): Record<'user' | 'pid' | 'network', boolean> {
+export function namespaceSupport(
+  program: string,
+  environment: NodeJS.ProcessEnv,
+): Record<'user' | 'pid' | 'network', boolean> {
   const works = (flags: string[], mounts: string[] = []): boolean =>
-    spawnSync(program, [...flags, '--ro-bind', '/', '/', '--dev', '/dev', ...mounts, '--', 'true'], { env: environment, stdio: 'ignore', timeout: 10_000 }).status === 0;
+    spawnSync(program, [...flags, '--ro-bind', '/', '/', '--dev', '/dev', ...mounts, '--', 'true'], {
+      env: environment,
+      stdio: 'ignore',
+      timeout: 10_000,
+    }).status === 0;
   return {
     user: works(['--unshare-user']),
     pid: works(['--unshare-user', '--unshare-pid'], ['--proc', '/proc']),
@@ -206,7 +245,12 @@ export function namespaceSupport(program: string, environment: NodeJS.ProcessEnv
  * approved escalation. Read-only inside writable directories: the workspace's `.jp/` and all of
  * jp's user-local state; hidden: the user's jp config directory besides the built-in list.
  */
-export function runSandboxes(options: { config: Config; workspaceRoot: string; toolRoot: string; environment: NodeJS.ProcessEnv }): { confined: CommandSandbox; unconfined: CommandSandbox } {
+export function runSandboxes(options: {
+  config: Config;
+  workspaceRoot: string;
+  toolRoot: string;
+  environment: NodeJS.ProcessEnv;
+}): { confined: CommandSandbox; unconfined: CommandSandbox } {
   const { environment } = options;
   const userConfigDirectory = path.dirname(userConfigFile(environment));
   const common = {
@@ -217,5 +261,8 @@ export function runSandboxes(options: { config: Config; workspaceRoot: string; t
     environment,
   };
   const settings = sandboxSettingsOf(options.config);
-  return { confined: createCommandSandbox({ ...common, settings }), unconfined: createCommandSandbox({ ...common, settings: { ...settings, mode: 'off' } }) };
+  return {
+    confined: createCommandSandbox({ ...common, settings }),
+    unconfined: createCommandSandbox({ ...common, settings: { ...settings, mode: 'off' } }),
+  };
 }

@@ -26,7 +26,10 @@ export function sandboxDenial(output: string, network: boolean): SandboxNeed | u
 
 /** The note jp adds to a failed sandboxed command's result, offering the way out. */
 export function escalationOffer(need: SandboxNeed, description: string): string {
-  const what = need === 'write' ? 'it tried to write outside the writable directories' : 'it tried to reach the network, which is off';
+  const what =
+    need === 'write'
+      ? 'it tried to write outside the writable directories'
+      : 'it tried to reach the network, which is off';
   return (
     `[jp: sandbox] This command ran in the sandbox (${description}) and failed because ${what}. ` +
     'If it must, call run_command again with the same command, "escalate": true and a "justification" saying why; a human decides whether it runs outside the sandbox.'
@@ -44,7 +47,11 @@ const offFix = 'or, when jp already runs inside a container of your own, set san
 
 /** Reads bubblewrap's own error message (its stderr when it could not set up). */
 export function bubblewrapProblem(stderr: string): SandboxProblem {
-  const message = stderr.trim().split('\n').find((line) => line.startsWith('bwrap:')) ?? stderr.trim();
+  const message =
+    stderr
+      .trim()
+      .split('\n')
+      .find((line) => line.startsWith('bwrap:')) ?? stderr.trim();
   if (/RTM_NEWADDR|loopback/i.test(message)) {
     return {
       cause: `bubblewrap cannot set up a network namespace (${message}): AppArmor restricts unprivileged user namespaces (Ubuntu 24.04 and later)`,
@@ -63,7 +70,10 @@ export function bubblewrapProblem(stderr: string): SandboxProblem {
       fix: `enable them: \`sudo sysctl kernel.unprivileged_userns_clone=1\` (Debian), \`sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0\` (Ubuntu 24.04), \`sudo sysctl user.max_user_namespaces=15000\`; in Docker, run with --privileged; ${offFix}`,
     };
   }
-  return { cause: `bubblewrap could not start (${message || 'no message'})`, fix: `run \`jp sandbox check\` for details, ${offFix}` };
+  return {
+    cause: `bubblewrap could not start (${message || 'no message'})`,
+    fix: `run \`jp sandbox check\` for details, ${offFix}`,
+  };
 }
 
 export const noBubblewrap: SandboxProblem = {
@@ -77,5 +87,8 @@ export const noSeatbelt: SandboxProblem = {
 };
 
 export function unsupportedPlatform(platform: string): SandboxProblem {
-  return { cause: `jp has no sandbox engine for ${platform} (only Linux through bubblewrap and macOS through Seatbelt)`, fix: `set sandbox.mode = "off" if you accept running commands unconfined` };
+  return {
+    cause: `jp has no sandbox engine for ${platform} (only Linux through bubblewrap and macOS through Seatbelt)`,
+    fix: `set sandbox.mode = "off" if you accept running commands unconfined`,
+  };
 }

@@ -64,13 +64,23 @@ function unique<T>(values: T[], key: (value: T) => string): T[] {
 export function planSandbox(input: PlanInput, facts: FileSystemFacts): SandboxPlan {
   const { settings, home } = input;
   const real = (file: string): string | undefined => facts.realPath(file);
-  const writableCandidates = settings.mode === 'workspace-write' ? [input.toolRoot, ...settings.writableRoots.map((root) => expandPath(root, home, input.toolRoot))] : [];
+  const writableCandidates =
+    settings.mode === 'workspace-write'
+      ? [input.toolRoot, ...settings.writableRoots.map((root) => expandPath(root, home, input.toolRoot))]
+      : [];
   const writable = unique(
-    [...writableCandidates.map(real).filter((file): file is string => file !== undefined && facts.kind(file) === 'directory'), real(input.temporaryDirectory) ?? input.temporaryDirectory],
+    [
+      ...writableCandidates
+        .map(real)
+        .filter((file): file is string => file !== undefined && facts.kind(file) === 'directory'),
+      real(input.temporaryDirectory) ?? input.temporaryDirectory,
+    ],
     (file) => file,
   );
   const readOnly = unique(
-    input.protectedPaths.map(real).filter((file): file is string => file !== undefined && writable.some((root) => isInside(file, root))),
+    input.protectedPaths
+      .map(real)
+      .filter((file): file is string => file !== undefined && writable.some((root) => isInside(file, root))),
     (file) => file,
   );
   const hiddenCandidates = [
@@ -86,7 +96,14 @@ export function planSandbox(input: PlanInput, facts: FileSystemFacts): SandboxPl
     }),
     (entry) => entry.path,
   );
-  return { writable, readOnly, hidden, network: settings.network, temporaryDirectory: real(input.temporaryDirectory) ?? input.temporaryDirectory, cwd: real(input.cwd) ?? input.cwd };
+  return {
+    writable,
+    readOnly,
+    hidden,
+    network: settings.network,
+    temporaryDirectory: real(input.temporaryDirectory) ?? input.temporaryDirectory,
+    cwd: real(input.cwd) ?? input.cwd,
+  };
 }
 
 export function isInside(file: string, directory: string): boolean {

@@ -28,10 +28,16 @@ export function seatbeltProfile(plan: SandboxPlan): string {
     '(allow file-write-data (literal "/dev/null") (literal "/dev/tty") (literal "/dev/zero"))',
     '(allow file-ioctl (literal "/dev/null") (literal "/dev/tty"))',
   ];
-  if (plan.writable.length > 0) lines.push(`(allow file-write* ${plan.writable.map((directory) => `(subpath ${quoted(directory)})`).join(' ')})`);
-  if (plan.readOnly.length > 0) lines.push(`(deny file-write* ${plan.readOnly.map((file) => `(subpath ${quoted(file)})`).join(' ')})`);
+  if (plan.writable.length > 0)
+    lines.push(`(allow file-write* ${plan.writable.map((directory) => `(subpath ${quoted(directory)})`).join(' ')})`);
+  if (plan.readOnly.length > 0)
+    lines.push(`(deny file-write* ${plan.readOnly.map((file) => `(subpath ${quoted(file)})`).join(' ')})`);
   if (plan.hidden.length > 0) {
-    const rules = plan.hidden.map((hidden) => (hidden.kind === 'directory' ? `(subpath ${quoted(hidden.path)})` : `(literal ${quoted(hidden.path)})`)).join(' ');
+    const rules = plan.hidden
+      .map((hidden) =>
+        hidden.kind === 'directory' ? `(subpath ${quoted(hidden.path)})` : `(literal ${quoted(hidden.path)})`,
+      )
+      .join(' ');
     lines.push(`(deny file-read* file-write* ${rules})`);
   }
   if (plan.network) lines.push('(allow network*)', '(allow system-socket)');

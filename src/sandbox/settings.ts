@@ -77,7 +77,11 @@ export function describeEffectiveSandbox(loaded: LoadedConfig): string[] {
   const lines = [`  sandbox               = ${describeSandboxSettings(settings)}`];
   lines.push(`  sandbox.mode          = ${settings.mode.padEnd(10)} ${source('sandbox.mode')}`);
   lines.push(`  sandbox.network       = ${String(settings.network).padEnd(10)} ${source('sandbox.network')}`);
-  lines.push(`  sandbox.writable_roots = ${JSON.stringify(settings.writableRoots)} ${source('sandbox.writable_roots')}`);
-  lines.push(`  sandbox.hidden_paths  = ${JSON.stringify(settings.hiddenPaths)} (besides ~/${builtinHiddenPaths.join(', ~/')}) ${source('sandbox.hidden_paths')}`);
+  lines.push(
+    `  sandbox.writable_roots = ${JSON.stringify(settings.writableRoots)} ${source('sandbox.writable_roots')}`,
+  );
+  lines.push(
+    `  sandbox.hidden_paths  = ${JSON.stringify(settings.hiddenPaths)} (besides ~/${builtinHiddenPaths.join(', ~/')}) ${source('sandbox.hidden_paths')}`,
+  );
   return lines;
 }

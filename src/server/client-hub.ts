@@ -198,13 +198,19 @@ export class ClientHub implements RunClients {
         return;
       }
       case 'signal':
-        if (connection === this.promptingClient) connection.send({ type: 'interrupt_menu', options: [...interruptActions] });
+        if (connection === this.promptingClient)
+          connection.send({ type: 'interrupt_menu', options: [...interruptActions] });
         else if (connection === this.ownerClient) this.control.stop(new StopRequest('SIGINT'));
-        else this.options.logger.info('ignored an interrupt from a client that neither owns the run nor prompts', { connection: connection.id });
+        else
+          this.options.logger.info('ignored an interrupt from a client that neither owns the run nor prompts', {
+            connection: connection.id,
+          });
         return;
       case 'interrupt_action':
         if (connection !== this.promptingClient && connection !== this.ownerClient) {
-          this.options.logger.info('ignored an interrupt action from a client that neither owns the run nor prompts', { connection: connection.id });
+          this.options.logger.info('ignored an interrupt action from a client that neither owns the run nor prompts', {
+            connection: connection.id,
+          });
           return;
         }
         this.interruptAction(connection, message.action, message.reply);
@@ -221,16 +227,31 @@ export class ClientHub implements RunClients {
       case 'shutdown':
         // DESIGN §8: only the owner, the prompting client or `jp conversation kill` stops the run,
         // whatever the reason given; a viewer never does.
-        if (connection !== this.ownerClient && connection !== this.promptingClient && !this.killClients.has(connection)) {
-          this.options.logger.info('ignored a shutdown from a client that neither owns the run, prompts nor kills it', { connection: connection.id, reason: message.reason });
+        if (
+          connection !== this.ownerClient &&
+          connection !== this.promptingClient &&
+          !this.killClients.has(connection)
+        ) {
+          this.options.logger.info('ignored a shutdown from a client that neither owns the run, prompts nor kills it', {
+            connection: connection.id,
+            reason: message.reason,
+          });
           return;
         }
-        this.control.stop(new StopRequest(message.reason === 'interrupt' ? 'SIGINT' : message.reason === 'terminate' ? 'SIGTERM' : 'shutdown'));
+        this.control.stop(
+          new StopRequest(
+            message.reason === 'interrupt' ? 'SIGINT' : message.reason === 'terminate' ? 'SIGTERM' : 'shutdown',
+          ),
+        );
         return;
     }
   }
 
-  private interruptAction(connection: ClientConnection, action: (typeof interruptActions)[number], reply: string | undefined): void {
+  private interruptAction(
+    connection: ClientConnection,
+    action: (typeof interruptActions)[number],
+    reply: string | undefined,
+  ): void {
     switch (action) {
       case 'stop':
         this.control.stop(new StopRequest('SIGINT'));
@@ -254,7 +275,8 @@ export class ClientHub implements RunClients {
 
   broadcast(message: ServerMessage<RunPayloads>): void {
     // Checked first: this runs for every streamed piece, and a disabled level should cost nothing.
-    if (this.clients.size > 0 && this.tracing) this.options.logger.trace('sent', { type: message.type, clients: this.clients.size });
+    if (this.clients.size > 0 && this.tracing)
+      this.options.logger.trace('sent', { type: message.type, clients: this.clients.size });
     for (const client of this.clients) client.send(message);
   }
 
@@ -287,12 +309,22 @@ export class ClientHub implements RunClients {
     const connection = this.promptingClient;
     const offered = connection && !connection.closed ? this.editorFilesOf.get(connection) : undefined;
     if (!connection || !offered || (!offered.read && !offered.write)) return undefined;
-    const ask = (operation: 'read' | 'write', file: string, content?: string): Promise<{ content?: string | undefined; error?: string | undefined }> => {
+    const ask = (
+      operation: 'read' | 'write',
+      file: string,
+      content?: string,
+    ): Promise<{ content?: string | undefined; error?: string | undefined }> => {
       if (connection.closed) return Promise.resolve({ error: 'the editor went away' });
       const id = `file-${++this.fileRequestSequence}`;
       return new Promise((settle) => {
         this.pendingFileRequests.set(id, { connection, settle });
-        connection.send({ type: 'file_request', id, operation, path: file, ...(content !== undefined ? { content } : {}) });
+        connection.send({
+          type: 'file_request',
+          id,
+          operation,
+          path: file,
+          ...(content !== undefined ? { content } : {}),
+        });
       });
     };
     return {

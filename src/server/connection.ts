@@ -58,12 +58,21 @@ export class SocketConnection implements ClientConnection {
   private receive(chunk: Buffer): void {
     if (this.ended) return;
     const results = this.decoder.push(chunk);
-    if (results === 'overflow') return this.reject('line_too_long', 'a message exceeded the 1 MiB line limit');
+    if (results === 'overflow') {
+      this.reject('line_too_long', 'a message exceeded the 1 MiB line limit');
+      return;
+    }
     for (const result of results) {
       if (this.ended) return;
-      if (result.kind === 'malformed') return this.reject('malformed_message', `malformed JSON: ${result.reason}`);
+      if (result.kind === 'malformed') {
+        this.reject('malformed_message', `malformed JSON: ${result.reason}`);
+        return;
+      }
       const parsed = parseClientMessage(result.value);
-      if (!parsed.ok) return this.reject(parsed.code, parsed.message);
+      if (!parsed.ok) {
+        this.reject(parsed.code, parsed.message);
+        return;
+      }
       const first = this.firstMessageHandler;
       this.firstMessageHandler = undefined;
       first?.();
@@ -160,11 +169,17 @@ export class ConnectionGate {
     }
     if (this.pending.size >= this.limits.maxPending) {
       const oldest = this.pending.values().next().value;
-      if (oldest) this.drop(oldest, 'connection_idle', 'closed: this connection sent nothing while others waited to connect');
+      if (oldest)
+        this.drop(oldest, 'connection_idle', 'closed: this connection sent nothing while others waited to connect');
     }
     this.pending.add(connection);
     const timer = setTimeout(
-      () => this.drop(connection, 'hello_timeout', `closed: no hello within ${this.limits.pendingMilliseconds / 1000} s of connecting`),
+      () =>
+        this.drop(
+          connection,
+          'hello_timeout',
+          `closed: no hello within ${this.limits.pendingMilliseconds / 1000} s of connecting`,
+        ),
       this.limits.pendingMilliseconds,
     );
     connection.onFirstMessage(() => {

@@ -56,7 +56,12 @@ export class HostedRun {
       tool_process_groups: [],
       process_group: options.leadsProcessGroup ? process.pid : null,
     };
-    this.hub = new ClientHub({ conversationId: request.conversation_id, detached: request.detached, version: options.version, logger });
+    this.hub = new ClientHub({
+      conversationId: request.conversation_id,
+      detached: request.detached,
+      version: options.version,
+      logger,
+    });
     this.run = new Run({
       request,
       setup,
@@ -150,9 +155,16 @@ function finishRunLog(file: string, conversationId: string, result: ResultObject
   try {
     if (result?.error) {
       const hint = result.error.hint ? `\n  ${result.error.hint.split('\n').join('\n  ')}` : '';
-      const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_NOFOLLOW, 0o600);
+      const fd = openSync(
+        file,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_NOFOLLOW,
+        0o600,
+      );
       try {
-        writeSync(fd, `[${new Date().toISOString()}] ${conversationId}: run ended: ${result.status} (exit ${result.exit_code}): ${result.error.message}${hint}\n`);
+        writeSync(
+          fd,
+          `[${new Date().toISOString()}] ${conversationId}: run ended: ${result.status} (exit ${result.exit_code}): ${result.error.message}${hint}\n`,
+        );
       } finally {
         closeSync(fd);
       }

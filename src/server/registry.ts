@@ -65,7 +65,9 @@ function removeQuietly(file: string): void {
 
 export function readEntry(processesDirectory: string, conversationId: string): RegistryEntry | undefined {
   try {
-    const entry = JSON.parse(readRegularFile(entryFile(processesDirectory, conversationId))?.toString('utf8') ?? '') as RegistryEntry;
+    const entry = JSON.parse(
+      readRegularFile(entryFile(processesDirectory, conversationId))?.toString('utf8') ?? '',
+    ) as RegistryEntry;
     if (typeof entry.pid === 'number' && typeof entry.start_time === 'string') return entry;
   } catch {
     // missing or damaged: not running as far as the registry knows
@@ -91,7 +93,8 @@ export function killToolProcesses(entry: RegistryEntry): void {
       // already gone
     }
   }
-  if (typeof entry.tool_marker === 'string' && entry.tool_marker !== '') killMarkedProcesses(entry.tool_marker, { prefix: true });
+  if (typeof entry.tool_marker === 'string' && entry.tool_marker !== '')
+    killMarkedProcesses(entry.tool_marker, { prefix: true });
 }
 
 /** Removes a stale entry (its process is gone): the JSON file, the socket, orphaned tool groups. */
@@ -136,7 +139,11 @@ export const runLogRetentionMilliseconds = 7 * 24 * 60 * 60 * 1000;
  * the retention, or belong to a conversation that no longer exists. A log whose conversation is
  * locked is left alone: its run may be starting.
  */
-export function sweepRunLogs(processesDirectory: string, conversation: { isLocked(id: string): boolean; exists(id: string): boolean }, now = Date.now()): void {
+export function sweepRunLogs(
+  processesDirectory: string,
+  conversation: { isLocked(id: string): boolean; exists(id: string): boolean },
+  now = Date.now(),
+): void {
   let names: string[];
   try {
     names = readdirSync(processesDirectory);
@@ -150,7 +157,8 @@ export function sweepRunLogs(processesDirectory: string, conversation: { isLocke
     const file = path.join(processesDirectory, name);
     try {
       const stat = statSync(file);
-      if (stat.size === 0 || now - stat.mtimeMs > runLogRetentionMilliseconds || !conversation.exists(conversationId)) unlinkSync(file);
+      if (stat.size === 0 || now - stat.mtimeMs > runLogRetentionMilliseconds || !conversation.exists(conversationId))
+        unlinkSync(file);
     } catch {
       // removed meanwhile
     }

@@ -109,14 +109,29 @@ export async function serveMain(): Promise<number> {
     logger = await createLogger(request.log, secrets, { role: 'server', conversation_id: request.conversation_id });
     // The lock is the client's until this process takes it over, proving the hand-over with its content.
     setup = setUpRun(request, environment, secrets, (workspace) =>
-      takeOverLock(userSubdirectory(workspace, 'locks'), request.conversation_id, request.lock_token ?? '', { role: 'server', waitSeconds: 0, detached: request.detached }),
+      takeOverLock(userSubdirectory(workspace, 'locks'), request.conversation_id, request.lock_token ?? '', {
+        role: 'server',
+        waitSeconds: 0,
+        detached: request.detached,
+      }),
     );
     const processesDirectory = userSubdirectory(setup.workspace, 'processes');
-    const socketPath = prepareSocketDirectory(socketPathFor(processesDirectory, request.conversation_id, setup.workspace.id, environment), processesDirectory);
+    const socketPath = prepareSocketDirectory(
+      socketPathFor(processesDirectory, request.conversation_id, setup.workspace.id, environment),
+      processesDirectory,
+    );
     // We hold the conversation lock, so a socket at our path belongs to a dead predecessor.
     removeStaleSocket(socketPath);
     listener = await listen(socketPath);
-    hosted = new HostedRun({ request, setup, logger, version: jpVersion, socketPath, logFile: request.run_log, leadsProcessGroup: true });
+    hosted = new HostedRun({
+      request,
+      setup,
+      logger,
+      version: jpVersion,
+      socketPath,
+      logFile: request.run_log,
+      leadsProcessGroup: true,
+    });
     const activeRun = hosted;
     const gate = new ConnectionGate(connectionLimits);
     listener.on('connection', (socket) => {
@@ -144,7 +159,12 @@ export async function serveMain(): Promise<number> {
     if (!channel.destroyed && channel.writable) {
       await report(channel, {
         ready: false,
-        error: secrets.redactValue({ code: jpError.code, message: jpError.message, ...(jpError.hint ? { hint: jpError.hint } : {}), exit_code: jpError.exitCode }),
+        error: secrets.redactValue({
+          code: jpError.code,
+          message: jpError.message,
+          ...(jpError.hint ? { hint: jpError.hint } : {}),
+          exit_code: jpError.exitCode,
+        }),
       });
     }
     return JpError.isInstance(error) ? error.exitCode : 1;

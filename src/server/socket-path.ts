@@ -13,10 +13,17 @@ import { assertSafeDirectory } from '../workspace/files.ts';
 /** sun_path is 108 bytes on Linux (104 on macOS), including the terminating NUL. */
 const maxSocketPathBytes = 100;
 
-export function socketPathFor(processesDirectory: string, conversationId: string, workspaceId: string, environment: NodeJS.ProcessEnv): string {
+export function socketPathFor(
+  processesDirectory: string,
+  conversationId: string,
+  workspaceId: string,
+  environment: NodeJS.ProcessEnv,
+): string {
   const preferred = path.join(processesDirectory, `${conversationId}.sock`);
   if (Buffer.byteLength(preferred) <= maxSocketPathBytes) return preferred;
-  const runtime = environment.XDG_RUNTIME_DIR ? path.join(environment.XDG_RUNTIME_DIR, 'jp') : path.join(os.tmpdir(), `jp-${process.getuid?.() ?? 'user'}`);
+  const runtime = environment.XDG_RUNTIME_DIR
+    ? path.join(environment.XDG_RUNTIME_DIR, 'jp')
+    : path.join(os.tmpdir(), `jp-${process.getuid?.() ?? 'user'}`);
   const short = createHash('sha256').update(`${workspaceId}/${conversationId}`).digest('hex').slice(0, 16);
   return path.join(runtime, `${short}.sock`);
 }

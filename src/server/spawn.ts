@@ -34,7 +34,11 @@ function lastLines(file: string, count: number): string {
  */
 function openRunLog(file: string): number | 'ignore' {
   try {
-    return openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_APPEND | constants.O_NOFOLLOW, 0o600);
+    return openSync(
+      file,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_APPEND | constants.O_NOFOLLOW,
+      0o600,
+    );
   } catch {
     return 'ignore';
   }
@@ -46,14 +50,29 @@ function openRunLog(file: string): number | 'ignore' {
  */
 function startFailure(error: unknown): JpError {
   const errno = error as NodeJS.ErrnoException;
-  const system = asSystemError(errno.code === 'EMFILE' || errno.code === 'ENFILE' ? { code: errno.code, syscall: errno.syscall } : error);
-  return system ?? new RunError('server_start_failed', `cannot start the query server: ${errno.message}`, { hint: 'Run with --no-server to run the turn in this process.', cause: error });
+  const system = asSystemError(
+    errno.code === 'EMFILE' || errno.code === 'ENFILE' ? { code: errno.code, syscall: errno.syscall } : error,
+  );
+  return (
+    system ??
+    new RunError('server_start_failed', `cannot start the query server: ${errno.message}`, {
+      hint: 'Run with --no-server to run the turn in this process.',
+      cause: error,
+    })
+  );
 }
 
 /** Node and V8 options of query servers (never of the client) for a Node major; why each: README, Design decisions. */
 function serverOptions(nodeMajor: number): string[] {
-  const options = nodeMajor < 22 ? ['--v8-pool-size=1', '--liftoff-only', '--max-semi-space-size=1', '--heap-growing-percent=10'] : nodeMajor < 24 ? [] : ['--max-semi-space-size=2'];
-  return addressSpaceLimited() && process.allowedNodeEnvironmentFlags.has('--disable-wasm-trap-handler') ? [...options, '--disable-wasm-trap-handler'] : options;
+  const options =
+    nodeMajor < 22
+      ? ['--v8-pool-size=1', '--liftoff-only', '--max-semi-space-size=1', '--heap-growing-percent=10']
+      : nodeMajor < 24
+        ? []
+        : ['--max-semi-space-size=2'];
+  return addressSpaceLimited() && process.allowedNodeEnvironmentFlags.has('--disable-wasm-trap-handler')
+    ? [...options, '--disable-wasm-trap-handler']
+    : options;
 }
 
 /**
@@ -72,7 +91,9 @@ export function addressSpaceLimited(): boolean {
 
 /** Whether this process runs with WebAssembly's trap handler off (see addressSpaceLimited). */
 export function wasmTrapHandlerDisabled(environment: NodeJS.ProcessEnv): boolean {
-  return [...process.execArgv, ...(environment.NODE_OPTIONS ?? '').split(/\s+/)].includes('--disable-wasm-trap-handler');
+  return [...process.execArgv, ...(environment.NODE_OPTIONS ?? '').split(/\s+/)].includes(
+    '--disable-wasm-trap-handler',
+  );
 }
 
 /**
@@ -83,7 +104,12 @@ export function wasmTrapHandlerDisabled(environment: NodeJS.ProcessEnv): boolean
 export function serverStartEnvironment(environment: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const kept: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(environment)) {
-    if (/^(PATH|HOME|USER|LOGNAME|SHELL|TERM|TMPDIR|TZ|LANG|LC_[A-Z_]+|XDG_[A-Z_]+|NODE_OPTIONS|NODE_EXTRA_CA_CERTS|NODE_COMPILE_CACHE|SSL_CERT_FILE|SSL_CERT_DIR)$/.test(name)) kept[name] = value;
+    if (
+      /^(PATH|HOME|USER|LOGNAME|SHELL|TERM|TMPDIR|TZ|LANG|LC_[A-Z_]+|XDG_[A-Z_]+|NODE_OPTIONS|NODE_EXTRA_CA_CERTS|NODE_COMPILE_CACHE|SSL_CERT_FILE|SSL_CERT_DIR)$/.test(
+        name,
+      )
+    )
+      kept[name] = value;
   }
   return kept;
 }
@@ -95,11 +121,19 @@ export function serverStartEnvironment(environment: NodeJS.ProcessEnv): NodeJS.P
  */
 const noCoreDumps = 'ulimit -c 0 2>/dev/null; exec "$@"';
 
-function launch(entry: string, options: { cwd: string; environment: NodeJS.ProcessEnv; log: string; shareStderr: boolean }): ChildProcess {
+function launch(
+  entry: string,
+  options: { cwd: string; environment: NodeJS.ProcessEnv; log: string; shareStderr: boolean },
+): ChildProcess {
   const log = openRunLog(options.log);
   try {
     // The client's own Node options (the tsx loader when run from source), then the server's.
-    const nodeArguments = [...process.execArgv, ...serverOptions(Number(process.versions.node.split('.')[0])), entry, '__serve'];
+    const nodeArguments = [
+      ...process.execArgv,
+      ...serverOptions(Number(process.versions.node.split('.')[0])),
+      entry,
+      '__serve',
+    ];
     return spawn('/bin/sh', ['-c', noCoreDumps, 'jp-server', process.execPath, ...nodeArguments], {
       cwd: options.cwd,
       env: serverStartEnvironment(options.environment),
@@ -136,7 +170,15 @@ export class EarlyServer {
   /** The server's working directory is the processes directory (private to the user), never the workspace: a crash of it lands nothing there. */
   static start(entry: string, options: { environment: NodeJS.ProcessEnv; processesDirectory: string }): EarlyServer {
     const logFile = path.join(options.processesDirectory, `server-${process.pid}.starting`);
-    return new EarlyServer(launch(entry, { cwd: options.processesDirectory, environment: options.environment, log: logFile, shareStderr: false }), logFile);
+    return new EarlyServer(
+      launch(entry, {
+        cwd: options.processesDirectory,
+        environment: options.environment,
+        log: logFile,
+        shareStderr: false,
+      }),
+      logFile,
+    );
   }
 
   /** The server, for the run whose log is `runLog`; undefined when it is gone already. */
@@ -168,16 +210,38 @@ export class EarlyServer {
 
 export function spawnServer(
   request: RunRequest,
-  options: { entry: string; environment: NodeJS.ProcessEnv; /** --log-file=-: the server's tracing goes to our stderr. */ shareStderr: boolean; early?: EarlyServer },
+  options: {
+    entry: string;
+    environment: NodeJS.ProcessEnv /** --log-file=-: the server's tracing goes to our stderr. */;
+    shareStderr: boolean;
+    early?: EarlyServer;
+  },
 ): Promise<SpawnedServer> {
   const logFile = request.run_log;
-  const child = options.early?.take(logFile) ?? launch(options.entry, { cwd: path.dirname(logFile), environment: options.environment, log: logFile, shareStderr: options.shareStderr });
+  const child =
+    options.early?.take(logFile) ??
+    launch(options.entry, {
+      cwd: path.dirname(logFile),
+      environment: options.environment,
+      log: logFile,
+      shareStderr: options.shareStderr,
+    });
   // A spawn that failed (EMFILE, EAGAIN …) has no stdio; its 'error' event, next tick, says why.
   const channel = (child.stdio as ChildProcess['stdio'] | undefined)?.[3] as net.Socket | undefined;
   return new Promise<SpawnedServer>((resolve, reject) => {
     let buffered = '';
     let settled = false;
-    const timer = setTimeout(() => fail(new RunError('server_start_timeout', `the query server did not get ready within ${readyTimeoutMilliseconds / 1000} s`, { hint: `Its log is ${logFile}.` })), readyTimeoutMilliseconds);
+    const timer = setTimeout(
+      () =>
+        fail(
+          new RunError(
+            'server_start_timeout',
+            `the query server did not get ready within ${readyTimeoutMilliseconds / 1000} s`,
+            { hint: `Its log is ${logFile}.` },
+          ),
+        ),
+      readyTimeoutMilliseconds,
+    );
     const done = (): void => {
       settled = true;
       clearTimeout(timer);
@@ -201,12 +265,23 @@ export function spawnServer(
       try {
         message = JSON.parse(buffered.slice(0, newline)) as ReadyMessage;
       } catch {
-        fail(new RunError('server_start_failed', 'the query server sent an unreadable readiness message', { hint: `Its log is ${logFile}.` }));
+        fail(
+          new RunError('server_start_failed', 'the query server sent an unreadable readiness message', {
+            hint: `Its log is ${logFile}.`,
+          }),
+        );
         return;
       }
       if (!message.ready) {
         const error = message.error;
-        fail(new JpError(statusOfExitCode(error.exit_code), error.code, error.message, error.hint ? { hint: error.hint } : {}));
+        fail(
+          new JpError(
+            statusOfExitCode(error.exit_code),
+            error.code,
+            error.message,
+            error.hint ? { hint: error.hint } : {},
+          ),
+        );
         return;
       }
       done();
@@ -219,9 +294,13 @@ export function spawnServer(
       const exited = (): void => {
         const tail = lastLines(logFile, 5);
         fail(
-          new RunError('server_start_failed', `the query server exited before it was ready (${signal ?? `exit code ${code}`})${tail ? `:\n${tail}` : ''}`, {
-            hint: `Its log is ${logFile}. Run with --no-server to run the turn in this process.`,
-          }),
+          new RunError(
+            'server_start_failed',
+            `the query server exited before it was ready (${signal ?? `exit code ${code}`})${tail ? `:\n${tail}` : ''}`,
+            {
+              hint: `Its log is ${logFile}. Run with --no-server to run the turn in this process.`,
+            },
+          ),
         );
       };
       // What it said before exiting (a readiness message with its error) is read first: its end of

@@ -16,8 +16,12 @@ export const askUserTool: Tool = defineTool({
     'Ask the user a question and wait for the answer. Give options for a choice; set exclusive when only a human may answer (never the assistant).',
   schema: z.strictObject({
     question: z.string().check(z.minLength(1), z.describe('The question, in plain words')),
-    options: z.optional(z.array(z.string()).check(z.minLength(2), z.describe('Choices, when the answer is one of them'))),
-    default: z.optional(z.string().check(z.describe('Answer to use when no user is available and defaults are allowed'))),
+    options: z.optional(
+      z.array(z.string()).check(z.minLength(2), z.describe('Choices, when the answer is one of them')),
+    ),
+    default: z.optional(
+      z.string().check(z.describe('Answer to use when no user is available and defaults are allowed')),
+    ),
     exclusive: z.optional(z.boolean().check(z.describe('Only a human may answer'))),
   }),
   sideEffects: false,
@@ -38,7 +42,10 @@ export const askUserTool: Tool = defineTool({
     const text = typeof answer === 'string' ? answer : JSON.stringify(answer);
     switch (context.answeredBy[askUserQuestionId]) {
       case 'assistant':
-        return { kind: 'success', content: `No user was available; the assistant answered on the user's behalf: ${text}` };
+        return {
+          kind: 'success',
+          content: `No user was available; the assistant answered on the user's behalf: ${text}`,
+        };
       case 'policy':
         return { kind: 'success', content: `No user was available; the question's default answer was used: ${text}` };
       default:

@@ -11,7 +11,10 @@ import { writeAll } from '../workspace/files.ts';
 
 /** A fresh name for a temporary next to `file`, hidden, named after it. */
 function temporaryNextTo(file: string): string {
-  return path.join(path.dirname(file), `.${path.basename(file)}.jp-${process.pid}-${Math.random().toString(36).slice(2, 8)}.tmp`);
+  return path.join(
+    path.dirname(file),
+    `.${path.basename(file)}.jp-${process.pid}-${Math.random().toString(36).slice(2, 8)}.tmp`,
+  );
 }
 
 /** Removes temporaries of `file` that a killed jp left next to it (their process is gone). */
@@ -37,7 +40,11 @@ export function removeAbandonedTemporaries(file: string): void {
  */
 export function writeTemporary(file: string, content: string, mode: number, exact: boolean): string {
   const temporary = temporaryNextTo(file);
-  const fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, exact ? 0o600 : mode);
+  const fd = openSync(
+    temporary,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    exact ? 0o600 : mode,
+  );
   try {
     if (exact) fchmodSync(fd, mode);
     writeAll(fd, Buffer.from(content, 'utf8'));

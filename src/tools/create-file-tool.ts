@@ -15,7 +15,8 @@ import { defineTool, type Tool } from './tool.ts';
 export function createCreateFileTool(scope: FileToolScope): Tool {
   return defineTool({
     name: 'fs_create_file',
-    description: 'Create a new file in the workspace with the given content. Fails if the file exists (use fs_modify_file).',
+    description:
+      'Create a new file in the workspace with the given content. Fails if the file exists (use fs_modify_file).',
     schema: z.strictObject({
       path: z.string().check(z.describe(pathDescription)),
       content: z.string().check(z.describe('The whole content of the new file')),
@@ -28,9 +29,13 @@ export function createCreateFileTool(scope: FileToolScope): Tool {
         mkdirSync(path.dirname(file), { recursive: true, mode: 0o755 });
         const editor = context.editorFiles?.write;
         if (editor) {
-          if (existsSync(file)) return { kind: 'error', message: `${requested} already exists; use fs_modify_file to change it` };
+          if (existsSync(file))
+            return { kind: 'error', message: `${requested} already exists; use fs_modify_file to change it` };
           await editor(file, content);
-          return { kind: 'success', content: `created ${requested} (${counted(Buffer.byteLength(content), 'byte')}) in the user's editor` };
+          return {
+            kind: 'success',
+            content: `created ${requested} (${counted(Buffer.byteLength(content), 'byte')}) in the user's editor`,
+          };
         }
         const temporary = writeTemporary(file, content, 0o644, false);
         try {

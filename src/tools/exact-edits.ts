@@ -8,7 +8,13 @@
 import * as z from 'zod/mini';
 
 export const editSchema = z.strictObject({
-  old_string: z.string().check(z.describe('Exact text to replace (whitespace and indentation included); must occur exactly once unless replace_all')),
+  old_string: z
+    .string()
+    .check(
+      z.describe(
+        'Exact text to replace (whitespace and indentation included); must occur exactly once unless replace_all',
+      ),
+    ),
   new_string: z.string().check(z.describe('Replacement text')),
   replace_all: z.optional(z.boolean().check(z.describe('Replace every occurrence instead of requiring exactly one'))),
 });
@@ -18,7 +24,8 @@ type Edit = z.infer<typeof editSchema>;
 /** Where `offset` is in `content`: its 1-based line number. */
 function lineAt(content: string, offset: number): number {
   let line = 1;
-  for (let index = content.indexOf('\n'); index !== -1 && index < offset; index = content.indexOf('\n', index + 1)) line++;
+  for (let index = content.indexOf('\n'); index !== -1 && index < offset; index = content.indexOf('\n', index + 1))
+    line++;
   return line;
 }
 
@@ -76,7 +83,11 @@ function nearestMatch(content: string, oldString: string): string {
     const line = lineAt(content, collapsedContent.offsets[at]!);
     return `the same text with different whitespace or indentation is at line ${line}; copy it exactly from fs_read_file (without the line-number prefix)`;
   }
-  const wanted = oldString.split('\n').find((line) => line.trim() !== '')?.trim() ?? '';
+  const wanted =
+    oldString
+      .split('\n')
+      .find((line) => line.trim() !== '')
+      ?.trim() ?? '';
   let best = { line: 0, score: 0, text: '' };
   content.split('\n').forEach((line, index) => {
     const score = similarity(line.trim(), wanted);
@@ -89,23 +100,36 @@ function nearestMatch(content: string, oldString: string): string {
 /** The occurrences of `needle` in `content`, by offset. */
 function occurrences(content: string, needle: string): number[] {
   const found: number[] = [];
-  for (let index = content.indexOf(needle); index !== -1; index = content.indexOf(needle, index + needle.length)) found.push(index);
+  for (let index = content.indexOf(needle); index !== -1; index = content.indexOf(needle, index + needle.length))
+    found.push(index);
   return found;
 }
 
 /** Applies the edits in order, each to the result of the ones before; the first that cannot apply is the error. */
-export function applyEdits(content: string, edits: readonly Edit[], requested: string): { ok: true; content: string; replaced: number } | { ok: false; message: string } {
+export function applyEdits(
+  content: string,
+  edits: readonly Edit[],
+  requested: string,
+): { ok: true; content: string; replaced: number } | { ok: false; message: string } {
   let current = content;
   let replaced = 0;
   for (const [index, edit] of edits.entries()) {
     const which = edits.length > 1 ? `edit ${index + 1} of ${edits.length}: ` : '';
     const nothing = edits.length > 1 ? ' Nothing was changed: the edits apply all or none.' : '';
-    if (edit.old_string === '') return { ok: false, message: `${which}old_string is empty; give the exact text to replace.${nothing}` };
-    if (edit.old_string === edit.new_string) return { ok: false, message: `${which}old_string and new_string are the same; there is nothing to change.${nothing}` };
+    if (edit.old_string === '')
+      return { ok: false, message: `${which}old_string is empty; give the exact text to replace.${nothing}` };
+    if (edit.old_string === edit.new_string)
+      return {
+        ok: false,
+        message: `${which}old_string and new_string are the same; there is nothing to change.${nothing}`,
+      };
     const found = occurrences(current, edit.old_string);
     if (found.length === 0) {
       const after = index > 0 ? ' (after the edits before it)' : '';
-      return { ok: false, message: `${which}old_string was not found in ${requested}${after}: ${nearestMatch(current, edit.old_string)}.${nothing}` };
+      return {
+        ok: false,
+        message: `${which}old_string was not found in ${requested}${after}: ${nearestMatch(current, edit.old_string)}.${nothing}`,
+      };
     }
     if (found.length > 1 && edit.replace_all !== true) {
       const lines = found.slice(0, 10).map((offset) => lineAt(current, offset));

@@ -17,9 +17,11 @@ export async function guard(requested: string, run: () => ToolResult | Promise<T
   try {
     return await run();
   } catch (error) {
-    if (error instanceof PathOutsideRootError || error instanceof ProtectedPathError) return { kind: 'error', message: error.message };
+    if (error instanceof PathOutsideRootError || error instanceof ProtectedPathError)
+      return { kind: 'error', message: error.message };
     const code = (error as NodeJS.ErrnoException).code;
-    if (isDiskFull(error)) return { kind: 'error', message: `disk full while writing ${requested}; nothing was changed` };
+    if (isDiskFull(error))
+      return { kind: 'error', message: `disk full while writing ${requested}; nothing was changed` };
     const explanation =
       code === 'ENOENT'
         ? 'no such file or directory'

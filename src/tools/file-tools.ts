@@ -14,5 +14,10 @@ import type { Tool } from './tool.ts';
 
 /** The four file tools, kept out of `scope.protectedDirectories` and any `.jp/`. */
 export function createFileTools(scope: FileToolScope): Tool[] {
-  return [createReadFileTool(scope), createListFilesTool(scope), createCreateFileTool(scope), createModifyFileTool(scope)];
+  return [
+    createReadFileTool(scope),
+    createListFilesTool(scope),
+    createCreateFileTool(scope),
+    createModifyFileTool(scope),
+  ];
 }

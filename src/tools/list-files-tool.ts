@@ -21,7 +21,9 @@ export function createListFilesTool(scope: FileToolScope): Tool {
       '.git, node_modules and .jp are skipped.',
     schema: z.strictObject({
       path: z.optional(z.string().check(z.describe(`${pathDescription}; default: the root`))),
-      pattern: z.optional(z.string().check(z.describe('Glob matched against paths relative to `path` (*, **, ?, [abc], {a,b})'))),
+      pattern: z.optional(
+        z.string().check(z.describe('Glob matched against paths relative to `path` (*, **, ?, [abc], {a,b})')),
+      ),
     }),
     sideEffects: false,
     readOnly: true,
@@ -29,7 +31,10 @@ export function createListFilesTool(scope: FileToolScope): Tool {
       guard(requested ?? '.', async () => {
         const base = resolveForFileTool(context.toolRoot, requested ?? '.', scope.protectedDirectories);
         if (pattern !== undefined && (path.isAbsolute(pattern) || /(^|[/{,])\.\.($|[/},])/.test(pattern))) {
-          return { kind: 'error', message: `pattern ${JSON.stringify(pattern)} must be relative to the listed directory and stay inside it (no leading / and no ..)` };
+          return {
+            kind: 'error',
+            message: `pattern ${JSON.stringify(pattern)} must be relative to the listed directory and stay inside it (no leading / and no ..)`,
+          };
         }
         const { glob } = await import('tinyglobby');
         const matches = await glob(pattern ?? '**', {

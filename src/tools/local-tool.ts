@@ -73,7 +73,10 @@ function parseOutcome(stdout: string): ToolResult | undefined {
   const outcome = result.data;
   switch (outcome.type) {
     case 'success':
-      return { kind: 'success', content: typeof outcome.content === 'string' ? outcome.content : JSON.stringify(outcome.content) };
+      return {
+        kind: 'success',
+        content: typeof outcome.content === 'string' ? outcome.content : JSON.stringify(outcome.content),
+      };
     case 'error':
       return { kind: 'error', message: outcome.message };
     case 'needs_input': {
@@ -92,7 +95,8 @@ function parseOutcome(stdout: string): ToolResult | undefined {
 
 export function createLocalTool(name: string, config: ToolConfig): Tool {
   const shape: Record<string, z.ZodMiniType> = {};
-  for (const [parameterName, parameter] of Object.entries(config.parameters ?? {})) shape[parameterName] = parameterSchema(parameter);
+  for (const [parameterName, parameter] of Object.entries(config.parameters ?? {}))
+    shape[parameterName] = parameterSchema(parameter);
   const schema = z.strictObject(shape);
   const parameters = z.toJSONSchema(schema) as Record<string, unknown>;
   delete parameters.$schema;
@@ -110,27 +114,40 @@ export function createLocalTool(name: string, config: ToolConfig): Tool {
     },
     async execute(argumentsValue, context) {
       const file = typeof command === 'string' || command.shell !== false ? '/bin/sh' : command.program;
-      const commandLine = typeof command === 'string' ? command : [command.program, ...(command.args ?? [])].map(shellQuote).join(' ');
-      const argumentList = typeof command === 'string' || command.shell !== false ? ['-c', commandLine] : (command.args ?? []);
-      const result = await runConfined(context, { file, arguments: argumentList, cwd: context.toolRoot }, {
-        environment: {
-          ...context.environment,
-          JP_TOOL_NAME: name,
-          JP_TOOL_ARGUMENTS: JSON.stringify(argumentsValue),
-          JP_TOOL_ANSWERS: JSON.stringify(context.answers),
-          JP_CONVERSATION_ID: context.conversationId,
-          JP_WORKSPACE_ROOT: context.toolRoot,
+      const commandLine =
+        typeof command === 'string' ? command : [command.program, ...(command.args ?? [])].map(shellQuote).join(' ');
+      const argumentList =
+        typeof command === 'string' || command.shell !== false ? ['-c', commandLine] : (command.args ?? []);
+      const result = await runConfined(
+        context,
+        { file, arguments: argumentList, cwd: context.toolRoot },
+        {
+          environment: {
+            ...context.environment,
+            JP_TOOL_NAME: name,
+            JP_TOOL_ARGUMENTS: JSON.stringify(argumentsValue),
+            JP_TOOL_ANSWERS: JSON.stringify(context.answers),
+            JP_CONVERSATION_ID: context.conversationId,
+            JP_WORKSPACE_ROOT: context.toolRoot,
+          },
+          stdin: JSON.stringify({ name, arguments: argumentsValue, answers: context.answers }),
         },
-        stdin: JSON.stringify({ name, arguments: argumentsValue, answers: context.answers }),
-      });
+      );
       if (result.spawnError) return { kind: 'error', message: `could not start ${name}: ${result.spawnError}` };
-      if (result.timedOut) return { kind: 'error', message: `${name} timed out after ${Math.round(context.timeoutMilliseconds / 1000)} s and was killed` };
+      if (result.timedOut)
+        return {
+          kind: 'error',
+          message: `${name} timed out after ${Math.round(context.timeoutMilliseconds / 1000)} s and was killed`,
+        };
       if (result.aborted) return { kind: 'error', message: `${name} was stopped: the run was interrupted` };
       const outcome = parseOutcome(result.stdout);
       if (outcome) return outcome;
       const output = [result.stdout, result.stderr].filter(Boolean).join('\n').trimEnd();
       if (result.exitCode === 0) return { kind: 'success', content: output };
-      return { kind: 'error', message: `${name} failed (${result.signal ?? `exit code ${result.exitCode}`})${output ? `\n${output}` : ''}` };
+      return {
+        kind: 'error',
+        message: `${name} failed (${result.signal ?? `exit code ${result.exitCode}`})${output ? `\n${output}` : ''}`,
+      };
     },
   };
 }

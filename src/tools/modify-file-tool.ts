@@ -22,21 +22,30 @@ export function createModifyFileTool(scope: FileToolScope): Tool {
       '{path, edits: [{old_string, new_string, replace_all?}, ...]} applies several replacements in order, all or nothing.',
     schema: z.strictObject({
       path: z.string().check(z.describe(pathDescription)),
-      old_string: z.optional(z.string().check(z.describe('Exact text to replace; must occur exactly once (with new_string; or use edits)'))),
+      old_string: z.optional(
+        z.string().check(z.describe('Exact text to replace; must occur exactly once (with new_string; or use edits)')),
+      ),
       new_string: z.optional(z.string().check(z.describe('Replacement text (with old_string)'))),
-      edits: z.optional(z.array(editSchema).check(z.minLength(1), z.describe('Several replacements, applied in order, all or nothing'))),
+      edits: z.optional(
+        z.array(editSchema).check(z.minLength(1), z.describe('Several replacements, applied in order, all or nothing')),
+      ),
     }),
     sideEffects: true,
     execute: ({ path: requested, old_string: oldString, new_string: newString, edits }, context) =>
       guard(requested, async () => {
         const single = oldString !== undefined || newString !== undefined;
         if (single === (edits !== undefined) || (single && (oldString === undefined || newString === undefined))) {
-          return { kind: 'error', message: 'give either old_string and new_string, or edits: [{old_string, new_string, replace_all?}, ...], not both' };
+          return {
+            kind: 'error',
+            message:
+              'give either old_string and new_string, or edits: [{old_string, new_string, replace_all?}, ...], not both',
+          };
         }
         const file = resolveForFileTool(context.toolRoot, requested, scope.protectedDirectories);
         const replacements = edits ?? [{ old_string: oldString!, new_string: newString! }];
         // The user's editor, when it has the file and can write it: its buffer is what is changed.
-        const inEditor = context.editorFiles?.write && editorMayOpen(file) ? await context.editorFiles.read?.(file) : undefined;
+        const inEditor =
+          context.editorFiles?.write && editorMayOpen(file) ? await context.editorFiles.read?.(file) : undefined;
         if (inEditor !== undefined) {
           const applied = applyEdits(inEditor, replacements, requested);
           if (!applied.ok) return { kind: 'error', message: applied.message };
@@ -50,7 +59,11 @@ export function createModifyFileTool(scope: FileToolScope): Tool {
         let stat: Stats;
         try {
           stat = fstatSync(fd);
-          if (!stat.isFile()) return { kind: 'error', message: `${requested} is ${describeFileType(stat)}; fs_modify_file changes regular files only` };
+          if (!stat.isFile())
+            return {
+              kind: 'error',
+              message: `${requested} is ${describeFileType(stat)}; fs_modify_file changes regular files only`,
+            };
           content = readFileSync(fd, 'utf8');
         } finally {
           closeSync(fd);
@@ -65,7 +78,13 @@ export function createModifyFileTool(scope: FileToolScope): Tool {
           unlinkQuietly(temporary);
           throw error;
         }
-        return { kind: 'success', content: edits === undefined ? `modified ${requested}` : `modified ${requested}: ${counted(edits.length, 'edit')}, ${counted(applied.replaced, 'replacement')}` };
+        return {
+          kind: 'success',
+          content:
+            edits === undefined
+              ? `modified ${requested}`
+              : `modified ${requested}: ${counted(edits.length, 'edit')}, ${counted(applied.replaced, 'replacement')}`,
+        };
       }),
   });
 }

@@ -62,14 +62,19 @@ export interface Confinement {
 
 export function confinement(root: string, protectedDirectories: readonly string[]): Confinement {
   const realRoot = realpathOfExistingPrefix(path.resolve(root));
-  const realProtected = protectedDirectories.map((directory) => ({ directory, real: realpathOfExistingPrefix(path.resolve(directory)) }));
+  const realProtected = protectedDirectories.map((directory) => ({
+    directory,
+    real: realpathOfExistingPrefix(path.resolve(directory)),
+  }));
   return {
     realRoot,
     refusal(resolved) {
       if (!isInside(resolved, realRoot)) return `it is outside the workspace (${realRoot})`;
       const relative = path.relative(realRoot, resolved);
-      if (relative.split(path.sep).some((part) => part.toLowerCase() === jpDirectoryName)) return 'it is inside .jp/, which holds jp\'s own configuration and conversations';
-      for (const { directory, real } of realProtected) if (isInside(resolved, real)) return `it is inside ${directory}, jp's own configuration and state`;
+      if (relative.split(path.sep).some((part) => part.toLowerCase() === jpDirectoryName))
+        return "it is inside .jp/, which holds jp's own configuration and conversations";
+      for (const { directory, real } of realProtected)
+        if (isInside(resolved, real)) return `it is inside ${directory}, jp's own configuration and state`;
       return undefined;
     },
   };
@@ -82,7 +87,7 @@ export function resolveForFileTool(root: string, requested: string, protectedDir
   if (reason) {
     throw new ProtectedPathError(
       `refused: ${JSON.stringify(requested)} is off limits to file tools because ${reason}. ` +
-        'File tools never read or change jp\'s rules, whatever the policy; ask the user to make this change themselves.',
+        "File tools never read or change jp's rules, whatever the policy; ask the user to make this change themselves.",
     );
   }
   return resolved;

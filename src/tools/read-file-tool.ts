@@ -36,7 +36,10 @@ function readAt(fd: number, position: number, length: number): Buffer {
 
 function notRegular(requested: string, stat: Stats): ToolResult {
   const hint = stat.isDirectory() ? '; use fs_list_files to see what it contains' : '';
-  return { kind: 'error', message: `${requested} is ${describeFileType(stat)}; fs_read_file reads regular files only${hint}` };
+  return {
+    kind: 'error',
+    message: `${requested} is ${describeFileType(stat)}; fs_read_file reads regular files only${hint}`,
+  };
 }
 
 interface LineRange {
@@ -134,7 +137,10 @@ function readResult(requested: string, range: LineRange, size: number): ToolResu
   const numbered = range.lines.map((line, index) => `${first + index}\t${line}`).join('\n');
   if (first === 1 && range.counted && last === range.total) return { kind: 'success', content: numbered };
   const more = last < range.total || !range.counted ? `; continue with offset=${last + 1}` : '';
-  return { kind: 'success', content: `${numbered}\n[jp: lines ${first}-${last} of ${total} (${counted(size, 'byte')}) shown${more}]` };
+  return {
+    kind: 'success',
+    content: `${numbered}\n[jp: lines ${first}-${last} of ${total} (${counted(size, 'byte')}) shown${more}]`,
+  };
 }
 
 export function createReadFileTool(scope: FileToolScope): Tool {
@@ -154,7 +160,12 @@ export function createReadFileTool(scope: FileToolScope): Tool {
       guard(requested, async () => {
         const file = resolveForFileTool(context.toolRoot, requested, scope.protectedDirectories);
         const inEditor = editorMayOpen(file) ? await context.editorFiles?.read?.(file) : undefined;
-        if (inEditor !== undefined) return readResult(requested, linesOfText(inEditor, offset ?? 1, limit ?? defaultReadLines, context.outputLimit - noteRoom), Buffer.byteLength(inEditor));
+        if (inEditor !== undefined)
+          return readResult(
+            requested,
+            linesOfText(inEditor, offset ?? 1, limit ?? defaultReadLines, context.outputLimit - noteRoom),
+            Buffer.byteLength(inEditor),
+          );
         // Non-blocking: a FIFO is refused below instead of waiting for a writer.
         const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
         try {
@@ -162,9 +173,16 @@ export function createReadFileTool(scope: FileToolScope): Tool {
           if (!stat.isFile()) return notRegular(requested, stat);
           const size = stat.size;
           if (readAt(fd, 0, Math.min(size, binaryProbeBytes)).includes(0)) {
-            return { kind: 'error', message: `${requested} looks like a binary file (${counted(size, 'byte')}, with NUL bytes); fs_read_file reads text files only` };
+            return {
+              kind: 'error',
+              message: `${requested} looks like a binary file (${counted(size, 'byte')}, with NUL bytes); fs_read_file reads text files only`,
+            };
           }
-          return readResult(requested, readLineRange(fd, size, offset ?? 1, limit ?? defaultReadLines, context.outputLimit - noteRoom), size);
+          return readResult(
+            requested,
+            readLineRange(fd, size, offset ?? 1, limit ?? defaultReadLines, context.outputLimit - noteRoom),
+            size,
+          );
         } finally {
           closeSync(fd);
         }

@@ -14,13 +14,33 @@ import { defineTool, type Tool } from './tool.ts';
 const schema = z
   .strictObject({
     command: z.string().check(z.minLength(1), z.describe('The shell command line')),
-    cwd: z.optional(z.string().check(z.describe('Working directory relative to the workspace root; default: the root'))),
-    escalate: z.optional(
-      z.boolean().check(z.describe('Ask to run the command outside the sandbox (a human decides); only when it failed in the sandbox for lack of write access or network')),
+    cwd: z.optional(
+      z.string().check(z.describe('Working directory relative to the workspace root; default: the root')),
     ),
-    justification: z.optional(z.string().check(z.minLength(1), z.describe('With escalate: why the command must run outside the sandbox, for the human who decides'))),
+    escalate: z.optional(
+      z
+        .boolean()
+        .check(
+          z.describe(
+            'Ask to run the command outside the sandbox (a human decides); only when it failed in the sandbox for lack of write access or network',
+          ),
+        ),
+    ),
+    justification: z.optional(
+      z
+        .string()
+        .check(
+          z.minLength(1),
+          z.describe('With escalate: why the command must run outside the sandbox, for the human who decides'),
+        ),
+    ),
   })
-  .check(z.refine((value) => value.escalate !== true || value.justification !== undefined, { message: 'escalate: true needs a justification', path: ['justification'] }));
+  .check(
+    z.refine((value) => value.escalate !== true || value.justification !== undefined, {
+      message: 'escalate: true needs a justification',
+      path: ['justification'],
+    }),
+  );
 
 export const runCommandTool: Tool = defineTool({
   name: 'run_command',
@@ -30,7 +50,8 @@ export const runCommandTool: Tool = defineTool({
   schema,
   sideEffects: true,
   confined: true,
-  escalation: (value) => (value.escalate === true ? { needs: 'unconfined', justification: value.justification ?? '' } : undefined),
+  escalation: (value) =>
+    value.escalate === true ? { needs: 'unconfined', justification: value.justification ?? '' } : undefined,
   async execute({ command, cwd }, context) {
     let directory: string;
     try {
@@ -47,15 +68,21 @@ export const runCommandTool: Tool = defineTool({
     if (result.spawnError) return { kind: 'error', message: `could not start the command: ${result.spawnError}` };
     const output = [result.stdout, result.stderr ? `[stderr]\n${result.stderr}` : ''].filter(Boolean).join('\n');
     if (result.timedOut) {
-      return { kind: 'error', message: `timed out after ${Math.round(context.timeoutMilliseconds / 1000)} s and was killed\n${output}` };
+      return {
+        kind: 'error',
+        message: `timed out after ${Math.round(context.timeoutMilliseconds / 1000)} s and was killed\n${output}`,
+      };
     }
     if (result.aborted) return { kind: 'error', message: `stopped: the run was interrupted\n${output}` };
     // The status is the last line, on a line of its own: it survives a cut (the tail is kept).
     const status = result.signal ? `killed by ${result.signal}` : `exit code ${result.exitCode}`;
     const content = output === '' ? status : `${output}${output.endsWith('\n') ? '' : '\n'}${status}`;
     if (result.exitCode === 0) return { kind: 'success', content };
-    const denied = context.sandbox.settings.mode === 'off' ? undefined : sandboxDenial(output, context.sandbox.settings.network);
-    return { kind: 'error', message: denied ? `${content}\n\n${escalationOffer(denied, context.sandbox.description)}` : content };
+    const denied =
+      context.sandbox.settings.mode === 'off' ? undefined : sandboxDenial(output, context.sandbox.settings.network);
+    return {
+      kind: 'error',
+      message: denied ? `${content}\n\n${escalationOffer(denied, context.sandbox.description)}` : content,
+    };
   },
 });
-

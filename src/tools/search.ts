@@ -12,7 +12,17 @@
  * stops once `max_results` matches are found: the first ones in that order are shown.
  */
 import { spawn } from 'node:child_process';
-import { accessSync, closeSync, constants, fstatSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import {
+  type Dirent,
+  accessSync,
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readdirSync,
+  readSync,
+  statSync,
+} from 'node:fs';
 import path from 'node:path';
 import * as z from 'zod/mini';
 import { counted } from '../plural.ts';
@@ -36,7 +46,9 @@ type IgnoreFactory = () => IgnoreMatcher & { add(patterns: string | readonly str
 
 /** Matchers of gitignore rules, case-sensitive as git and ripgrep are on Linux (the package's default is not). */
 async function ignoreFactory(): Promise<IgnoreFactory> {
-  const module = (await import('ignore')) as unknown as { default: (options: { ignorecase: boolean }) => ReturnType<IgnoreFactory> };
+  const module = (await import('ignore')) as unknown as {
+    default: (options: { ignorecase: boolean }) => ReturnType<IgnoreFactory>;
+  };
   return () => module.default({ ignorecase: false });
 }
 
@@ -71,7 +83,17 @@ function isUnder(relative: string, below: string): boolean {
 
 /** The files under `below` (relative to the root, '' for all) that ripgrep would search. */
 function listWithRipgrep(rg: string, realRoot: string, below: string, signal: AbortSignal): Promise<string[]> {
-  const args = ['--files', '--hidden', '--no-config', '--no-require-git', '--no-ignore-parent', '--no-ignore-global', '--no-ignore-exclude', '--no-ignore-dot', '--null'];
+  const args = [
+    '--files',
+    '--hidden',
+    '--no-config',
+    '--no-require-git',
+    '--no-ignore-parent',
+    '--no-ignore-global',
+    '--no-ignore-exclude',
+    '--no-ignore-dot',
+    '--null',
+  ];
   for (const name of skippedNames) args.push('--glob', `!${name}`);
   return new Promise((resolve, reject) => {
     const child = spawn(rg, args, { cwd: realRoot, stdio: ['ignore', 'pipe', 'pipe'], signal });
@@ -103,14 +125,16 @@ async function listWithWalker(realRoot: string, below: string, signal: AbortSign
   const walk = (relativeDirectory: string, rules: { base: string; matcher: IgnoreMatcher }[]): void => {
     if (signal.aborted) throw signal.reason;
     const directory = path.join(realRoot, relativeDirectory);
-    let entries;
+    let entries: Dirent[];
     try {
       entries = readdirSync(directory, { withFileTypes: true });
     } catch {
       return;
     }
     const own = entries.find((entry) => entry.name === '.gitignore' && entry.isFile());
-    const stack = own ? [...rules, { base: relativeDirectory, matcher: readIgnoreFile(ignore, path.join(directory, '.gitignore')) }] : rules;
+    const stack = own
+      ? [...rules, { base: relativeDirectory, matcher: readIgnoreFile(ignore, path.join(directory, '.gitignore')) }]
+      : rules;
     for (const entry of entries) {
       if (skippedNames.includes(entry.name)) continue;
       const relative = relativeDirectory === '' ? entry.name : `${relativeDirectory}/${entry.name}`;
@@ -190,7 +214,9 @@ export function expandBraces(glob: string): string[] {
       }
       pieces.push(inner.slice(start));
       const rest = expandBraces(glob.slice(index + 1));
-      return pieces.flatMap((piece) => expandBraces(glob.slice(0, open) + piece).flatMap((head) => rest.map((tail) => head + tail)));
+      return pieces.flatMap((piece) =>
+        expandBraces(glob.slice(0, open) + piece).flatMap((head) => rest.map((tail) => head + tail)),
+      );
     } else if (character === ',' && depth === 1) commas.push(index);
   }
   return [glob];
@@ -216,18 +242,41 @@ export function createSearchTool(scope: FileToolScope): Tool {
   return defineTool({
     name: 'fs_search',
     description:
-      'Search the contents of the workspace\'s files with a regular expression (JavaScript syntax), honouring .gitignore (.git, node_modules and .jp are skipped). ' +
+      "Search the contents of the workspace's files with a regular expression (JavaScript syntax), honouring .gitignore (.git, node_modules and .jp are skipped). " +
       'Returns matching lines as path:line: text, in path order, with a count; binary files and files over 16 MB are not searched.',
     schema: z.strictObject({
-      pattern: z.string().check(z.minLength(1), z.describe('Regular expression (JavaScript syntax), matched against each line')),
-      path: z.optional(z.string().check(z.describe('File or directory to search, relative to the workspace root; default: the root'))),
-      glob: z.optional(z.string().check(z.describe('Only files whose path (relative to `path`) matches, e.g. "*.ts", "src/**/*.{ts,tsx}"; without a / it matches the file name at any depth'))),
+      pattern: z
+        .string()
+        .check(z.minLength(1), z.describe('Regular expression (JavaScript syntax), matched against each line')),
+      path: z.optional(
+        z.string().check(z.describe('File or directory to search, relative to the workspace root; default: the root')),
+      ),
+      glob: z.optional(
+        z
+          .string()
+          .check(
+            z.describe(
+              'Only files whose path (relative to `path`) matches, e.g. "*.ts", "src/**/*.{ts,tsx}"; without a / it matches the file name at any depth',
+            ),
+          ),
+      ),
       case_sensitive: z.optional(z.boolean().check(z.describe('Default true'))),
-      max_results: z.optional(z.int().check(z.positive(), z.lte(maxMaxResults), z.describe(`Matching lines returned at most; default ${defaultMaxResults}`))),
+      max_results: z.optional(
+        z
+          .int()
+          .check(
+            z.positive(),
+            z.lte(maxMaxResults),
+            z.describe(`Matching lines returned at most; default ${defaultMaxResults}`),
+          ),
+      ),
     }),
     sideEffects: false,
     readOnly: true,
-    execute: async ({ pattern, path: requested, glob, case_sensitive: caseSensitive, max_results: maxResults }, context) => {
+    execute: async (
+      { pattern, path: requested, glob, case_sensitive: caseSensitive, max_results: maxResults },
+      context,
+    ) => {
       let regex: RegExp;
       try {
         regex = new RegExp(pattern, caseSensitive === false ? 'i' : '');
@@ -241,11 +290,12 @@ export function createSearchTool(scope: FileToolScope): Tool {
       try {
         target = resolveForFileTool(context.toolRoot, requested ?? '.', scope.protectedDirectories);
       } catch (error) {
-        if (error instanceof PathOutsideRootError || error instanceof ProtectedPathError) return { kind: 'error', message: error.message };
+        if (error instanceof PathOutsideRootError || error instanceof ProtectedPathError)
+          return { kind: 'error', message: error.message };
         throw error;
       }
       const realRoot = resolveForFileTool(context.toolRoot, '.', []);
-      let targetStat;
+      let targetStat: ReturnType<typeof statSync>;
       try {
         targetStat = statSync(target);
       } catch {
@@ -254,24 +304,32 @@ export function createSearchTool(scope: FileToolScope): Tool {
       const below = displayPath(context.toolRoot, target) === '.' ? '' : displayPath(context.toolRoot, target);
       let files: string[];
       if (targetStat.isFile()) files = [below];
-      else if (!targetStat.isDirectory()) return { kind: 'error', message: `${requested} is neither a file nor a directory` };
+      else if (!targetStat.isDirectory())
+        return { kind: 'error', message: `${requested} is neither a file nor a directory` };
       else {
         const rg = findRipgrep(context.environment);
         // An rg that cannot run (a broken install) is no reason to fail: the walker lists the same files.
-        files = rg ? await listWithRipgrep(rg, realRoot, below, context.signal).catch((error: unknown) => {
-          if (context.signal.aborted) throw error;
-          return listWithWalker(realRoot, below, context.signal);
-        }) : await listWithWalker(realRoot, below, context.signal);
+        files = rg
+          ? await listWithRipgrep(rg, realRoot, below, context.signal).catch((error: unknown) => {
+              if (context.signal.aborted) throw error;
+              return listWithWalker(realRoot, below, context.signal);
+            })
+          : await listWithWalker(realRoot, below, context.signal);
       }
       if (glob !== undefined) {
         const matcher = (await ignoreFactory())().add(expandBraces(glob.replace(/^\.\//, '')));
         files = files.filter((file) => {
-          const relative = below === '' ? file : file === below ? path.posix.basename(file) : file.slice(below.length + 1);
+          const relative =
+            below === '' ? file : file === below ? path.posix.basename(file) : file.slice(below.length + 1);
           return matcher.ignores(relative);
         });
       }
       files.sort(comparePaths);
-      return searchFiles(realRoot, files, regex, maxResults ?? defaultMaxResults, context.signal, { pattern, where: requested ?? '.', glob });
+      return searchFiles(realRoot, files, regex, maxResults ?? defaultMaxResults, context.signal, {
+        pattern,
+        where: requested ?? '.',
+        glob,
+      });
     },
   });
 }
@@ -335,7 +393,10 @@ function searchFiles(
   const lines = [header, ...matches.map((match) => `${match.file}:${match.line}: ${match.text}`)];
   const skipped: string[] = [];
   if (binary.length > 0) skipped.push(counted(binary.length, 'binary file'));
-  if (large.length > 0) skipped.push(`${counted(large.length, 'file')} larger than ${maxSearchedFileBytes / 1024 / 1024} MB (${large.slice(0, 5).join(', ')}${large.length > 5 ? ', …' : ''})`);
+  if (large.length > 0)
+    skipped.push(
+      `${counted(large.length, 'file')} larger than ${maxSearchedFileBytes / 1024 / 1024} MB (${large.slice(0, 5).join(', ')}${large.length > 5 ? ', …' : ''})`,
+    );
   if (skipped.length > 0) lines.push(`[jp: not searched: ${skipped.join('; ')}]`);
   return { kind: 'success', content: lines.join('\n') };
 }

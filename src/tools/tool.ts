@@ -23,7 +23,12 @@ export interface ProcessTracker {
 
 /** How a question asked while a tool runs (ToolContext.ask) was settled. */
 export type ToolAnswer =
-  | { kind: 'answered'; answer: JsonValue; by: AnsweredBy; /** How a policy or the assistant came to answer. */ reason: string | undefined }
+  | {
+      kind: 'answered';
+      answer: JsonValue;
+      by: AnsweredBy /** How a policy or the assistant came to answer. */;
+      reason: string | undefined;
+    }
   /** Nobody answered (no user, and the policy could not): `reason` says why in plain words. */
   | { kind: 'unanswered'; reason: string }
   /** Policy `defer`: the tool must stop now; the call runs again once a human has answered. */
@@ -104,13 +109,16 @@ export interface Tool {
 }
 
 /** Describes zod issues in words a model can act on. */
-export function describeIssues(issues: readonly { path: PropertyKey[]; code: string; message: string; expected?: string; keys?: string[] }[]): string {
+export function describeIssues(
+  issues: readonly { path: PropertyKey[]; code: string; message: string; expected?: string; keys?: string[] }[],
+): string {
   return issues
     .slice(0, 5)
     .map((issue) => {
       const where = issue.path.length > 0 ? issue.path.map(String).join('.') : 'arguments';
       if (issue.code === 'invalid_type') return `${where}: expected ${issue.expected}`;
-      if (issue.code === 'unrecognized_keys') return `${where}: ${(issue.keys ?? []).length === 1 ? 'unknown field' : 'unknown fields'} ${(issue.keys ?? []).join(', ')}`;
+      if (issue.code === 'unrecognized_keys')
+        return `${where}: ${(issue.keys ?? []).length === 1 ? 'unknown field' : 'unknown fields'} ${(issue.keys ?? []).join(', ')}`;
       return `${where}: ${issue.message}`;
     })
     .join('; ');
@@ -153,11 +161,16 @@ export function defineTool<Schema extends z.ZodMiniType>(definition: {
     ...(definition.readOnly ? { readOnly: true } : {}),
     ...(definition.tellsWhoAnswered ? { tellsWhoAnswered: true } : {}),
     ...(definition.confined ? { confined: true } : {}),
-    ...(definition.escalation ? { escalation: (argumentsValue: unknown) => definition.escalation!(argumentsValue as z.infer<Schema>) } : {}),
+    ...(definition.escalation
+      ? { escalation: (argumentsValue: unknown) => definition.escalation!(argumentsValue as z.infer<Schema>) }
+      : {}),
     validate(argumentsValue) {
       const result = definition.schema.safeParse(argumentsValue);
       if (result.success) return { ok: true, value: result.data };
-      return { ok: false, message: validationMessage(definition.name, describeIssues(result.error.issues as never), jsonSchema()) };
+      return {
+        ok: false,
+        message: validationMessage(definition.name, describeIssues(result.error.issues as never), jsonSchema()),
+      };
     },
     execute(argumentsValue, context) {
       return definition.execute(argumentsValue as z.infer<Schema>, context);

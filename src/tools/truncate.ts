@@ -21,12 +21,17 @@ export function truncateOutput(text: string, limit: number, what = 'output'): st
   const wholeHead = headLineEnd > 0 && headLineEnd >= headLength / 2;
   if (wholeHead) headEnd = headLineEnd;
   else if (isLowSurrogate(text.charCodeAt(headEnd))) headEnd--;
-  const wholeTail = text[tailStart - 1] === '\n' || (text.indexOf('\n', tailStart) !== -1 && text.indexOf('\n', tailStart) + 1 - tailStart <= tailLength / 2);
+  const wholeTail =
+    text[tailStart - 1] === '\n' ||
+    (text.indexOf('\n', tailStart) !== -1 && text.indexOf('\n', tailStart) + 1 - tailStart <= tailLength / 2);
   if (wholeTail && text[tailStart - 1] !== '\n') tailStart = text.indexOf('\n', tailStart) + 1;
   else if (!wholeTail && isLowSurrogate(text.charCodeAt(tailStart))) tailStart++;
   const omitted = text.slice(headEnd, tailStart);
   const newlines = omitted.split('\n').length - 1;
-  const amount = wholeHead && wholeTail ? `${counted(newlines, 'line')} (${counted(omitted.length, 'character')})` : counted(omitted.length, 'character');
+  const amount =
+    wholeHead && wholeTail
+      ? `${counted(newlines, 'line')} (${counted(omitted.length, 'character')})`
+      : counted(omitted.length, 'character');
   const head = text.slice(0, headEnd);
   return `${head}${head.endsWith('\n') ? '' : '\n'}[… jp omitted ${amount} here: the ${what} is longer than ${limit} characters …]\n${text.slice(tailStart)}`;
 }

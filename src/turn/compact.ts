@@ -52,14 +52,21 @@ export async function compactHistory(
   let summary = inForce?.event.summary;
   const perItem = Math.max(300, Math.floor(windowTokens * 3 * 0.02));
   const transcriptTokens = Math.floor(windowTokens * transcriptShare);
-  context.notice(`compacting the conversation: summarising ${target - from + 1} events to fit the context window (${windowTokens} tokens)`);
+  context.notice(
+    `compacting the conversation: summarising ${target - from + 1} events to fit the context window (${windowTokens} tokens)`,
+  );
   while (from <= target) {
     const candidates = points.filter((point) => point >= from && point <= target);
-    const fits = (point: number): boolean => estimateTokens(transcript(events, from, point, summary, perItem).length) <= transcriptTokens;
+    const fits = (point: number): boolean =>
+      estimateTokens(transcript(events, from, point, summary, perItem).length) <= transcriptTokens;
     const end = [...candidates].reverse().find(fits) ?? candidates[0]!;
     const text = transcript(events, from, end, summary, perItem);
     const limit = transcriptTokens * 3;
-    summary = await summarize(context, text.length > limit ? `${text.slice(0, limit)}\n[… the rest of this part was left out …]` : text, windowTokens);
+    summary = await summarize(
+      context,
+      text.length > limit ? `${text.slice(0, limit)}\n[… the rest of this part was left out …]` : text,
+      windowTokens,
+    );
     context.append({ type: 'compaction', timestamp: now(), summary, replaces: [0, end], reason });
     context.sync();
     from = end + 1;
@@ -75,15 +82,24 @@ async function summarize(context: CompactionContext, text: string, windowTokens:
     { role: 'user', content: `Summarise this conversation so far:\n\n${text}` },
   ];
   let summary = '';
-  for await (const part of context.model.stream({ messages, tools: [], signal: context.signal, cacheKey: context.conversationId })) {
+  for await (const part of context.model.stream({
+    messages,
+    tools: [],
+    signal: context.signal,
+    cacheKey: context.conversationId,
+  })) {
     if (part.type === 'text') summary += part.text;
     else if (part.type === 'finish' && part.usage) context.usage(part.usage);
   }
   summary = summary.trim();
   if (summary === '') {
-    throw new ProviderError('compaction_failed', `${context.model.id} returned an empty summary when asked to compact the conversation`, {
-      hint: 'Try again (`jp query --continue` resumes the turn), or set assistant.context_window larger if the model allows.',
-    });
+    throw new ProviderError(
+      'compaction_failed',
+      `${context.model.id} returned an empty summary when asked to compact the conversation`,
+      {
+        hint: 'Try again (`jp query --continue` resumes the turn), or set assistant.context_window larger if the model allows.',
+      },
+    );
   }
   return summary;
 }

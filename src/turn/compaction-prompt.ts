@@ -8,7 +8,7 @@ export const compactionPromptVersion = 1;
 export function compactionPrompt(maxWords: number): string {
   return [
     'You are compacting the history of a conversation between a user and an AI coding assistant that uses tools.',
-    'The conversation has grown too long for the model\'s context window. What you write replaces the transcript you are given:',
+    "The conversation has grown too long for the model's context window. What you write replaces the transcript you are given:",
     'the assistant will continue the work with only your summary and the most recent messages, so it must not lose anything it needs.',
     '',
     'Write a summary that keeps:',

@@ -51,7 +51,11 @@ export function eventCharacters(event: ConversationEvent): number {
  * tokens the last request since the compaction in force reported, plus what was added after it;
  * with no such report, the whole request measured in characters.
  */
-export function estimateRequest(events: readonly ConversationEvent[], messages: readonly PromptMessage[], tools: readonly ToolSpec[]): number {
+export function estimateRequest(
+  events: readonly ConversationEvent[],
+  messages: readonly PromptMessage[],
+  tools: readonly ToolSpec[],
+): number {
   const compaction = latestCompaction(events);
   for (let index = events.length - 1; index > (compaction?.index ?? -1); index--) {
     const event = events[index]!;
@@ -92,10 +96,15 @@ export function cutPoints(events: readonly ConversationEvent[], from: number): n
  * Where to cut: the earliest point after which the history kept word for word is at most
  * `keepTokens`, else the last point. Undefined when there is nothing to cut.
  */
-export function chooseCut(events: readonly ConversationEvent[], points: readonly number[], keepTokens: number): number | undefined {
+export function chooseCut(
+  events: readonly ConversationEvent[],
+  points: readonly number[],
+  keepTokens: number,
+): number | undefined {
   if (points.length === 0) return undefined;
   const after = new Array<number>(events.length + 1).fill(0);
-  for (let index = events.length - 1; index >= 0; index--) after[index] = after[index + 1]! + eventCharacters(events[index]!);
+  for (let index = events.length - 1; index >= 0; index--)
+    after[index] = after[index + 1]! + eventCharacters(events[index]!);
   return points.find((point) => estimateTokens(after[point + 1]!) <= keepTokens) ?? points[points.length - 1];
 }
 
@@ -111,10 +120,17 @@ function shorten(text: string, limit: number): string {
  * after the summary in force. Tool results and arguments are cut to `perItem` characters; discarded
  * turns and reasoning are left out.
  */
-export function transcript(events: readonly ConversationEvent[], from: number, to: number, previousSummary: string | undefined, perItem: number): string {
+export function transcript(
+  events: readonly ConversationEvent[],
+  from: number,
+  to: number,
+  previousSummary: string | undefined,
+  perItem: number,
+): string {
   const discarded = new Set<number>();
   for (const turn of splitTurns(events)) {
-    if (turn.final === 'discarded') for (let index = turn.start; index < turn.start + turn.events.length; index++) discarded.add(index);
+    if (turn.final === 'discarded')
+      for (let index = turn.start; index < turn.start + turn.events.length; index++) discarded.add(index);
   }
   const lines: string[] = [];
   if (previousSummary !== undefined) lines.push(`[Earlier summary]\n${previousSummary}`);
@@ -142,7 +158,9 @@ export function transcript(events: readonly ConversationEvent[], from: number, t
         break;
       case 'tool_call_response':
         endAnswer();
-        lines.push(`Result of ${names.get(event.id) ?? 'a tool'}${event.is_error ? ' (error)' : ''}: ${shorten(event.content, perItem)}`);
+        lines.push(
+          `Result of ${names.get(event.id) ?? 'a tool'}${event.is_error ? ' (error)' : ''}: ${shorten(event.content, perItem)}`,
+        );
         break;
       case 'turn_end':
         endAnswer();

@@ -28,7 +28,8 @@ export async function* refusalMarked(stream: AsyncIterable<StreamPart>): AsyncGe
       yield part;
     }
   } catch (error) {
-    if (!received && JpError.isInstance(error) && error.code === 'context_length_exceeded') throw new ContextLengthRefusal(error);
+    if (!received && JpError.isInstance(error) && error.code === 'context_length_exceeded')
+      throw new ContextLengthRefusal(error);
     throw error;
   }
 }
@@ -55,7 +56,9 @@ export class ContextGuard {
     const estimate = this.estimate(tools);
     if (window.source === 'default' && !this.windowNoticeSaid && estimate > window.tokens / 2) {
       this.windowNoticeSaid = true;
-      compaction.notice(`the context window of ${compaction.model.id} is not known to jp; assuming ${window.tokens} tokens (set assistant.context_window to its real size)`);
+      compaction.notice(
+        `the context window of ${compaction.model.id} is not known to jp; assuming ${window.tokens} tokens (set assistant.context_window to its real size)`,
+      );
     }
     if (estimate <= window.tokens * (this.options.threshold ?? defaultThreshold)) return;
     await compactHistory(compaction, 'threshold', window.tokens);
@@ -74,7 +77,9 @@ export class ContextGuard {
       const window = this.options.window?.tokens ?? Number.POSITIVE_INFINITY;
       const limit = Math.min(window, statedContextLimit(error.error) ?? Math.floor(this.estimate(tools) * 0.6));
       const { compaction } = this.options;
-      compaction.notice(`${compaction.model.id} refused the request as too long for its context window; compacting the conversation and retrying once`);
+      compaction.notice(
+        `${compaction.model.id} refused the request as too long for its context window; compacting the conversation and retrying once`,
+      );
       if (!(await compactHistory(compaction, 'context_length', limit))) throw error.error;
       try {
         return await request();

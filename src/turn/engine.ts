@@ -185,7 +185,11 @@ export class TurnRun {
   private append<E extends ConversationEvent>(made: E): E {
     this.deltas.send();
     // Sealed as recorded (conversation/seal.ts): what carries consent is provably this user's jp's.
-    const event = this.options.seal.seal(this.options.conversationId, this.options.host.secrets.redactValue(made), this.events);
+    const event = this.options.seal.seal(
+      this.options.conversationId,
+      this.options.host.secrets.redactValue(made),
+      this.events,
+    );
     this.options.host.append(event);
     this.events.push(event);
     return event;
@@ -203,7 +207,8 @@ export class TurnRun {
       pendingCalls = ownCalls(this.resumedTurn(), incomplete.pendingToolCalls);
       // A conversation from before system prompts were recorded gets one; any other keeps its own.
       if (!recordedSystemPrompt(this.events)) this.recordSystemPrompt();
-      for (const [tool, decision] of rememberedDecisions(this.resumedTurn(), this.turnEvents())) this.toolContext.remembered.set(tool, decision);
+      for (const [tool, decision] of rememberedDecisions(this.resumedTurn(), this.turnEvents()))
+        this.toolContext.remembered.set(tool, decision);
       if (this.options.reply !== undefined) {
         closeForReply(this.resumedTurn(), this.turnEvents(), incomplete.pendingInquiries, pendingCalls);
         pendingCalls = [];
@@ -216,7 +221,8 @@ export class TurnRun {
       this.append({ type: 'chat_request', timestamp: now(), content: this.options.message ?? '' });
     }
     try {
-      if (pendingCalls.length > 0 && (await this.processToolCalls(pendingCalls)) === 'deferred') return this.finish('deferred');
+      if (pendingCalls.length > 0 && (await this.processToolCalls(pendingCalls)) === 'deferred')
+        return this.finish('deferred');
       for (;;) {
         this.checkBudgets();
         const { calls, finish } = await this.requestStep();
@@ -302,7 +308,10 @@ export class TurnRun {
 
   /** A step's tool calls (tool-batch.ts). */
   private processToolCalls(calls: EventOf<'tool_call_request'>[]): Promise<'done' | 'deferred'> {
-    return processToolCalls({ calls: this.toolContext, inquiries: this.resolverContext, turnEvents: () => this.turnEvents() }, calls);
+    return processToolCalls(
+      { calls: this.toolContext, inquiries: this.resolverContext, turnEvents: () => this.turnEvents() },
+      calls,
+    );
   }
 
   /** Settlements of inquiries, one after another. */
@@ -327,7 +336,10 @@ export class TurnRun {
     this.iterations++;
     return this.contextGuard.request(tools, async () => {
       this.finishReason = null;
-      this.stepText = new StepText({ show: (kind, piece) => this.deltas.push(kind, piece), persist: (event) => this.append(event) }, this.options.host.secrets);
+      this.stepText = new StepText(
+        { show: (kind, piece) => this.deltas.push(kind, piece), persist: (event) => this.append(event) },
+        this.options.host.secrets,
+      );
       const { model, signal, conversationId } = this.options;
       const step = await streamStep({
         model,
@@ -358,6 +370,10 @@ export class TurnRun {
     const history = buildPrompt(this.events, this.systemPromptText());
     this.iterations++;
     const { model, signal, conversationId } = this.options;
-    return answerWithLlm({ model, history, signal, cacheKey: conversationId, usage: (usage) => this.recordUsage('inquiry', usage) }, tool, question);
+    return answerWithLlm(
+      { model, history, signal, cacheKey: conversationId, usage: (usage) => this.recordUsage('inquiry', usage) },
+      tool,
+      question,
+    );
   }
 }

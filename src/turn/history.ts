@@ -76,7 +76,12 @@ export function buildPrompt(events: readonly ConversationEvent[], systemPrompt: 
           if (event.provider_executed) break;
           closeStep();
           const last = messages[messages.length - 1];
-          const result = { id: event.id, name: toolNames.get(event.id) ?? 'unknown', content: event.content, isError: event.is_error };
+          const result = {
+            id: event.id,
+            name: toolNames.get(event.id) ?? 'unknown',
+            content: event.content,
+            isError: event.is_error,
+          };
           if (last?.role === 'tool') last.results.push(result);
           else messages.push({ role: 'tool', results: [result] } satisfies ToolMessage);
           break;
@@ -101,10 +106,13 @@ export function summaryMessage(summary: string): string {
  * The compaction in force: the last `compaction` event outside a discarded turn whose range lies
  * before it. Events outside any turn (`jp conversation compact` between turns) count.
  */
-export function latestCompaction(events: readonly ConversationEvent[]): { index: number; event: EventOf<'compaction'> } | undefined {
+export function latestCompaction(
+  events: readonly ConversationEvent[],
+): { index: number; event: EventOf<'compaction'> } | undefined {
   const discarded = new Set<number>();
   for (const turn of splitTurns(events)) {
-    if (turn.final === 'discarded') for (let index = turn.start; index < turn.start + turn.events.length; index++) discarded.add(index);
+    if (turn.final === 'discarded')
+      for (let index = turn.start; index < turn.start + turn.events.length; index++) discarded.add(index);
   }
   for (let index = events.length - 1; index >= 0; index--) {
     const event = events[index]!;

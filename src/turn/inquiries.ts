@@ -8,7 +8,12 @@ import type { EventOf } from '../conversation/events.ts';
 import { canonicalJson, type LogSeal } from '../conversation/seal.ts';
 import { now } from '../conversation/events.ts';
 import type { LoadedConfig } from '../config/load.ts';
-import { questionConfigOf, resolveDetachedPolicy, type BuiltinDetachedDefault, type Resolved } from '../config/policy.ts';
+import {
+  questionConfigOf,
+  resolveDetachedPolicy,
+  type BuiltinDetachedDefault,
+  type Resolved,
+} from '../config/policy.ts';
 import { fieldsWithoutDefault, isValidFormAnswer } from '../inquiry/form.ts';
 import { route } from '../inquiry/route.ts';
 import {
@@ -29,7 +34,14 @@ export interface RecordedInquiry {
 }
 
 export type Resolution =
-  | { kind: 'answered'; id: string; answer: JsonValue; by: AnsweredBy; action: PromptAction | undefined; reason: string | undefined }
+  | {
+      kind: 'answered';
+      id: string;
+      answer: JsonValue;
+      by: AnsweredBy;
+      action: PromptAction | undefined;
+      reason: string | undefined;
+    }
   | { kind: 'deferred'; id: string };
 
 export interface ResolverContext {
@@ -59,14 +71,20 @@ export function applyQuestionConfig(
   config: LoadedConfig,
   tool: string,
   question: Question,
-): { question: Question; configExclusive: boolean | undefined; target: 'user' | 'assistant'; defaultProblem: string | undefined } {
+): {
+  question: Question;
+  configExclusive: boolean | undefined;
+  target: 'user' | 'assistant';
+  defaultProblem: string | undefined;
+} {
   const entry = questionConfigOf(config, tool, question.id);
   const result: Question = { ...question };
   let defaultProblem: string | undefined;
   if (question.answer_type === 'form') {
     // A form's default is made of its fields' defaults; a scalar from config cannot stand for it.
     const missing = fieldsWithoutDefault(question.fields ?? []);
-    if (missing.length > 0) defaultProblem = `the form's required field${missing.length === 1 ? '' : 's'} ${missing.map((name) => JSON.stringify(name)).join(', ')} ${missing.length === 1 ? 'has' : 'have'} no default`;
+    if (missing.length > 0)
+      defaultProblem = `the form's required field${missing.length === 1 ? '' : 's'} ${missing.map((name) => JSON.stringify(name)).join(', ')} ${missing.length === 1 ? 'has' : 'have'} no default`;
     if (entry?.default !== undefined || entry?.default_option !== undefined) {
       defaultProblem = `questions.${question.id}.default and .default_option do not apply to a form; its default comes from its fields`;
     }
@@ -76,11 +94,21 @@ export function applyQuestionConfig(
   if (entry?.default_option !== undefined && question.answer_type === 'select') {
     const options = question.options ?? [];
     const choice = entry.default_option;
-    const picked = choice === 'first' ? options[0] : choice === 'last' ? options[options.length - 1] : options.find((option) => option === choice);
+    const picked =
+      choice === 'first'
+        ? options[0]
+        : choice === 'last'
+          ? options[options.length - 1]
+          : options.find((option) => option === choice);
     if (picked !== undefined) result.default = picked;
-    else defaultProblem = `default_option ${JSON.stringify(choice)} matches none of the options ${JSON.stringify(options)}`;
+    else
+      defaultProblem = `default_option ${JSON.stringify(choice)} matches none of the options ${JSON.stringify(options)}`;
   }
-  if (result.answer_type === 'select' && result.default !== undefined && !(result.options ?? []).includes(String(result.default))) {
+  if (
+    result.answer_type === 'select' &&
+    result.default !== undefined &&
+    !(result.options ?? []).includes(String(result.default))
+  ) {
     defaultProblem ??= `the default ${JSON.stringify(result.default)} is not one of the options`;
     delete result.default;
   }
@@ -88,27 +116,42 @@ export function applyQuestionConfig(
 }
 
 function settingOf(resolved: Resolved<DetachedPolicy>): string {
-  return resolved.key === 'built-in' ? `the detached policy is "${resolved.value}" (${resolved.layer})` : `${resolved.key} = "${resolved.value}" (set in ${resolved.layer})`;
+  return resolved.key === 'built-in'
+    ? `the detached policy is "${resolved.value}" (${resolved.layer})`
+    : `${resolved.key} = "${resolved.value}" (set in ${resolved.layer})`;
 }
 
 /**
  * Names the setting that decided, and the key that would change the decision: after a refusal, how
  * to let it proceed without a user; after a decision made without one, how to require a human.
  */
-function policySentence(tool: string, kind: PolicyKind, resolved: Resolved<DetachedPolicy>, decision: 'proceeded' | 'refused'): string {
+function policySentence(
+  tool: string,
+  kind: PolicyKind,
+  resolved: Resolved<DetachedPolicy>,
+  decision: 'proceeded' | 'refused',
+): string {
   const setting = settingOf(resolved);
-  if (decision === 'proceeded') return `${setting}; to require a human instead, set conversation.tools.${tool}.detached.${kind} = "deny" or "defer"`;
+  if (decision === 'proceeded')
+    return `${setting}; to require a human instead, set conversation.tools.${tool}.detached.${kind} = "deny" or "defer"`;
   if (kind === 'escalate') {
     return `${setting} (the shorthand detached = "auto" does not cover leaving the sandbox); to let it run outside the sandbox without a user, set conversation.tools.${tool}.detached.escalate = "auto"`;
   }
   if (kind === 'tool') {
     return `${setting}; to change it, set conversation.tools.${tool}.detached.tool = "auto" (let the assistant answer) or "defaults" (use the question's default)`;
   }
-  const noDefault = resolved.value === 'defaults' ? ` ("defaults" has no default answer for ${kind === 'run' ? 'running a tool' : 'sharing a result'})` : '';
+  const noDefault =
+    resolved.value === 'defaults'
+      ? ` ("defaults" has no default answer for ${kind === 'run' ? 'running a tool' : 'sharing a result'})`
+      : '';
   return `${setting}${noDefault}; to let it ${kind === 'run' ? 'run' : 'through'} without a user, set conversation.tools.${tool}.detached.${kind} = "auto"`;
 }
 
-function failureReason(inquiry: Inquiry, resolved: Resolved<DetachedPolicy>, detail: { exclusive: boolean; defaultProblem?: string }): string {
+function failureReason(
+  inquiry: Inquiry,
+  resolved: Resolved<DetachedPolicy>,
+  detail: { exclusive: boolean; defaultProblem?: string },
+): string {
   const kind = policyKindOf(inquiry.kind);
   const policy = policySentence(inquiry.tool, kind, resolved, 'refused');
   switch (inquiry.kind) {
@@ -144,7 +187,10 @@ export function isValidAnswer(inquiry: Inquiry, answer: unknown): answer is Json
         answer === 'run_always' ||
         answer === 'skip' ||
         answer === 'skip_always' ||
-        (typeof answer === 'object' && answer !== null && 'edit' in answer && typeof (answer as { edit: unknown }).edit === 'object')
+        (typeof answer === 'object' &&
+          answer !== null &&
+          'edit' in answer &&
+          typeof (answer as { edit: unknown }).edit === 'object')
       );
     case 'escalate':
       return answer === 'run' || answer === 'skip';
@@ -193,23 +239,50 @@ export class InquiryResolver {
    * it (`reusable`); a recorded request for this same inquiry without such an answer is asked again
    * under its id; a recorded request for another inquiry is not this one: it is asked anew.
    */
-  resolve(toolCallId: string, asked: Inquiry, recordedEarlier?: RecordedInquiry, options: { duringCall?: boolean } = {}): Promise<Resolution> {
+  resolve(
+    toolCallId: string,
+    asked: Inquiry,
+    recordedEarlier?: RecordedInquiry,
+    options: { duringCall?: boolean } = {},
+  ): Promise<Resolution> {
     const settle = (): Promise<Resolution> => this.settle(toolCallId, asked, recordedEarlier, options);
     return this.context.oneAtATime ? this.context.oneAtATime(settle) : settle();
   }
 
-  private async settle(toolCallId: string, asked: Inquiry, recordedEarlier: RecordedInquiry | undefined, options: { duringCall?: boolean }): Promise<Resolution> {
+  private async settle(
+    toolCallId: string,
+    asked: Inquiry,
+    recordedEarlier: RecordedInquiry | undefined,
+    options: { duringCall?: boolean },
+  ): Promise<Resolution> {
     const { host, config, builtinDetached } = this.context;
     // An inquiry is made here (a tool's question may quote anything): what is logged, prompted or sent to a client is redacted.
     const inquiry = this.context.host.secrets.redactValue(asked);
     if (recordedEarlier && this.reusable(inquiry, recordedEarlier)) {
       const response = recordedEarlier.response!;
-      return { kind: 'answered', id: response.id, answer: response.answer, by: response.by, action: response.action, reason: response.reason };
+      return {
+        kind: 'answered',
+        id: response.id,
+        answer: response.answer,
+        by: response.by,
+        action: response.action,
+        reason: response.reason,
+      };
     }
-    const recorded = recordedEarlier && canonicalJson(recordedEarlier.request.inquiry) === canonicalJson(inquiry) ? recordedEarlier : undefined;
+    const recorded =
+      recordedEarlier && canonicalJson(recordedEarlier.request.inquiry) === canonicalJson(inquiry)
+        ? recordedEarlier
+        : undefined;
     const id = recorded?.request.id ?? newInquiryId();
     if (!recorded) {
-      this.context.append({ type: 'inquiry_request', timestamp: now(), id, tool_call_id: toolCallId, inquiry, ...(options.duringCall ? { during_call: true as const } : {}) });
+      this.context.append({
+        type: 'inquiry_request',
+        timestamp: now(),
+        id,
+        tool_call_id: toolCallId,
+        inquiry,
+        ...(options.duringCall ? { during_call: true as const } : {}),
+      });
     }
 
     let configExclusive: boolean | undefined;
@@ -222,7 +295,12 @@ export class InquiryResolver {
       defaultProblem = applied.defaultProblem;
       routed = { ...inquiry, question: applied.question };
       if (applied.target === 'assistant') {
-        return this.askAssistant(id, inquiry, 'LlmInquiry', `answered by the assistant: conversation.tools.${inquiry.tool}.questions.${inquiry.question.id}.target = "assistant"`);
+        return this.askAssistant(
+          id,
+          inquiry,
+          'LlmInquiry',
+          `answered by the assistant: conversation.tools.${inquiry.tool}.questions.${inquiry.question.id}.target = "assistant"`,
+        );
       }
     }
     let invalidAnswers = 0;
@@ -236,7 +314,11 @@ export class InquiryResolver {
       switch (action) {
         case 'PromptClient': {
           // A client that detaches from the open prompt makes the built-in detached default `defer`.
-          const ifDetached = route(routed, { hasClient: false, policy: resolveDetachedPolicy(config, inquiry.tool, policyKindOf(inquiry.kind), 'defer').value, configExclusive });
+          const ifDetached = route(routed, {
+            hasClient: false,
+            policy: resolveDetachedPolicy(config, inquiry.tool, policyKindOf(inquiry.kind), 'defer').value,
+            configExclusive,
+          });
           const reply = await host.askClient(id, routed, this.context.signal, ifDetached);
           if (this.context.signal.aborted) throw this.context.signal.reason ?? new StopRequest('shutdown');
           if (!reply.answered) {
@@ -252,16 +334,45 @@ export class InquiryResolver {
         }
         case 'AutoApprove':
           if (inquiry.kind === 'escalate') {
-            return this.record(id, 'run', 'policy', action, `run outside the sandbox without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'escalate', policy, 'proceeded')}`);
+            return this.record(
+              id,
+              'run',
+              'policy',
+              action,
+              `run outside the sandbox without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'escalate', policy, 'proceeded')}`,
+            );
           }
-          return this.record(id, 'run', 'policy', action, `run without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'run', policy, 'proceeded')}`);
+          return this.record(
+            id,
+            'run',
+            'policy',
+            action,
+            `run without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'run', policy, 'proceeded')}`,
+          );
         case 'AutoDeliver':
-          return this.record(id, 'deliver', 'policy', action, `result shared without a user's review: no user is available, and ${policySentence(inquiry.tool, 'deliver', policy, 'proceeded')}`);
+          return this.record(
+            id,
+            'deliver',
+            'policy',
+            action,
+            `result shared without a user's review: no user is available, and ${policySentence(inquiry.tool, 'deliver', policy, 'proceeded')}`,
+          );
         case 'LlmInquiry':
-          return this.askAssistant(id, inquiry, action, `answered by the assistant: no user is available, and ${policySentence(inquiry.tool, 'tool', policy, 'proceeded')}`);
+          return this.askAssistant(
+            id,
+            inquiry,
+            action,
+            `answered by the assistant: no user is available, and ${policySentence(inquiry.tool, 'tool', policy, 'proceeded')}`,
+          );
         case 'UseDefault': {
           const question = routed.kind === 'tool_question' ? routed.question : undefined;
-          return this.record(id, (question?.default ?? null) as JsonValue, 'policy', action, `answered with the question's default: no user is available, and ${policySentence(inquiry.tool, 'tool', policy, 'proceeded')}`);
+          return this.record(
+            id,
+            (question?.default ?? null) as JsonValue,
+            'policy',
+            action,
+            `answered with the question's default: no user is available, and ${policySentence(inquiry.tool, 'tool', policy, 'proceeded')}`,
+          );
         }
         case 'Fail': {
           const exclusive = inquiry.kind === 'tool_question' ? (configExclusive ?? inquiry.question.exclusive) : true;
@@ -276,16 +387,29 @@ export class InquiryResolver {
   }
 
   private async askAssistant(id: string, inquiry: Inquiry, action: PromptAction, reason: string): Promise<Resolution> {
-    if (inquiry.kind !== 'tool_question') return this.record(id, null, 'policy', 'Fail', 'only questions can be answered by the assistant');
+    if (inquiry.kind !== 'tool_question')
+      return this.record(id, null, 'policy', 'Fail', 'only questions can be answered by the assistant');
     const applied = applyQuestionConfig(this.context.config, inquiry.tool, inquiry.question);
     const answer = await this.context.answerWithLlm(inquiry.tool, applied.question);
     if (answer === undefined || !isValidAnswer({ ...inquiry, question: applied.question }, answer)) {
-      return this.record(id, null, 'policy', 'Fail', `unanswered: the assistant was asked ${JSON.stringify(inquiry.question.text)} but gave no valid answer`);
+      return this.record(
+        id,
+        null,
+        'policy',
+        'Fail',
+        `unanswered: the assistant was asked ${JSON.stringify(inquiry.question.text)} but gave no valid answer`,
+      );
     }
     return this.record(id, answer, 'assistant', action, reason);
   }
 
-  private record(id: string, answer: JsonValue, by: AnsweredBy, action: PromptAction | undefined, reason: string | undefined): Resolution {
+  private record(
+    id: string,
+    answer: JsonValue,
+    by: AnsweredBy,
+    action: PromptAction | undefined,
+    reason: string | undefined,
+  ): Resolution {
     const event: EventOf<'inquiry_response'> = { type: 'inquiry_response', timestamp: now(), id, answer, by };
     if (action) event.action = action;
     if (reason) event.reason = reason;

@@ -11,17 +11,30 @@ export type FinishPart = Extract<StreamPart, { type: 'finish' }>;
  * The budgets of one run of a turn, checked before each request: LLM round trips (--max-turns) and
  * input + output tokens (--max-tokens). The error when one is reached, with the figures.
  */
-export function budgetReached(iterations: number, usage: Usage | null, maxTurns: number, maxTokens: number | undefined): RunError | undefined {
+export function budgetReached(
+  iterations: number,
+  usage: Usage | null,
+  maxTurns: number,
+  maxTokens: number | undefined,
+): RunError | undefined {
   if (iterations >= maxTurns) {
-    return new RunError('max_turns_exceeded', `stopped after ${iterations} LLM round trips (assistant.max_turns = ${maxTurns})`, {
-      hint: 'Continue with `jp query --continue`, or raise the cap with --max-turns.',
-    });
+    return new RunError(
+      'max_turns_exceeded',
+      `stopped after ${iterations} LLM round trips (assistant.max_turns = ${maxTurns})`,
+      {
+        hint: 'Continue with `jp query --continue`, or raise the cap with --max-turns.',
+      },
+    );
   }
   const used = (usage?.input_tokens ?? 0) + (usage?.output_tokens ?? 0);
   if (maxTokens !== undefined && used >= maxTokens) {
-    return new RunError('budget_exceeded', `stopped after ${used} tokens (input + output) of a budget of ${maxTokens} (assistant.budget.tokens), in ${iterations} LLM round trips`, {
-      hint: 'Continue with `jp query --continue`, or raise the budget with --max-tokens.',
-    });
+    return new RunError(
+      'budget_exceeded',
+      `stopped after ${used} tokens (input + output) of a budget of ${maxTokens} (assistant.budget.tokens), in ${iterations} LLM round trips`,
+      {
+        hint: 'Continue with `jp query --continue`, or raise the budget with --max-tokens.',
+      },
+    );
   }
   return undefined;
 }
@@ -29,9 +42,13 @@ export function budgetReached(iterations: number, usage: Usage | null, maxTurns:
 /** A refusal or content filter ends the turn (exit 1) with the provider's reason. */
 export function refusal(modelId: string, finish: FinishPart): JpError {
   const reason = finish.providerReason ?? finish.reason;
-  return new ProviderError('refused', `${modelId}: the model refused to answer (${reason})${finish.detail ? `: ${finish.detail}` : ''}`, {
-    hint: 'Rephrase the request, or ask another model with -m.',
-  });
+  return new ProviderError(
+    'refused',
+    `${modelId}: the model refused to answer (${reason})${finish.detail ? `: ${finish.detail}` : ''}`,
+    {
+      hint: 'Rephrase the request, or ask another model with -m.',
+    },
+  );
 }
 
 /** The warning of an answer that ended at an output limit: jp's limit of one response, or the model's. */

@@ -16,7 +16,11 @@ export interface LlmAnswerContext {
   usage(usage: Usage | null): void;
 }
 
-export async function answerWithLlm(context: LlmAnswerContext, tool: string, question: Question): Promise<JsonValue | undefined> {
+export async function answerWithLlm(
+  context: LlmAnswerContext,
+  tool: string,
+  question: Question,
+): Promise<JsonValue | undefined> {
   const history = [...context.history];
   // The pending step's tool calls have no results yet; providers refuse that, so leave them out.
   while (history.length > 0) {
@@ -42,7 +46,9 @@ export async function answerWithLlm(context: LlmAnswerContext, tool: string, que
       content:
         `The tool "${tool}" needs an answer before it can continue, and no human is available to give it.\n` +
         `Question: ${question.text}\n` +
-        (question.answer_type === 'select' ? `Choose exactly one of: ${JSON.stringify(question.options ?? [])}\n` : '') +
+        (question.answer_type === 'select'
+          ? `Choose exactly one of: ${JSON.stringify(question.options ?? [])}\n`
+          : '') +
         `Reply with only a JSON object of the form ${expected}.`,
     },
   ];
@@ -55,7 +61,12 @@ export async function answerWithLlm(context: LlmAnswerContext, tool: string, que
     responseFormat: {
       type: 'json',
       name: 'inquiry_answer',
-      schema: { type: 'object', properties: { answer: answerSchema }, required: ['answer'], additionalProperties: false },
+      schema: {
+        type: 'object',
+        properties: { answer: answerSchema },
+        required: ['answer'],
+        additionalProperties: false,
+      },
     },
   })) {
     if (part.type === 'text') text += part.text;

@@ -22,7 +22,10 @@ export interface ResumedTurnContext {
  * The pending calls this user's jp recorded (conversation/seal.ts); any other (a copied, committed
  * or edited log) is answered "not run" and never runs: such a conversation goes on only as new turns.
  */
-export function ownCalls(context: ResumedTurnContext, calls: EventOf<'tool_call_request'>[]): EventOf<'tool_call_request'>[] {
+export function ownCalls(
+  context: ResumedTurnContext,
+  calls: EventOf<'tool_call_request'>[],
+): EventOf<'tool_call_request'>[] {
   const own = calls.filter((call) => context.seal.verifies(context.conversationId, call, []));
   for (const call of calls) {
     if (own.includes(call)) continue;
@@ -30,24 +33,36 @@ export function ownCalls(context: ResumedTurnContext, calls: EventOf<'tool_call_
       type: 'tool_call_response',
       timestamp: now(),
       id: call.id,
-      content: 'Not run: this call is in the conversation log, but your jp did not record it (the log was copied, committed or edited). Ask for it again if it is needed.',
+      content:
+        'Not run: this call is in the conversation log, but your jp did not record it (the log was copied, committed or edited). Ask for it again if it is needed.',
       is_error: true,
       outcome: 'skipped',
     });
   }
   if (own.length < calls.length) {
-    context.host.notice('warning', `did not run ${calls.length - own.length === 1 ? 'a tool call' : `${calls.length - own.length} tool calls`} of conversation ${context.conversationId} that your jp did not record (a copied, committed or edited log)`);
+    context.host.notice(
+      'warning',
+      `did not run ${calls.length - own.length === 1 ? 'a tool call' : `${calls.length - own.length} tool calls`} of conversation ${context.conversationId} that your jp did not record (a copied, committed or edited log)`,
+    );
   }
   return own;
 }
 
 /** Y and N answers given earlier in the turn (possibly by an earlier process) that this user's jp recorded, by tool name. */
-export function rememberedDecisions(context: ResumedTurnContext, turnEvents: readonly ConversationEvent[]): Map<string, 'run' | 'skip'> {
+export function rememberedDecisions(
+  context: ResumedTurnContext,
+  turnEvents: readonly ConversationEvent[],
+): Map<string, 'run' | 'skip'> {
   const decisions = new Map<string, 'run' | 'skip'>();
   const runInquiries = new Map<string, string>();
   for (const event of turnEvents) {
-    if (event.type === 'inquiry_request' && event.inquiry.kind === 'run_tool') runInquiries.set(event.id, event.inquiry.tool);
-    if (event.type === 'inquiry_response' && runInquiries.has(event.id) && context.seal.verifies(context.conversationId, event, turnEvents)) {
+    if (event.type === 'inquiry_request' && event.inquiry.kind === 'run_tool')
+      runInquiries.set(event.id, event.inquiry.tool);
+    if (
+      event.type === 'inquiry_response' &&
+      runInquiries.has(event.id) &&
+      context.seal.verifies(context.conversationId, event, turnEvents)
+    ) {
       const tool = runInquiries.get(event.id)!;
       if (event.answer === 'run_always') decisions.set(tool, 'run');
       if (event.answer === 'skip_always') decisions.set(tool, 'skip');
@@ -64,12 +79,27 @@ export function closeForReply(
   calls: EventOf<'tool_call_request'>[],
 ): void {
   for (const inquiry of inquiries) {
-    context.append({ type: 'inquiry_response', timestamp: now(), id: inquiry.id, answer: null, by: 'user', reason: 'the user interrupted the turn to reply' });
+    context.append({
+      type: 'inquiry_response',
+      timestamp: now(),
+      id: inquiry.id,
+      answer: null,
+      by: 'user',
+      reason: 'the user interrupted the turn to reply',
+    });
   }
   const started = new Set(turnEvents.flatMap((event) => (event.type === 'tool_call_start' ? [event.id] : [])));
   for (const call of calls) {
     const unknown = started.has(call.id) && (context.tools.get(call.name)?.sideEffects ?? true);
     if (unknown) context.append(unknownOutcome(call.id, 'interrupted'));
-    else context.append({ type: 'tool_call_response', timestamp: now(), id: call.id, content: 'Not run: the user interrupted the turn to reply.', is_error: true, outcome: 'skipped' });
+    else
+      context.append({
+        type: 'tool_call_response',
+        timestamp: now(),
+        id: call.id,
+        content: 'Not run: the user interrupted the turn to reply.',
+        is_error: true,
+        outcome: 'skipped',
+      });
   }
 }

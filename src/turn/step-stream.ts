@@ -38,7 +38,12 @@ export async function streamStep(context: StepStreamContext): Promise<StepResult
   const { text } = context;
   const calls: EventOf<'tool_call_request'>[] = [];
   let finish: FinishPart | undefined;
-  const stream = context.model.stream({ messages: context.messages, tools: context.tools, signal: context.signal, cacheKey: context.cacheKey });
+  const stream = context.model.stream({
+    messages: context.messages,
+    tools: context.tools,
+    signal: context.signal,
+    cacheKey: context.cacheKey,
+  });
   for await (const part of refusalMarked(stream)) {
     switch (part.type) {
       case 'text':
@@ -55,7 +60,14 @@ export async function streamStep(context: StepStreamContext): Promise<StepResult
         break;
       case 'provider_tool_call':
         text.beforeToolCall('provider');
-        context.append({ type: 'tool_call_request', timestamp: now(), id: part.id, name: part.name, arguments: part.input, provider_executed: true });
+        context.append({
+          type: 'tool_call_request',
+          timestamp: now(),
+          id: part.id,
+          name: part.name,
+          arguments: part.input,
+          provider_executed: true,
+        });
         break;
       case 'provider_tool_result':
         context.append({
@@ -74,7 +86,17 @@ export async function streamStep(context: StepStreamContext): Promise<StepResult
         // secrets from what jp records and shows, it never rewrites what a tool is asked to do.
         const requested = parseArguments(part.input);
         const sandbox = sandboxOfCall(context, part.name, requested);
-        calls.push({ ...context.append({ type: 'tool_call_request', timestamp: now(), id: part.id, name: part.name, arguments: requested, ...(sandbox ? { sandbox } : {}) }), arguments: requested });
+        calls.push({
+          ...context.append({
+            type: 'tool_call_request',
+            timestamp: now(),
+            id: part.id,
+            name: part.name,
+            arguments: requested,
+            ...(sandbox ? { sandbox } : {}),
+          }),
+          arguments: requested,
+        });
         break;
       }
       case 'finish':

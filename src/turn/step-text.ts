@@ -123,7 +123,8 @@ export class StepText {
       this.sink.show('reasoning', reasoning);
     }
     // A paragraph can only have ended where a newline arrived.
-    const due = (text: string, pending: string): boolean => text !== '' && (pending.length >= flushThreshold || text.includes('\n'));
+    const due = (text: string, pending: string): boolean =>
+      text !== '' && (pending.length >= flushThreshold || text.includes('\n'));
     if (due(message, this.pending.message) || due(reasoning, this.pending.reasoning)) this.persistParagraphs();
   }
 
@@ -132,7 +133,8 @@ export class StepText {
       const pending = this.pending[kind];
       const cut = pending.length >= flushThreshold ? pending.length : pending.lastIndexOf('\n\n') + 2;
       if (cut < 2) continue;
-      if (kind === 'message') this.sink.persist({ type: 'chat_response', timestamp: now(), message: pending.slice(0, cut) });
+      if (kind === 'message')
+        this.sink.persist({ type: 'chat_response', timestamp: now(), message: pending.slice(0, cut) });
       else this.persistReasoning(pending.slice(0, cut));
       this.pending[kind] = pending.slice(cut);
     }
@@ -157,7 +159,12 @@ export class StepText {
 
   private persistReasoning(text: string, metadata?: ProviderMetadata): void {
     if (text === '' && !metadata) return;
-    this.sink.persist({ type: 'chat_response', timestamp: now(), reasoning: text, ...(metadata ? { provider_metadata: metadata } : {}) });
+    this.sink.persist({
+      type: 'chat_response',
+      timestamp: now(),
+      reasoning: text,
+      ...(metadata ? { provider_metadata: metadata } : {}),
+    });
   }
 }
 

@@ -69,7 +69,13 @@ export function summarizeTurn(events: readonly ConversationEvent[]): TurnSummary
         if (event.provider_executed) break;
         if (!step) steps.push((step = { text: '', toolCalls: 0, sources: [] }));
         step.toolCalls++;
-        tools.set(event.id, { id: event.id, name: event.name, arguments: event.arguments, result: null, status: 'deferred' });
+        tools.set(event.id, {
+          id: event.id,
+          name: event.name,
+          arguments: event.arguments,
+          result: null,
+          status: 'deferred',
+        });
         break;
       case 'tool_call_response': {
         if (event.provider_executed) break;
@@ -122,7 +128,8 @@ export function summarizeTurn(events: readonly ConversationEvent[]): TurnSummary
   const answer = kept.map((entry) => entry.text).join('');
   const sources: Source[] = [];
   for (const source of kept.flatMap((entry) => entry.sources)) {
-    if (!sources.some((known) => (known.url !== undefined ? known.url === source.url : known.title === source.title))) sources.push(source);
+    if (!sources.some((known) => (known.url !== undefined ? known.url === source.url : known.title === source.title)))
+      sources.push(source);
   }
   const pending = [...requests.values()].find((request) => !responded.has(request.id));
   return {
@@ -132,7 +139,13 @@ export function summarizeTurn(events: readonly ConversationEvent[]): TurnSummary
     permission_denials,
     unanswered,
     pending_inquiry: pending
-      ? { id: pending.id, tool_call_id: pending.tool_call_id, tool: pending.inquiry.tool, kind: pending.inquiry.kind, inquiry: pending.inquiry }
+      ? {
+          id: pending.id,
+          tool_call_id: pending.tool_call_id,
+          tool: pending.inquiry.tool,
+          kind: pending.inquiry.kind,
+          inquiry: pending.inquiry,
+        }
       : null,
   };
 }

@@ -17,13 +17,19 @@ export interface ToolBatchContext {
   turnEvents(): ConversationEvent[];
 }
 
-export async function processToolCalls(context: ToolBatchContext, calls: EventOf<'tool_call_request'>[]): Promise<'done' | 'deferred'> {
+export async function processToolCalls(
+  context: ToolBatchContext,
+  calls: EventOf<'tool_call_request'>[],
+): Promise<'done' | 'deferred'> {
   let deferred = false;
   for (let index = 0; index < calls.length; ) {
     let end = index;
     while (end < calls.length && runsAlongside(context, calls[end]!)) end++;
     const group = end - index >= 2 ? calls.slice(index, end) : [calls[index]!];
-    const outcomes = group.length > 1 ? await processTogether(context, group) : [await processToolCall(context.calls, group[0]!, context.turnEvents())];
+    const outcomes =
+      group.length > 1
+        ? await processTogether(context, group)
+        : [await processToolCall(context.calls, group[0]!, context.turnEvents())];
     if (outcomes.some((outcome) => outcome.kind === 'deferred')) deferred = true;
     index += group.length;
   }
@@ -39,10 +45,17 @@ function runsAlongside(context: ToolBatchContext, call: EventOf<'tool_call_reque
   if (resolveResultMode(config, tool.name).value !== 'unattended') return false;
   return !context
     .turnEvents()
-    .some((event) => (event.type === 'tool_call_start' && event.id === call.id) || (event.type === 'inquiry_request' && event.tool_call_id === call.id));
+    .some(
+      (event) =>
+        (event.type === 'tool_call_start' && event.id === call.id) ||
+        (event.type === 'inquiry_request' && event.tool_call_id === call.id),
+    );
 }
 
-async function processTogether(context: ToolBatchContext, group: EventOf<'tool_call_request'>[]): Promise<CallOutcome[]> {
+async function processTogether(
+  context: ToolBatchContext,
+  group: EventOf<'tool_call_request'>[],
+): Promise<CallOutcome[]> {
   const held: ConversationEvent[][] = group.map(() => []);
   const finished = group.map(() => false);
   let head = 0;

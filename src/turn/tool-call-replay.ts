@@ -30,14 +30,16 @@ export class RecordedCall {
       }
     }
     this.responses = new Map();
-    for (const event of turnEvents) if (event.type === 'inquiry_response' && requestIds.has(event.id)) this.responses.set(event.id, event);
+    for (const event of turnEvents)
+      if (event.type === 'inquiry_response' && requestIds.has(event.id)) this.responses.set(event.id, event);
   }
 
   /** The next recorded inquiry when it is of this kind (and asks this question); undefined otherwise. */
   takeInquiry(kind: Inquiry['kind'], questionId?: string): RecordedInquiry | undefined {
     const next = this.entries[this.position];
     if (next?.type !== 'inquiry_request' || next.inquiry.kind !== kind) return undefined;
-    if (questionId !== undefined && (next.inquiry.kind !== 'tool_question' || next.inquiry.question.id !== questionId)) return undefined;
+    if (questionId !== undefined && (next.inquiry.kind !== 'tool_question' || next.inquiry.question.id !== questionId))
+      return undefined;
     this.position++;
     return { request: next, response: this.responses.get(next.id) };
   }
@@ -69,9 +71,15 @@ export class RecordedCall {
       return { kind: 'run', settleFirst: asked };
     }
     // It returned a question, or its result was waiting to be delivered: that is its result again.
-    if (next?.type === 'inquiry_request' && next.inquiry.kind === 'tool_question') return { kind: 'result', result: { kind: 'needs_input', question: next.inquiry.question } };
+    if (next?.type === 'inquiry_request' && next.inquiry.kind === 'tool_question')
+      return { kind: 'result', result: { kind: 'needs_input', question: next.inquiry.question } };
     if (next?.type === 'inquiry_request' && next.inquiry.kind === 'deliver_tool_result') {
-      return { kind: 'result', result: next.inquiry.is_error ? { kind: 'error', message: next.inquiry.result } : { kind: 'success', content: next.inquiry.result } };
+      return {
+        kind: 'result',
+        result: next.inquiry.is_error
+          ? { kind: 'error', message: next.inquiry.result }
+          : { kind: 'success', content: next.inquiry.result },
+      };
     }
     // Nothing after its start: it was running when the process stopped.
     if (next === undefined && tool.sideEffects) return { kind: 'unknown' };
@@ -83,13 +91,19 @@ export class RecordedCall {
  * `run`: run the tool (again), after settling the questions it asked last time (`settleFirst`);
  * `result`: the recorded result stands, the tool is not run; `unknown`: it may have taken effect.
  */
-export type ReplayedStart = { kind: 'run'; settleFirst?: RecordedInquiry[] } | { kind: 'result'; result: ToolResult } | { kind: 'unknown' };
+export type ReplayedStart =
+  | { kind: 'run'; settleFirst?: RecordedInquiry[] }
+  | { kind: 'result'; result: ToolResult }
+  | { kind: 'unknown' };
 
 /**
  * The response to a call that may or may not have taken effect: jp stopped while the tool ran (and
  * it was not run again), or the user interrupted the turn to reply while it ran.
  */
-export function unknownOutcome(callId: string, cause: { stopped: string } | 'interrupted'): EventOf<'tool_call_response'> {
+export function unknownOutcome(
+  callId: string,
+  cause: { stopped: string } | 'interrupted',
+): EventOf<'tool_call_response'> {
   const content =
     cause === 'interrupted'
       ? 'Outcome unknown: the user interrupted while this tool was running; it may or may not have taken effect.'

@@ -42,7 +42,9 @@ export interface ToolCallContext {
 export type CallOutcome = { kind: 'done' } | { kind: 'deferred'; inquiryId: string };
 
 function toolEntry(config: LoadedConfig, name: string): (ToolConfig & ToolDefaultsConfig) | undefined {
-  return (config.value.conversation?.tools as Record<string, (ToolConfig & ToolDefaultsConfig) | undefined> | undefined)?.[name];
+  return (
+    config.value.conversation?.tools as Record<string, (ToolConfig & ToolDefaultsConfig) | undefined> | undefined
+  )?.[name];
 }
 
 function settings(config: LoadedConfig, tool: Tool): { outputLimit: number; timeoutMilliseconds: number } {
@@ -103,11 +105,24 @@ export async function processToolCall(
   const tool = context.tools.get(request.name);
   if (!tool) {
     const available = [...context.tools.keys()].join(', ') || 'none';
-    return respond(context, request.id, `Unknown tool ${JSON.stringify(request.name)}. Available tools: ${available}.`, true, 'error').outcome;
+    return respond(
+      context,
+      request.id,
+      `Unknown tool ${JSON.stringify(request.name)}. Available tools: ${available}.`,
+      true,
+      'error',
+    ).outcome;
   }
   const validation = tool.validate(request.arguments);
   if (!validation.ok) return respond(context, request.id, validation.message, true, 'error').outcome;
-  const call: Call = { context, id: request.id, tool, recorded: new RecordedCall(request.id, turnEvents), decidedWithoutHuman: [], ...settings(context.config, tool) };
+  const call: Call = {
+    context,
+    id: request.id,
+    tool,
+    recorded: new RecordedCall(request.id, turnEvents),
+    decidedWithoutHuman: [],
+    ...settings(context.config, tool),
+  };
   let state: CallState = { stage: 'permission', arguments: validation.value };
   while (state.stage !== 'ended') state = await advance(call, state);
   return state.outcome;
@@ -131,26 +146,46 @@ async function permission(call: Call, argumentsValue: unknown): Promise<CallStat
   const { context, tool } = call;
   const runMode = resolveRunMode(context.config, tool.name, tool.defaultRunMode).value;
   if (runMode === 'skip') {
-    return respond(context, call.id, `Not run: conversation.tools.${tool.name}.run = "skip" in the configuration.`, true, 'skipped');
+    return respond(
+      context,
+      call.id,
+      `Not run: conversation.tools.${tool.name}.run = "skip" in the configuration.`,
+      true,
+      'skipped',
+    );
   }
   if (runMode !== 'ask' && runMode !== 'edit') return { stage: 'escalation', arguments: argumentsValue };
   const previous = call.recorded.takeInquiry('run_tool');
   const remembered = previous ? undefined : context.remembered.get(tool.name);
-  if (remembered === 'skip') return respond(context, call.id, 'The user declined to run this tool (for the rest of this turn).', true, 'denied');
+  if (remembered === 'skip')
+    return respond(context, call.id, 'The user declined to run this tool (for the rest of this turn).', true, 'denied');
   if (remembered === 'run') return { stage: 'escalation', arguments: argumentsValue };
-  const resolution = await context.resolver.resolve(call.id, { kind: 'run_tool', tool: tool.name, arguments: argumentsValue, ...(runMode === 'edit' ? { edit: true } : {}) }, previous);
+  const resolution = await context.resolver.resolve(
+    call.id,
+    { kind: 'run_tool', tool: tool.name, arguments: argumentsValue, ...(runMode === 'edit' ? { edit: true } : {}) },
+    previous,
+  );
   if (resolution.kind === 'deferred') return deferred(resolution.id);
   const answer = resolution.answer;
   if (answer === 'run_always') context.remembered.set(tool.name, 'run');
   if (answer === 'skip_always') context.remembered.set(tool.name, 'skip');
   if (answer === 'skip' || answer === 'skip_always') {
-    if (resolution.by === 'policy') return respond(context, call.id, `Tool call denied: ${resolution.reason}.`, true, 'denied');
+    if (resolution.by === 'policy')
+      return respond(context, call.id, `Tool call denied: ${resolution.reason}.`, true, 'denied');
     return respond(context, call.id, 'The user declined to run this tool.', true, 'denied');
   }
-  if (answer === 'run' && resolution.by === 'policy' && resolution.reason) call.decidedWithoutHuman.push(resolution.reason);
+  if (answer === 'run' && resolution.by === 'policy' && resolution.reason)
+    call.decidedWithoutHuman.push(resolution.reason);
   if (typeof answer === 'object' && answer !== null && 'edit' in answer) {
     const edited = tool.validate((answer as { edit: unknown }).edit);
-    if (!edited.ok) return respond(context, call.id, `The user edited the arguments, but they are invalid: ${edited.message}`, true, 'error');
+    if (!edited.ok)
+      return respond(
+        context,
+        call.id,
+        `The user edited the arguments, but they are invalid: ${edited.message}`,
+        true,
+        'error',
+      );
     return { stage: 'escalation', arguments: edited.value };
   }
   return { stage: 'escalation', arguments: argumentsValue };
@@ -160,7 +195,8 @@ async function permission(call: Call, argumentsValue: unknown): Promise<CallStat
 async function escalation(call: Call, argumentsValue: unknown): Promise<CallState> {
   const { context, tool } = call;
   const sandbox = context.sandbox;
-  if (!tool.confined || sandbox.settings.mode === 'off') return { stage: 'execution', arguments: argumentsValue, sandbox };
+  if (!tool.confined || sandbox.settings.mode === 'off')
+    return { stage: 'execution', arguments: argumentsValue, sandbox };
   const asked = tool.escalation?.(argumentsValue);
   const availability = asked ? undefined : await sandbox.availability();
   const problem = availability && !availability.ok ? availability : undefined;
@@ -175,13 +211,32 @@ async function escalation(call: Call, argumentsValue: unknown): Promise<CallStat
   const resolution = await context.resolver.resolve(call.id, inquiry, call.recorded.takeInquiry('escalate'));
   if (resolution.kind === 'deferred') return deferred(resolution.id);
   if (resolution.answer !== 'run') {
-    const decided = resolution.by === 'policy' ? `${resolution.reason}` : 'the user declined to run it outside the sandbox';
+    const decided =
+      resolution.by === 'policy' ? `${resolution.reason}` : 'the user declined to run it outside the sandbox';
     if (problem) {
-      context.warn('sandbox_unavailable', `${tool.name} was not run: the sandbox cannot start: ${problem.cause}. Fix: ${problem.fix}. (\`jp sandbox check\` says more.)`);
-      return respond(context, call.id, `Not run: the command sandbox is unavailable on this machine (${problem.cause}), and commands never run unconfined unless a human or the policy allows it; ${decided}. Do not retry; tell the user. Fix: ${problem.fix}.`, true, 'denied');
+      context.warn(
+        'sandbox_unavailable',
+        `${tool.name} was not run: the sandbox cannot start: ${problem.cause}. Fix: ${problem.fix}. (\`jp sandbox check\` says more.)`,
+      );
+      return respond(
+        context,
+        call.id,
+        `Not run: the command sandbox is unavailable on this machine (${problem.cause}), and commands never run unconfined unless a human or the policy allows it; ${decided}. Do not retry; tell the user. Fix: ${problem.fix}.`,
+        true,
+        'denied',
+      );
     }
-    const why = resolution.by === 'policy' ? `${decided.charAt(0).toUpperCase()}${decided.slice(1)}` : 'The user declined to run this command outside the sandbox';
-    return respond(context, call.id, `${why}. Without "escalate", the command runs in the sandbox (${sandbox.description}).`, true, 'denied');
+    const why =
+      resolution.by === 'policy'
+        ? `${decided.charAt(0).toUpperCase()}${decided.slice(1)}`
+        : 'The user declined to run this command outside the sandbox';
+    return respond(
+      context,
+      call.id,
+      `${why}. Without "escalate", the command runs in the sandbox (${sandbox.description}).`,
+      true,
+      'denied',
+    );
   }
   if (resolution.by === 'policy' && resolution.reason) call.decidedWithoutHuman.push(resolution.reason);
   return { stage: 'execution', arguments: argumentsValue, sandbox: context.unconfined };
@@ -193,7 +248,13 @@ async function escalation(call: Call, argumentsValue: unknown): Promise<CallStat
  */
 async function execution(call: Call, argumentsValue: unknown, sandbox: CommandSandbox): Promise<CallState> {
   const { context, tool } = call;
-  const given: Given = { answers: {}, answeredBy: {}, askedBefore: new Map(), decided: call.decidedWithoutHuman, sandbox };
+  const given: Given = {
+    answers: {},
+    answeredBy: {},
+    askedBefore: new Map(),
+    decided: call.decidedWithoutHuman,
+    sandbox,
+  };
   for (;;) {
     if (context.signal.aborted) throw context.signal.reason;
     const replayed = call.recorded.replayStart(tool);
@@ -205,24 +266,41 @@ async function execution(call: Call, argumentsValue: unknown, sandbox: CommandSa
       for (const entry of replayed.settleFirst ?? []) {
         const resolution = await context.resolver.resolve(call.id, entry.request.inquiry, entry, { duringCall: true });
         if (resolution.kind === 'deferred') return deferred(resolution.id);
-        if (entry.request.inquiry.kind === 'tool_question') given.askedBefore.set(entry.request.inquiry.question.id, resolution);
+        if (entry.request.inquiry.kind === 'tool_question')
+          given.askedBefore.set(entry.request.inquiry.question.id, resolution);
       }
       result = await execute(call, argumentsValue, given);
     }
     if (result.kind === 'deferred') return deferred(result.inquiryId);
     if (result.kind !== 'needs_input') {
-      return { stage: 'delivery', content: truncateOutput(result.kind === 'success' ? result.content : result.message, call.outputLimit), isError: result.kind === 'error' };
+      return {
+        stage: 'delivery',
+        content: truncateOutput(result.kind === 'success' ? result.content : result.message, call.outputLimit),
+        isError: result.kind === 'error',
+      };
     }
     const question = result.question;
-    const resolution = await context.resolver.resolve(call.id, { kind: 'tool_question', tool: tool.name, question }, call.recorded.takeInquiry('tool_question', question.id));
+    const resolution = await context.resolver.resolve(
+      call.id,
+      { kind: 'tool_question', tool: tool.name, question },
+      call.recorded.takeInquiry('tool_question', question.id),
+    );
     if (resolution.kind === 'deferred') return deferred(resolution.id);
     if (resolution.answer === null) {
-      return respond(context, call.id, `${resolution.reason ?? 'unanswered: no user available'}. Choose a safe path, or report that input is required.`, true, 'denied');
+      return respond(
+        context,
+        call.id,
+        `${resolution.reason ?? 'unanswered: no user available'}. Choose a safe path, or report that input is required.`,
+        true,
+        'denied',
+      );
     }
     given.answers[question.id] = resolution.answer;
     given.answeredBy[question.id] = resolution.by;
     if (resolution.by !== 'user' && !tool.tellsWhoAnswered && resolution.reason) {
-      call.decidedWithoutHuman.push(`the question ${JSON.stringify(question.text)} was ${resolution.reason} (answer: ${JSON.stringify(resolution.answer)})`);
+      call.decidedWithoutHuman.push(
+        `the question ${JSON.stringify(question.text)} was ${resolution.reason} (answer: ${JSON.stringify(resolution.answer)})`,
+      );
     }
   }
 }
@@ -233,19 +311,40 @@ async function delivery(call: Call, output: string, isError: boolean): Promise<C
   let content = output;
   const resultMode = resolveResultMode(context.config, tool.name).value;
   if (resultMode === 'skip') {
-    return respond(context, call.id, `The tool ran, but its result is withheld: conversation.tools.${tool.name}.result = "skip".`, isError, isError ? 'error' : 'ok');
+    return respond(
+      context,
+      call.id,
+      `The tool ran, but its result is withheld: conversation.tools.${tool.name}.result = "skip".`,
+      isError,
+      isError ? 'error' : 'ok',
+    );
   }
   if (resultMode === 'ask' || resultMode === 'edit') {
-    const inquiry: Inquiry = { kind: 'deliver_tool_result', tool: tool.name, result: content, ...(isError ? { is_error: true } : {}), ...(resultMode === 'edit' ? { edit: true } : {}) };
-    const resolution = await context.resolver.resolve(call.id, inquiry, call.recorded.takeInquiry('deliver_tool_result'));
+    const inquiry: Inquiry = {
+      kind: 'deliver_tool_result',
+      tool: tool.name,
+      result: content,
+      ...(isError ? { is_error: true } : {}),
+      ...(resultMode === 'edit' ? { edit: true } : {}),
+    };
+    const resolution = await context.resolver.resolve(
+      call.id,
+      inquiry,
+      call.recorded.takeInquiry('deliver_tool_result'),
+    );
     if (resolution.kind === 'deferred') return deferred(resolution.id);
     const answer = resolution.answer;
     if (answer === 'skip') {
-      const why = resolution.by === 'policy' ? `The tool ran, but its ${resolution.reason}.` : 'The tool ran, but the user chose not to share its result.';
+      const why =
+        resolution.by === 'policy'
+          ? `The tool ran, but its ${resolution.reason}.`
+          : 'The tool ran, but the user chose not to share its result.';
       return respond(context, call.id, why, isError, 'denied');
     }
-    if (typeof answer === 'object' && answer !== null && 'edit' in answer) content = String((answer as { edit: unknown }).edit);
-    if (answer === 'deliver' && resolution.by === 'policy' && resolution.reason) call.decidedWithoutHuman.push(resolution.reason);
+    if (typeof answer === 'object' && answer !== null && 'edit' in answer)
+      content = String((answer as { edit: unknown }).edit);
+    if (answer === 'deliver' && resolution.by === 'policy' && resolution.reason)
+      call.decidedWithoutHuman.push(resolution.reason);
   }
   return respond(context, call.id, withDecisions(content, call.decidedWithoutHuman), isError, isError ? 'error' : 'ok');
 }
@@ -253,18 +352,24 @@ async function delivery(call: Call, output: string, isError: boolean): Promise<C
 /** The tool's output, then one line from jp per decision made without a human. */
 function withDecisions(content: string, decisions: readonly string[]): string {
   if (decisions.length === 0) return content;
-  const lines = decisions.map((decision) => `[jp: decided without a human] ${decision.charAt(0).toUpperCase()}${decision.slice(1)}.`);
+  const lines = decisions.map(
+    (decision) => `[jp: decided without a human] ${decision.charAt(0).toUpperCase()}${decision.slice(1)}.`,
+  );
   return `${content}${content.endsWith('\n') || content === '' ? '' : '\n'}\n${lines.join('\n')}`;
 }
 
 /** What a question asked while the tool ran came to, in the shape the tool reads. */
 function toolAnswer(resolution: Extract<Resolution, { kind: 'answered' }>): ToolAnswer {
-  if (resolution.answer === null) return { kind: 'unanswered', reason: resolution.reason ?? 'unanswered: no user available' };
+  if (resolution.answer === null)
+    return { kind: 'unanswered', reason: resolution.reason ?? 'unanswered: no user available' };
   return { kind: 'answered', answer: resolution.answer, by: resolution.by, reason: resolution.reason };
 }
 
 /** The line jp adds to the result for a question asked while the tool ran and settled without a human. */
-function duringCallDecision(question: Question, resolution: Extract<Resolution, { kind: 'answered' }>): string | undefined {
+function duringCallDecision(
+  question: Question,
+  resolution: Extract<Resolution, { kind: 'answered' }>,
+): string | undefined {
   if (resolution.by === 'user' || !resolution.reason) return undefined;
   if (resolution.answer === null) return `${resolution.reason}; the tool was told the user declined`;
   return `the question ${JSON.stringify(question.text)} was ${resolution.reason} (answer: ${JSON.stringify(resolution.answer)})`;
@@ -282,14 +387,22 @@ interface Given {
 }
 
 /** One run of the tool, after its tool_call_start is recorded; its result is redacted. */
-async function execute(call: Call, argumentsValue: unknown, given: Given): Promise<ToolResult | { kind: 'deferred'; inquiryId: string }> {
+async function execute(
+  call: Call,
+  argumentsValue: unknown,
+  given: Given,
+): Promise<ToolResult | { kind: 'deferred'; inquiryId: string }> {
   const { context, tool, id: callId } = call;
   context.append({ type: 'tool_call_start', timestamp: now(), id: callId });
   let deferredInquiry: string | undefined;
   const ask = async (question: Question): Promise<ToolAnswer> => {
     if (deferredInquiry !== undefined) return { kind: 'deferred' };
     const before = given.askedBefore.get(question.id);
-    const resolution = before ?? (await context.resolver.resolve(callId, { kind: 'tool_question', tool: tool.name, question }, undefined, { duringCall: true }));
+    const resolution =
+      before ??
+      (await context.resolver.resolve(callId, { kind: 'tool_question', tool: tool.name, question }, undefined, {
+        duringCall: true,
+      }));
     if (resolution.kind === 'deferred') {
       deferredInquiry = resolution.id;
       return { kind: 'deferred' };
@@ -319,7 +432,10 @@ async function execute(call: Call, argumentsValue: unknown, given: Given): Promi
   } catch (error) {
     if (context.signal.aborted) throw context.signal.reason;
     if (deferredInquiry !== undefined) return { kind: 'deferred', inquiryId: deferredInquiry };
-    result = { kind: 'error', message: `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}` };
+    result = {
+      kind: 'error',
+      message: `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`,
+    };
   }
   // Stopped while it ran: no response is written, so a resumed turn reports its outcome as unknown.
   if (context.signal.aborted) throw context.signal.reason;

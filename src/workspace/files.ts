@@ -5,7 +5,22 @@
  * reported as damage, never read through or written through; user-local state is private
  * (directories 0700, files 0600, whatever the umask).
  */
-import { chmodSync, closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, unlinkSync, writeSync, type Stats } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  fstatSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+  type Stats,
+} from 'node:fs';
 import { asDiskFull, ConfigError, DamagedFileError, RunError } from '../errors.ts';
 import { assertOwnFile } from './ownership.ts';
 
@@ -44,8 +59,10 @@ export function openRegularFile(file: string, flags: number, mode = 0o600): numb
       });
     }
     if (code === 'EISDIR') throw new DamagedFileError(file, 'is a directory, not a file', { cause: error });
-    if (code === 'ENXIO') throw new DamagedFileError(file, 'is a FIFO or a device, not a regular file', { cause: error });
-    if (code === 'ENOTDIR') throw new DamagedFileError(file, 'cannot be opened: a part of its path is not a directory', { cause: error });
+    if (code === 'ENXIO')
+      throw new DamagedFileError(file, 'is a FIFO or a device, not a regular file', { cause: error });
+    if (code === 'ENOTDIR')
+      throw new DamagedFileError(file, 'cannot be opened: a part of its path is not a directory', { cause: error });
     throw asDiskFull(error, file);
   }
   let stat: Stats;
@@ -78,12 +95,17 @@ export function readRegularFile(file: string, limitBytes?: number): Buffer | und
   try {
     if (limitBytes !== undefined) {
       const content = readAtMost(fd, limitBytes + 1);
-      if (content.length > limitBytes) throw new DamagedFileError(file, `is larger than ${limitBytes} bytes, more than jp ever writes there`);
+      if (content.length > limitBytes)
+        throw new DamagedFileError(file, `is larger than ${limitBytes} bytes, more than jp ever writes there`);
       return content;
     }
     return readFileSync(fd);
   } catch (error) {
-    throw new DamagedFileError(file, `cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
+    throw new DamagedFileError(
+      file,
+      `cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      { cause: error },
+    );
   } finally {
     closeSync(fd);
   }
@@ -121,20 +143,33 @@ export function readConfigFile(file: string): string | undefined {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-    if (code === 'EISDIR') throw new ConfigError(`cannot read config file ${file}: it is a directory, not a file`, { hint, cause: error });
-    throw new ConfigError(`cannot read config file ${file}: ${(error as Error).message}`, { hint: 'Check the file permissions, or move the file away.', cause: error });
+    if (code === 'EISDIR')
+      throw new ConfigError(`cannot read config file ${file}: it is a directory, not a file`, { hint, cause: error });
+    throw new ConfigError(`cannot read config file ${file}: ${(error as Error).message}`, {
+      hint: 'Check the file permissions, or move the file away.',
+      cause: error,
+    });
   }
   try {
     const stat = fstatSync(fd);
-    if (!stat.isFile()) throw new ConfigError(`cannot read config file ${file}: it is ${describeFileType(stat)}, not a regular file`, { hint });
+    if (!stat.isFile())
+      throw new ConfigError(`cannot read config file ${file}: it is ${describeFileType(stat)}, not a regular file`, {
+        hint,
+      });
     const content = readAtMost(fd, configFileLimitBytes + 1);
     if (content.length > configFileLimitBytes) {
-      throw new ConfigError(`cannot read config file ${file}: it is larger than ${configFileLimitBytes / 1024 / 1024} MiB, the most a config file may be`, { hint });
+      throw new ConfigError(
+        `cannot read config file ${file}: it is larger than ${configFileLimitBytes / 1024 / 1024} MiB, the most a config file may be`,
+        { hint },
+      );
     }
     return content.toString('utf8');
   } catch (error) {
     if (ConfigError.isInstance(error)) throw error;
-    throw new ConfigError(`cannot read config file ${file}: ${(error as Error).message}`, { hint: 'Check the file, or move it away.', cause: error });
+    throw new ConfigError(`cannot read config file ${file}: ${(error as Error).message}`, {
+      hint: 'Check the file, or move it away.',
+      cause: error,
+    });
   } finally {
     closeSync(fd);
   }
@@ -159,7 +194,11 @@ export function temporaryNameFor(file: string, label = 'tmp'): string {
 export function writeFileAtomic(file: string, content: string | Buffer, mode = 0o600): void {
   const temporary = temporaryNameFor(file);
   try {
-    const fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
+    const fd = openSync(
+      temporary,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      mode,
+    );
     try {
       writeAll(fd, typeof content === 'string' ? Buffer.from(content, 'utf8') : content);
       fsyncSync(fd);
@@ -199,7 +238,8 @@ export function assertSafeDirectory(directory: string): void {
   const problems: string[] = [];
   if (!stat.isDirectory()) problems.push('it is not a directory');
   if (uid !== undefined && stat.uid !== uid) problems.push(`it is owned by uid ${stat.uid}, not ${uid}`);
-  if ((stat.mode & 0o077) !== 0) problems.push(`its mode is ${(stat.mode & 0o777).toString(8)}, readable or writable by others`);
+  if ((stat.mode & 0o077) !== 0)
+    problems.push(`its mode is ${(stat.mode & 0o777).toString(8)}, readable or writable by others`);
   if (problems.length > 0) {
     throw new RunError('unsafe_directory', `refusing to use ${directory}: ${problems.join('; ')}`, {
       hint: `Run \`chmod 700 ${directory}\` if it is yours, or remove it so jp can create it safely.`,

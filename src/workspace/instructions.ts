@@ -86,7 +86,13 @@ interface ReadFile {
 }
 
 /** Reads one candidate; undefined when it does not exist, a warning when it is skipped. */
-function readCandidate(file: string, shown: string, origin: 'user' | 'workspace', realRoot: string, warnings: string[]): ReadFile | undefined {
+function readCandidate(
+  file: string,
+  shown: string,
+  origin: 'user' | 'workspace',
+  realRoot: string,
+  warnings: string[],
+): ReadFile | undefined {
   try {
     lstatSync(file);
   } catch {
@@ -96,7 +102,9 @@ function readCandidate(file: string, shown: string, origin: 'user' | 'workspace'
     const real = realpathOrSelf(file);
     const relative = path.relative(realRoot, real);
     if (!isInside(real, realRoot) || relative.split(path.sep).some((part) => part.toLowerCase() === '.jp')) {
-      warnings.push(`instruction file ${shown} is a symbolic link to ${real}, outside the workspace (or inside .jp/); it was not read`);
+      warnings.push(
+        `instruction file ${shown} is a symbolic link to ${real}, outside the workspace (or inside .jp/); it was not read`,
+      );
       return undefined;
     }
   }
@@ -162,13 +170,20 @@ export function loadInstructionFiles(search: InstructionSearch): InstructionFile
   found.forEach((read, index) => {
     const keep = included[index]!;
     if (keep === 0) {
-      warnings.push(`instruction file ${read.shown} (${read.bytes} bytes) was left out: instruction files are limited to ${instructionTotalLimit} bytes in total, and nearer files come first`);
+      warnings.push(
+        `instruction file ${read.shown} (${read.bytes} bytes) was left out: instruction files are limited to ${instructionTotalLimit} bytes in total, and nearer files come first`,
+      );
       return;
     }
     let text = utf8Prefix(read.head, keep);
     if (keep < read.bytes) {
-      const why = keep < read.head.length ? `${instructionTotalLimit} bytes for all instruction files together, nearer files first` : `${instructionFileLimit} bytes per file`;
-      warnings.push(`instruction file ${read.shown} was cut to its first ${keep} of ${read.bytes} bytes (the limit is ${why})`);
+      const why =
+        keep < read.head.length
+          ? `${instructionTotalLimit} bytes for all instruction files together, nearer files first`
+          : `${instructionFileLimit} bytes per file`;
+      warnings.push(
+        `instruction file ${read.shown} was cut to its first ${keep} of ${read.bytes} bytes (the limit is ${why})`,
+      );
       text += `\n[… jp cut this file here: it has ${read.bytes} bytes; the limit is ${why} …]`;
     }
     files.push({ file: read.file, shown: read.shown, origin: read.origin, bytes: read.bytes, included: keep, text });

@@ -6,7 +6,17 @@
  * is never taken. The holder may hand the lock to another process (the query server) by rewriting
  * it in place with rename(2): the file exists at every instant, so nobody can slip in.
  */
-import { closeSync, constants, linkSync, mkdirSync, openSync, readdirSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  rmdirSync,
+  statSync,
+  unlinkSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { asDiskFull, LockedError } from '../errors.ts';
@@ -112,7 +122,11 @@ function isHolderDead(owner: LockOwner | undefined): boolean {
 function tryCreate(file: string, content: string): boolean {
   const temporary = temporaryNameFor(file, 'new');
   try {
-    const fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    const fd = openSync(
+      temporary,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      0o600,
+    );
     try {
       writeAll(fd, Buffer.from(content, 'utf8'));
     } finally {

@@ -21,11 +21,15 @@ export interface OwnershipProblem {
 const ownUid = (): number | undefined => process.geteuid?.();
 
 /** What is wrong with `stat` for a file or directory jp keeps in a workspace; undefined: nothing. */
-export function ownershipProblemOf(stat: Stats, options: { modeMatters: boolean } = { modeMatters: true }): string | undefined {
+export function ownershipProblemOf(
+  stat: Stats,
+  options: { modeMatters: boolean } = { modeMatters: true },
+): string | undefined {
   const uid = ownUid();
   if (uid === undefined) return undefined;
   if (stat.uid !== uid) return `is owned by another user (uid ${stat.uid}; you are uid ${uid})`;
-  if (options.modeMatters && (stat.mode & 0o022) !== 0) return `is writable by ${stat.mode & 0o020 ? 'its group' : ''}${(stat.mode & 0o022) === 0o022 ? ' and ' : ''}${stat.mode & 0o002 ? 'others' : ''} (mode ${(stat.mode & 0o777).toString(8)})`;
+  if (options.modeMatters && (stat.mode & 0o022) !== 0)
+    return `is writable by ${stat.mode & 0o020 ? 'its group' : ''}${(stat.mode & 0o022) === 0o022 ? ' and ' : ''}${stat.mode & 0o002 ? 'others' : ''} (mode ${(stat.mode & 0o777).toString(8)})`;
   return undefined;
 }
 
@@ -76,7 +80,9 @@ function realOrSame(target: string): string {
 function isAccepted(target: string): boolean {
   if (acceptsAll) return true;
   const real = realOrSame(target);
-  return acceptedRoots.some((root) => real === root || real.startsWith(root.endsWith(path.sep) ? root : root + path.sep));
+  return acceptedRoots.some(
+    (root) => real === root || real.startsWith(root.endsWith(path.sep) ? root : root + path.sep),
+  );
 }
 
 /** The way out, for messages. */
@@ -92,9 +98,13 @@ export function safeDirectoryHint(root: string): string {
 /** Refuses a workspace with ownership problems, unless the user declared it safe (see acceptOwnership). */
 export function assertWorkspaceOwnership(root: string, problems: readonly OwnershipProblem[]): void {
   if (problems.length === 0 || isAccepted(root)) return;
-  throw new RunError('unsafe_workspace', `refusing the workspace ${root}: ${problems.map((entry) => `${entry.path} ${entry.problem}`).join('; ')}`, {
-    hint: safeDirectoryHint(root),
-  });
+  throw new RunError(
+    'unsafe_workspace',
+    `refusing the workspace ${root}: ${problems.map((entry) => `${entry.path} ${entry.problem}`).join('; ')}`,
+    {
+      hint: safeDirectoryHint(root),
+    },
+  );
 }
 
 /**
@@ -105,7 +115,9 @@ export function assertWorkspaceOwnership(root: string, problems: readonly Owners
 export function assertOwnFile(file: string, stat: Stats): void {
   const problem = ownershipProblemOf(stat);
   if (!problem || isAccepted(file)) return;
-  throw new DamagedFileError(file, problem, { hint: `jp left it untouched. ${safeDirectoryHint(workspaceRootOf(file))}` });
+  throw new DamagedFileError(file, problem, {
+    hint: `jp left it untouched. ${safeDirectoryHint(workspaceRootOf(file))}`,
+  });
 }
 
 /** The workspace root of a file under `<root>/.jp/`, else its directory. */

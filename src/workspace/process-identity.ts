@@ -66,8 +66,13 @@ export function processStartTime(pid: number): string | undefined {
   }
   try {
     // Loaded only here, where there is no /proc: node:child_process costs every command ~5 ms to load.
-    const { execFileSync } = createRequire(process.execPath)('node:child_process') as typeof import('node:child_process');
-    const started = execFileSync('ps', ['-o', 'lstart=', '-p', String(pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const { execFileSync } = createRequire(process.execPath)(
+      'node:child_process',
+    ) as typeof import('node:child_process');
+    const started = execFileSync('ps', ['-o', 'lstart=', '-p', String(pid)], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
     return started === '' ? undefined : started;
   } catch {
     return undefined;
@@ -85,8 +90,13 @@ export function inTerminalForeground(): boolean {
     return !stat || stat.terminalProcessGroup <= 0 || stat.terminalProcessGroup === stat.processGroup;
   }
   try {
-    const { execFileSync } = createRequire(process.execPath)('node:child_process') as typeof import('node:child_process');
-    const [group, foreground] = execFileSync('ps', ['-o', 'pgid=,tpgid=', '-p', String(process.pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+    const { execFileSync } = createRequire(process.execPath)(
+      'node:child_process',
+    ) as typeof import('node:child_process');
+    const [group, foreground] = execFileSync('ps', ['-o', 'pgid=,tpgid=', '-p', String(process.pid)], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
       .trim()
       .split(/\s+/)
       .map(Number);

@@ -48,7 +48,9 @@ function sessionFile(sessionsDirectory: string, key: SessionKey): string {
 
 function readSession(sessionsDirectory: string, key: SessionKey): SessionFile | undefined {
   try {
-    const parsed = JSON.parse(readRegularFile(sessionFile(sessionsDirectory, key))?.toString('utf8') ?? '') as SessionFile;
+    const parsed = JSON.parse(
+      readRegularFile(sessionFile(sessionsDirectory, key))?.toString('utf8') ?? '',
+    ) as SessionFile;
     if (parsed && Array.isArray(parsed.history)) return parsed;
   } catch {
     // no session yet, or a damaged file that the next activation replaces
@@ -92,6 +94,10 @@ export function deactivateConversation(sessionsDirectory: string, key: SessionKe
   const current = readSession(sessionsDirectory, key);
   if (!current) return;
   const history = current.history.filter((entry) => entry.id !== conversationId);
-  const next: SessionFile = { active: current.active === conversationId ? history[0]?.id ?? null : current.active, history, source: current.source };
+  const next: SessionFile = {
+    active: current.active === conversationId ? (history[0]?.id ?? null) : current.active,
+    history,
+    source: current.source,
+  };
   writeFileAtomic(sessionFile(sessionsDirectory, key), JSON.stringify(next, null, 2) + '\n');
 }

@@ -43,7 +43,8 @@ function realRoot(workspace: Workspace): string {
  */
 export function trustDecision(workspace: Workspace, configSha256: string): TrustDecision | undefined {
   const recorded = readRecord(workspace);
-  if (!recorded || recorded.workspace !== realRoot(workspace) || recorded.config_sha256 !== configSha256) return undefined;
+  if (!recorded || recorded.workspace !== realRoot(workspace) || recorded.config_sha256 !== configSha256)
+    return undefined;
   return recorded;
 }
 
@@ -53,7 +54,12 @@ export function readRecord(workspace: Workspace): TrustDecision | undefined {
     const content = readRegularFile(trustFile(workspace), 64 * 1024);
     if (!content) return undefined;
     const parsed = JSON.parse(content.toString('utf8')) as TrustDecision;
-    if (typeof parsed.workspace !== 'string' || typeof parsed.config_sha256 !== 'string' || typeof parsed.trusted !== 'boolean') return undefined;
+    if (
+      typeof parsed.workspace !== 'string' ||
+      typeof parsed.config_sha256 !== 'string' ||
+      typeof parsed.trusted !== 'boolean'
+    )
+      return undefined;
     return parsed;
   } catch {
     return undefined;
@@ -65,7 +71,13 @@ export function readRecord(workspace: Workspace): TrustDecision | undefined {
  * `keys` are the settings that need trust in it (dotted key → JSON of its value): kept as
  * `trusted_keys` when it is trusted; otherwise the last trusted ones are kept.
  */
-export function recordTrustDecision(workspace: Workspace, configSha256: string, trusted: boolean, decidedBy: string, keys: Record<string, string>): TrustDecision {
+export function recordTrustDecision(
+  workspace: Workspace,
+  configSha256: string,
+  trusted: boolean,
+  decidedBy: string,
+  keys: Record<string, string>,
+): TrustDecision {
   const previous = readRecord(workspace);
   const trustedKeys = trusted ? keys : previous?.workspace === realRoot(workspace) ? previous.trusted_keys : undefined;
   const decision: TrustDecision = {

@@ -59,7 +59,12 @@ export function resolveWorkspace(cwd: string, environment: NodeJS.ProcessEnv): W
   return describeWorkspace(root, found === undefined, found === undefined ? path.resolve(cwd) : root, environment);
 }
 
-export function describeWorkspace(root: string, isDefault: boolean, toolRoot: string, environment: NodeJS.ProcessEnv): Workspace {
+export function describeWorkspace(
+  root: string,
+  isDefault: boolean,
+  toolRoot: string,
+  environment: NodeJS.ProcessEnv,
+): Workspace {
   let real = root;
   try {
     real = realpathSync(root);
@@ -85,7 +90,9 @@ export function describeWorkspace(root: string, isDefault: boolean, toolRoot: st
 /** Creates the directories a query needs; the default workspace is created on first use. */
 export function prepareWorkspace(workspace: Workspace): void {
   if (workspace.isDefault) ensurePrivateDirectory(workspace.dataDirectory);
-  assertConversationsDirectory(workspace.conversationsDirectory, () => mkdirSync(workspace.conversationsDirectory, { recursive: true, mode: 0o700 }));
+  assertConversationsDirectory(workspace.conversationsDirectory, () =>
+    mkdirSync(workspace.conversationsDirectory, { recursive: true, mode: 0o700 }),
+  );
 }
 
 /**
@@ -94,7 +101,7 @@ export function prepareWorkspace(workspace: Workspace): void {
  * it when it is missing; without it, a missing directory is fine (there are no conversations).
  */
 export function assertConversationsDirectory(directory: string, create?: () => void): void {
-  let stat;
+  let stat: ReturnType<typeof lstatSync>;
   try {
     stat = lstatSync(directory);
   } catch {
@@ -103,9 +110,13 @@ export function assertConversationsDirectory(directory: string, create?: () => v
     stat = lstatSync(directory);
   }
   if (stat.isSymbolicLink()) {
-    throw new DamagedFileError(directory, 'is a symbolic link; jp keeps conversations only in a real directory of the workspace', {
-      hint: 'jp left it untouched. Replace it with a directory (move the link away; `jp init` makes a new one), then run again.',
-    });
+    throw new DamagedFileError(
+      directory,
+      'is a symbolic link; jp keeps conversations only in a real directory of the workspace',
+      {
+        hint: 'jp left it untouched. Replace it with a directory (move the link away; `jp init` makes a new one), then run again.',
+      },
+    );
   }
   if (!stat.isDirectory()) {
     throw new DamagedFileError(directory, `is ${describeFileType(stat)}, not the directory jp keeps conversations in`, {

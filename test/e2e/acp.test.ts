@@ -9,8 +9,23 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { methods, RequestError, type ClientCapabilities } from '@agentclientprotocol/sdk';
-import { initialize, startEditor, stdoutMessages, textOf, updateKinds, validateTraffic, type Editor } from '../support/acp.ts';
-import { startFakeProvider, stepByToolResults, textStep, toolStep, type FakeProvider, type ScriptedStep } from '../support/fake-provider.ts';
+import {
+  initialize,
+  startEditor,
+  stdoutMessages,
+  textOf,
+  updateKinds,
+  validateTraffic,
+  type Editor,
+} from '../support/acp.ts';
+import {
+  startFakeProvider,
+  stepByToolResults,
+  textStep,
+  toolStep,
+  type FakeProvider,
+  type ScriptedStep,
+} from '../support/fake-provider.ts';
 import { conversationIds, eventually, readEvents, runJp, type Sandbox, useCleanup } from '../support/jp.ts';
 
 const cleanup = useCleanup();
@@ -21,7 +36,9 @@ function readdirConversation(sandbox: Sandbox): string {
   return ids[0]!;
 }
 
-async function provider(steps: ScriptedStep[] | ((request: never, index: number) => ScriptedStep)): Promise<FakeProvider> {
+async function provider(
+  steps: ScriptedStep[] | ((request: never, index: number) => ScriptedStep),
+): Promise<FakeProvider> {
   const started = await startFakeProvider({ wire: 'openai-chat', steps: steps as ScriptedStep[] });
   cleanup.add(() => started.close());
   return started;
@@ -30,12 +47,24 @@ async function provider(steps: ScriptedStep[] | ((request: never, index: number)
 /** `-c` settings that point jp at the fake provider, and the key it needs. */
 function modelSettings(fake: FakeProvider): { args: string[]; env: NodeJS.ProcessEnv } {
   return {
-    args: ['-m', 'openai/gpt-test', '-c', `providers.openai.base_url="${fake.baseUrl}"`, '-c', 'providers.openai.api="chat"'],
+    args: [
+      '-m',
+      'openai/gpt-test',
+      '-c',
+      `providers.openai.base_url="${fake.baseUrl}"`,
+      '-c',
+      'providers.openai.api="chat"',
+    ],
     env: { OPENAI_API_KEY: 'sk-test-key-000000000000000000' },
   };
 }
 
-async function editorFor(sandbox: Sandbox, fake: FakeProvider, extra: string[] = [], capabilities: ClientCapabilities = {}): Promise<Editor> {
+async function editorFor(
+  sandbox: Sandbox,
+  fake: FakeProvider,
+  extra: string[] = [],
+  capabilities: ClientCapabilities = {},
+): Promise<Editor> {
   const settings = modelSettings(fake);
   const editor = startEditor(sandbox, { args: [...settings.args, ...extra], env: settings.env });
   cleanup.add(() => editor.close());
@@ -62,12 +91,17 @@ const createCall = { id: 'call_1', name: 'fs_create_file', arguments: { path: 'h
 
 describe('jp acp', () => {
   it('initialize, a new session, a prompt whose tool call asks permission (allowed once): updates in order, end_turn', async () => {
-    const fake = await provider(stepByToolResults([toolStep([createCall], 'Creating it. '), textStep('Created hello.txt.')]));
+    const fake = await provider(
+      stepByToolResults([toolStep([createCall], 'Creating it. '), textStep('Created hello.txt.')]),
+    );
     const sandbox = cleanup.sandbox();
     const editor = await editorFor(sandbox, fake);
     const sessionId = await newSession(editor, sandbox.workspace);
     assert.match(sessionId, /^jp-c\d{16}$/);
-    assert.ok(existsSync(path.join(sandbox.workspace, '.jp', 'conversations', sessionId)), 'the session is a conversation of the workspace');
+    assert.ok(
+      existsSync(path.join(sandbox.workspace, '.jp', 'conversations', sessionId)),
+      'the session is a conversation of the workspace',
+    );
 
     const response = await prompt(editor, sessionId, 'make hello.txt');
     assert.equal(response.stopReason, 'end_turn');
@@ -79,8 +113,13 @@ describe('jp acp', () => {
     assert.equal(permission!.toolCall.toolCallId, 'call_1');
     assert.equal(permission!.toolCall.kind, 'edit');
     assert.deepEqual(permission!.toolCall.locations, [{ path: path.join(sandbox.workspace, 'hello.txt') }]);
-    assert.deepEqual(permission!.toolCall.content, [{ type: 'diff', path: path.join(sandbox.workspace, 'hello.txt'), oldText: null, newText: 'hi there\n' }]);
-    assert.deepEqual(permission!.options.map((option) => option.kind), ['allow_once', 'allow_always', 'reject_once']);
+    assert.deepEqual(permission!.toolCall.content, [
+      { type: 'diff', path: path.join(sandbox.workspace, 'hello.txt'), oldText: null, newText: 'hi there\n' },
+    ]);
+    assert.deepEqual(
+      permission!.options.map((option) => option.kind),
+      ['allow_once', 'allow_always', 'reject_once'],
+    );
 
     // Updates in the order things happened: text, the call, its run, its result, the answer.
     const kinds = updateKinds(editor, sessionId);
@@ -88,7 +127,9 @@ describe('jp acp', () => {
       kinds.filter((kind, index) => kind !== kinds[index - 1]),
       ['agent_message_chunk', 'tool_call', 'tool_call_update', 'agent_message_chunk'],
     );
-    const toolUpdates = editor.updates.map((notification) => notification.update).filter((update) => update.sessionUpdate === 'tool_call' || update.sessionUpdate === 'tool_call_update');
+    const toolUpdates = editor.updates
+      .map((notification) => notification.update)
+      .filter((update) => update.sessionUpdate === 'tool_call' || update.sessionUpdate === 'tool_call_update');
     assert.deepEqual(
       toolUpdates.map((update) => [update.sessionUpdate, update.status]),
       [
@@ -112,13 +153,21 @@ describe('jp acp', () => {
     const fake = await provider(stepByToolResults([toolStep([createCall]), textStep('Understood.')]));
     const sandbox = cleanup.sandbox();
     const editor = await editorFor(sandbox, fake);
-    editor.onPermission = async (request) => ({ outcome: { outcome: 'selected', optionId: request.options.find((option) => option.kind === 'reject_once')!.optionId } });
+    editor.onPermission = async (request) => ({
+      outcome: {
+        outcome: 'selected',
+        optionId: request.options.find((option) => option.kind === 'reject_once')!.optionId,
+      },
+    });
     const sessionId = await newSession(editor, sandbox.workspace);
     assert.equal((await prompt(editor, sessionId, 'make hello.txt')).stopReason, 'end_turn');
     assert.equal(sandbox.exists('hello.txt'), false);
     const answer = readEvents(sandbox, sessionId).find((event) => event.type === 'inquiry_response');
     assert.deepEqual([answer?.by, answer?.answer], ['user', 'skip']);
-    const last = editor.updates.map((notification) => notification.update).filter((update) => update.sessionUpdate === 'tool_call_update').at(-1) as { status: string };
+    const last = editor.updates
+      .map((notification) => notification.update)
+      .filter((update) => update.sessionUpdate === 'tool_call_update')
+      .at(-1) as { status: string };
     assert.equal(last.status, 'failed');
     assert.match(fake.requests.at(-1)!.messages.flatMap((message) => message.toolResults)[0]!.content, /declined/i);
     await finish(editor);
@@ -135,16 +184,26 @@ describe('jp acp', () => {
     assert.equal(editor.permissions.length, 1, 'asked once, not again after the cancel');
     const answer = readEvents(sandbox, sessionId).find((event) => event.type === 'inquiry_response');
     assert.deepEqual([answer?.by, answer?.action], ['policy', 'Fail']);
-    assert.match(fake.requests.at(-1)!.messages.flatMap((message) => message.toolResults)[0]!.content, /not run: no user is available/);
+    assert.match(
+      fake.requests.at(-1)!.messages.flatMap((message) => message.toolResults)[0]!.content,
+      /not run: no user is available/,
+    );
     await finish(editor);
   });
 
   it('"allow for this turn" runs the tool again in the same turn without asking', async () => {
     const second = { id: 'call_2', name: 'fs_create_file', arguments: { path: 'two.txt', content: '2' } };
-    const fake = await provider(stepByToolResults([toolStep([createCall]), toolStep([second]), textStep('Both made.')]));
+    const fake = await provider(
+      stepByToolResults([toolStep([createCall]), toolStep([second]), textStep('Both made.')]),
+    );
     const sandbox = cleanup.sandbox();
     const editor = await editorFor(sandbox, fake);
-    editor.onPermission = async (request) => ({ outcome: { outcome: 'selected', optionId: request.options.find((option) => option.kind === 'allow_always')!.optionId } });
+    editor.onPermission = async (request) => ({
+      outcome: {
+        outcome: 'selected',
+        optionId: request.options.find((option) => option.kind === 'allow_always')!.optionId,
+      },
+    });
     const sessionId = await newSession(editor, sandbox.workspace);
     assert.equal((await prompt(editor, sessionId, 'make two files')).stopReason, 'end_turn');
     assert.equal(sandbox.read('two.txt'), '2');
@@ -154,20 +213,30 @@ describe('jp acp', () => {
 
   it('session/cancel mid-stream stops the turn (saved, resumable: cancelled); the next prompt goes on from it', async () => {
     const fake = await provider(((_request: never, index: number) =>
-      index === 0 ? { parts: [{ text: 'Part one. ' }, { delayMs: 60_000 }, { text: 'never sent' }] } : textStep('Second answer.')) as never);
+      index === 0
+        ? { parts: [{ text: 'Part one. ' }, { delayMs: 60_000 }, { text: 'never sent' }] }
+        : textStep('Second answer.')) as never);
     const sandbox = cleanup.sandbox();
     const editor = await editorFor(sandbox, fake);
     const sessionId = await newSession(editor, sandbox.workspace);
     const first = prompt(editor, sessionId, 'first question');
-    await eventually('the first text chunk', () => textOf(editor, sessionId, 'agent_message_chunk').includes('Part one.'));
+    await eventually('the first text chunk', () =>
+      textOf(editor, sessionId, 'agent_message_chunk').includes('Part one.'),
+    );
     await editor.connection.agent.notify(methods.agent.session.cancel, { sessionId });
     assert.equal((await first).stopReason, 'cancelled');
     const stopped = readEvents(sandbox, sessionId).filter((event) => event.type === 'turn_end');
-    assert.deepEqual(stopped.map((event) => [event.status, event.signal]), [['interrupted', 'SIGINT']]);
+    assert.deepEqual(
+      stopped.map((event) => [event.status, event.signal]),
+      [['interrupted', 'SIGINT']],
+    );
 
     assert.equal((await prompt(editor, sessionId, 'second question')).stopReason, 'end_turn');
     assert.ok(textOf(editor, sessionId, 'agent_message_chunk').endsWith('Second answer.'));
-    const userMessages = fake.requests.at(-1)!.messages.filter((message) => message.role === 'user').map((message) => message.text);
+    const userMessages = fake.requests
+      .at(-1)!
+      .messages.filter((message) => message.role === 'user')
+      .map((message) => message.text);
     assert.deepEqual(userMessages, ['first question', 'second question']);
     assert.equal(readEvents(sandbox, sessionId).at(-1)!.status, 'completed');
     await finish(editor);
@@ -183,7 +252,11 @@ describe('jp acp', () => {
     const conversationId = readdirConversation(sandbox);
 
     const editor = await editorFor(sandbox, fake);
-    const loaded = await editor.connection.agent.request(methods.agent.session.load, { sessionId: conversationId, cwd: sandbox.workspace, mcpServers: [] });
+    const loaded = await editor.connection.agent.request(methods.agent.session.load, {
+      sessionId: conversationId,
+      cwd: sandbox.workspace,
+      mcpServers: [],
+    });
     assert.deepEqual(loaded, {});
     assert.equal(textOf(editor, conversationId, 'user_message_chunk'), 'hello from a terminal');
     assert.equal(textOf(editor, conversationId, 'agent_message_chunk'), 'Answer 1.');
@@ -191,11 +264,18 @@ describe('jp acp', () => {
     assert.equal(textOf(editor, conversationId, 'agent_message_chunk'), 'Answer 1.Answer 2.');
     await finish(editor);
 
-    const continued = await runJp(sandbox, ['query', '--id', conversationId, ...settings.args, 'back at the terminal'], { env: settings.env });
+    const continued = await runJp(
+      sandbox,
+      ['query', '--id', conversationId, ...settings.args, 'back at the terminal'],
+      { env: settings.env },
+    );
     assert.equal(continued.code, 0, continued.stderr);
     assert.equal(continued.stdout.trim(), 'Answer 3.');
     assert.deepEqual(
-      fake.requests.at(-1)!.messages.filter((message) => message.role === 'user').map((message) => message.text),
+      fake.requests
+        .at(-1)!
+        .messages.filter((message) => message.role === 'user')
+        .map((message) => message.text),
       ['hello from a terminal', 'hello from the editor', 'back at the terminal'],
     );
   });
@@ -204,7 +284,9 @@ describe('jp acp', () => {
     const fake = await provider([{ parts: [{ delayMs: 60_000 }, { text: 'late' }] }]);
     const sandbox = cleanup.sandbox();
     const settings = modelSettings(fake);
-    const detached = await runJp(sandbox, ['query', '--detach', ...settings.args, 'take your time'], { env: settings.env });
+    const detached = await runJp(sandbox, ['query', '--detach', ...settings.args, 'take your time'], {
+      env: settings.env,
+    });
     assert.equal(detached.code, 0, detached.stderr);
     const conversationId = detached.stdout.trim();
     try {
@@ -215,21 +297,28 @@ describe('jp acp', () => {
   });
 
   async function refusedWhileHeld(sandbox: Sandbox, fake: FakeProvider, conversationId: string): Promise<void> {
-    const holder = JSON.parse(readFileSync(path.join(sandbox.userDirectory(), 'locks', `${conversationId}.lock`), 'utf8')) as { pid: number };
+    const holder = JSON.parse(
+      readFileSync(path.join(sandbox.userDirectory(), 'locks', `${conversationId}.lock`), 'utf8'),
+    ) as { pid: number };
 
     const editor = await editorFor(sandbox, fake);
-    const refused = await editor.connection.agent.request(methods.agent.session.load, { sessionId: conversationId, cwd: sandbox.workspace, mcpServers: [] }).then(
-      () => undefined,
-      (error: unknown) => error,
-    );
+    const refused = await editor.connection.agent
+      .request(methods.agent.session.load, { sessionId: conversationId, cwd: sandbox.workspace, mcpServers: [] })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
     assert.ok(refused instanceof RequestError, `expected a JSON-RPC error, got ${String(refused)}`);
-    assert.match(refused.message, new RegExp(`conversation ${conversationId} is locked by pid ${holder.pid} \\(a detached jp query`));
+    assert.match(
+      refused.message,
+      new RegExp(`conversation ${conversationId} is locked by pid ${holder.pid} \\(a detached jp query`),
+    );
     assert.deepEqual((refused.data as { code: string; exit_code: number }).exit_code, 5);
     assert.match((refused.data as { hint: string }).hint, /jp conversation kill/);
     await finish(editor);
   }
 
-  it('an untrusted workspace config: its keys are ignored, and the session\'s first update says which', async () => {
+  it("an untrusted workspace config: its keys are ignored, and the session's first update says which", async () => {
     const fake = await provider(stepByToolResults([toolStep([createCall]), textStep('Done.')]));
     const sandbox = cleanup.sandbox({ config: '[conversation.tools.defaults]\nrun = "unattended"\n' });
     const editor = await editorFor(sandbox, fake);
@@ -239,13 +328,21 @@ describe('jp acp', () => {
     assert.equal(first.sessionId, sessionId);
     assert.equal(first.update.sessionUpdate, 'agent_message_chunk');
     const text = (first.update as { content: { text: string } }).content.text;
-    assert.match(text, /ignoring conversation\.tools\.defaults\.run in .*config\.toml: this workspace config is not trusted/);
+    assert.match(
+      text,
+      /ignoring conversation\.tools\.defaults\.run in .*config\.toml: this workspace config is not trusted/,
+    );
     assert.match(text, /jp trust/);
     // Sent after the session/new response, so the editor knows the session it belongs to.
     const lines = stdoutMessages(editor);
-    const response = lines.findIndex((message) => (message.result as { sessionId?: string } | undefined)?.sessionId === sessionId);
+    const response = lines.findIndex(
+      (message) => (message.result as { sessionId?: string } | undefined)?.sessionId === sessionId,
+    );
     const update = lines.findIndex((message) => message.method === 'session/update');
-    assert.ok(response !== -1 && response < update, `the response (line ${response}) comes before the first update (line ${update})`);
+    assert.ok(
+      response !== -1 && response < update,
+      `the response (line ${response}) comes before the first update (line ${update})`,
+    );
     // The loosening it asked for is not applied: the tool still asks.
     assert.equal((await prompt(editor, sessionId, 'make hello.txt')).stopReason, 'end_turn');
     assert.equal(editor.permissions.length, 1);
@@ -262,17 +359,24 @@ describe('jp acp', () => {
     assert.equal(fake.requests.length, 2, 'the run retried');
     const unused = await newSession(editor, sandbox.workspace);
     const listed = await editor.connection.agent.request(methods.agent.session.list, { cwd: sandbox.workspace });
-    assert.deepEqual(listed.sessions.map((session) => [session.sessionId, session.title]), [[sessionId, 'hi']], 'a session with nothing in it is not listed');
+    assert.deepEqual(
+      listed.sessions.map((session) => [session.sessionId, session.title]),
+      [[sessionId, 'hi']],
+      'a session with nothing in it is not listed',
+    );
     const code = await editor.close();
     assert.equal(code, 0);
     assert.deepEqual(conversationIds(sandbox), [sessionId], `the unused session ${unused} left no conversation behind`);
     // Every byte: whole lines, each one JSON-RPC 2.0.
     const messages = stdoutMessages(editor);
-    assert.equal(Buffer.byteLength(messages.map((message) => JSON.stringify(message) + '\n').join('')), editor.stdout().length);
+    assert.equal(
+      Buffer.byteLength(messages.map((message) => JSON.stringify(message) + '\n').join('')),
+      editor.stdout().length,
+    );
     assert.ok(validateTraffic(editor) > 0);
   });
 
-  it('stop reasons: the round-trip cap is max_turn_requests; a failed run is a JSON-RPC error with jp\'s code', async () => {
+  it("stop reasons: the round-trip cap is max_turn_requests; a failed run is a JSON-RPC error with jp's code", async () => {
     const read = { id: 'call_1', name: 'fs_read_file', arguments: { path: 'notes.txt' } };
     const fake = await provider(stepByToolResults([toolStep([read]), textStep('unreachable')]));
     const sandbox = cleanup.sandbox();
@@ -298,21 +402,49 @@ describe('jp acp', () => {
     const fake = await provider([textStep('unused')]);
     const sandbox = cleanup.sandbox();
     const editor = await editorFor(sandbox, fake);
-    const errorOf = (promise: Promise<unknown>): Promise<RequestError> => promise.then(() => assert.fail('expected an error'), (error: RequestError) => error);
-    assert.match((await errorOf(prompt(editor, 'jp-c0000000000000001', 'hi'))).message, /no session jp-c0000000000000001/);
-    assert.match((await errorOf(editor.connection.agent.request(methods.agent.session.new, { cwd: 'relative/dir', mcpServers: [] }))).message, /not an absolute path/);
-    const missing = await errorOf(editor.connection.agent.request(methods.agent.session.load, { sessionId: 'jp-c1764000000000123', cwd: sandbox.workspace, mcpServers: [] }));
+    const errorOf = (promise: Promise<unknown>): Promise<RequestError> =>
+      promise.then(
+        () => assert.fail('expected an error'),
+        (error: RequestError) => error,
+      );
+    assert.match(
+      (await errorOf(prompt(editor, 'jp-c0000000000000001', 'hi'))).message,
+      /no session jp-c0000000000000001/,
+    );
+    assert.match(
+      (
+        await errorOf(
+          editor.connection.agent.request(methods.agent.session.new, { cwd: 'relative/dir', mcpServers: [] }),
+        )
+      ).message,
+      /not an absolute path/,
+    );
+    const missing = await errorOf(
+      editor.connection.agent.request(methods.agent.session.load, {
+        sessionId: 'jp-c1764000000000123',
+        cwd: sandbox.workspace,
+        mcpServers: [],
+      }),
+    );
     assert.match(missing.message, /no conversation jp-c1764000000000123 in the workspace/);
     assert.equal(missing.code, -32002);
     // A session id is a conversation id, never a path.
-    const escape = await errorOf(editor.connection.agent.request(methods.agent.session.load, { sessionId: '../../../etc', cwd: sandbox.workspace, mcpServers: [] }));
-    assert.match(escape.message, /"\.\.\/\.\.\/\.\.\/etc" is not a conversation id/);
-    assert.equal(escape.code, -32602);
+    const escaping = await errorOf(
+      editor.connection.agent.request(methods.agent.session.load, {
+        sessionId: '../../../etc',
+        cwd: sandbox.workspace,
+        mcpServers: [],
+      }),
+    );
+    assert.match(escaping.message, /"\.\.\/\.\.\/\.\.\/etc" is not a conversation id/);
+    assert.equal(escaping.code, -32602);
     // A broken workspace config is the request's error, naming the file and the key; nothing is created.
     const broken = path.join(sandbox.root, 'broken');
     mkdirSync(path.join(broken, '.jp'), { recursive: true });
     writeFileSync(path.join(broken, '.jp', 'config.toml'), '[assistant]\nmax_turns = "many"\n');
-    const badConfig = await errorOf(editor.connection.agent.request(methods.agent.session.new, { cwd: broken, mcpServers: [] }));
+    const badConfig = await errorOf(
+      editor.connection.agent.request(methods.agent.session.new, { cwd: broken, mcpServers: [] }),
+    );
     assert.match(badConfig.message, /config\.toml/);
     assert.match(badConfig.message, /max_turns/);
     assert.equal((badConfig.data as { exit_code: number }).exit_code, 2);
@@ -320,14 +452,28 @@ describe('jp acp', () => {
     await finish(editor);
   });
 
-  it("with an editor that reads and writes files, file tools use its buffers, inside the workspace only, after the same approvals", async () => {
+  it('with an editor that reads and writes files, file tools use its buffers, inside the workspace only, after the same approvals', async () => {
     const read = { id: 'call_1', name: 'fs_read_file', arguments: { path: 'notes.txt' } };
-    const escape = { id: 'call_2', name: 'fs_read_file', arguments: { path: '../secret.txt' } };
+    const escaping = { id: 'call_2', name: 'fs_read_file', arguments: { path: '../secret.txt' } };
     const rules = { id: 'call_3', name: 'fs_read_file', arguments: { path: '.jp/config.toml' } };
     const pipe = { id: 'call_5', name: 'fs_read_file', arguments: { path: 'pipe' } };
-    const modify = { id: 'call_4', name: 'fs_modify_file', arguments: { path: 'notes.txt', old_string: 'unsaved', new_string: 'edited' } };
+    const modify = {
+      id: 'call_4',
+      name: 'fs_modify_file',
+      arguments: { path: 'notes.txt', old_string: 'unsaved', new_string: 'edited' },
+    };
     const part = { id: 'call_6', name: 'fs_read_file', arguments: { path: 'three.txt', offset: 2, limit: 1 } };
-    const fake = await provider(stepByToolResults([toolStep([read]), toolStep([escape]), toolStep([rules]), toolStep([pipe]), toolStep([modify]), toolStep([part]), textStep('Done.')]));
+    const fake = await provider(
+      stepByToolResults([
+        toolStep([read]),
+        toolStep([escaping]),
+        toolStep([rules]),
+        toolStep([pipe]),
+        toolStep([modify]),
+        toolStep([part]),
+        textStep('Done.'),
+      ]),
+    );
     const sandbox = cleanup.sandbox({ config: '' });
     sandbox.write('notes.txt', 'on disk\n');
     writeFileSync(path.join(sandbox.root, 'secret.txt'), 'the secret\n');
@@ -340,8 +486,15 @@ describe('jp acp', () => {
     const sessionId = await newSession(editor, sandbox.workspace);
     assert.equal((await prompt(editor, sessionId, 'edit the notes')).stopReason, 'end_turn');
 
-    const results = fake.requests.at(-1)!.messages.flatMap((message) => message.toolResults).map((result) => result.content);
-    assert.equal(results[0], '1\tunsaved in the editor', 'the model read the unsaved buffer (numbered as fs_read_file numbers lines), not the disk');
+    const results = fake.requests
+      .at(-1)!
+      .messages.flatMap((message) => message.toolResults)
+      .map((result) => result.content);
+    assert.equal(
+      results[0],
+      '1\tunsaved in the editor',
+      'the model read the unsaved buffer (numbered as fs_read_file numbers lines), not the disk',
+    );
     assert.match(results[1]!, /outside the workspace/);
     assert.match(results[2]!, /off limits to file tools/);
     assert.match(results[3]!, /pipe is a (named pipe|FIFO)/i);
@@ -351,19 +504,31 @@ describe('jp acp', () => {
     // The editor was never asked for a file outside the workspace, in .jp/, or that is not a regular file.
     assert.deepEqual(editor.fileReads, [notes, notes, three]);
     // The edit was approved first, then landed in the editor's buffer; the disk is the editor's to save.
-    assert.deepEqual(editor.permissions.map((request) => request.toolCall.toolCallId), ['call_4']);
+    assert.deepEqual(
+      editor.permissions.map((request) => request.toolCall.toolCallId),
+      ['call_4'],
+    );
     assert.deepEqual(editor.fileWrites, [{ path: notes, content: 'edited in the editor\n' }]);
     assert.equal(sandbox.read('notes.txt'), 'on disk\n');
     await finish(editor);
   });
 
   it('a rejected edit never reaches the editor', async () => {
-    const modify = { id: 'call_1', name: 'fs_modify_file', arguments: { path: 'notes.txt', old_string: 'disk', new_string: 'DISK' } };
+    const modify = {
+      id: 'call_1',
+      name: 'fs_modify_file',
+      arguments: { path: 'notes.txt', old_string: 'disk', new_string: 'DISK' },
+    };
     const fake = await provider(stepByToolResults([toolStep([modify]), textStep('Left alone.')]));
     const sandbox = cleanup.sandbox();
     sandbox.write('notes.txt', 'on disk\n');
     const editor = await editorFor(sandbox, fake, [], { fs: { readTextFile: true, writeTextFile: true } });
-    editor.onPermission = async (request) => ({ outcome: { outcome: 'selected', optionId: request.options.find((option) => option.kind === 'reject_once')!.optionId } });
+    editor.onPermission = async (request) => ({
+      outcome: {
+        outcome: 'selected',
+        optionId: request.options.find((option) => option.kind === 'reject_once')!.optionId,
+      },
+    });
     const sessionId = await newSession(editor, sandbox.workspace);
     assert.equal((await prompt(editor, sessionId, 'edit the notes')).stopReason, 'end_turn');
     assert.deepEqual([editor.fileReads, editor.fileWrites], [[], []]);
@@ -380,11 +545,18 @@ describe('jp acp', () => {
     const sessionId = await newSession(withForms, sandbox.workspace);
     assert.equal((await prompt(withForms, sessionId, 'ask me')).stopReason, 'end_turn');
     assert.equal(withForms.elicitations.length, 1);
-    const [form] = withForms.elicitations as { message: string; requestedSchema: { properties: Record<string, { enum?: string[] }> }; toolCallId?: string }[];
+    const [form] = withForms.elicitations as {
+      message: string;
+      requestedSchema: { properties: Record<string, { enum?: string[] }> };
+      toolCallId?: string;
+    }[];
     assert.equal(form!.message, 'Which colour?');
     assert.deepEqual(form!.requestedSchema.properties.answer!.enum, ['red', 'blue']);
     assert.equal(form!.toolCallId, 'call_1');
-    assert.match(fake.requests.at(-1)!.messages.flatMap((message) => message.toolResults)[0]!.content, /The user answered: blue/);
+    assert.match(
+      fake.requests.at(-1)!.messages.flatMap((message) => message.toolResults)[0]!.content,
+      /The user answered: blue/,
+    );
     await finish(withForms);
 
     const without = await editorFor(sandbox, fake);
@@ -393,7 +565,10 @@ describe('jp acp', () => {
     assert.equal(without.elicitations.length, 0);
     const answer = readEvents(sandbox, otherSession).find((event) => event.type === 'inquiry_response');
     assert.equal(answer?.by, 'policy');
-    assert.match(fake.requests.at(-1)!.messages.flatMap((message) => message.toolResults)[0]!.content, /unanswered: no user is available/);
+    assert.match(
+      fake.requests.at(-1)!.messages.flatMap((message) => message.toolResults)[0]!.content,
+      /unanswered: no user is available/,
+    );
     await finish(without);
   });
 
@@ -408,25 +583,37 @@ describe('jp acp', () => {
       prompt: [
         { type: 'text', text: 'Explain this:' },
         { type: 'resource_link', uri: file, name: 'main.ts' },
-        { type: 'resource', resource: { uri: `${file}#L1-2`, text: 'const answer = 42;\n', mimeType: 'text/x-typescript' } },
+        {
+          type: 'resource',
+          resource: { uri: `${file}#L1-2`, text: 'const answer = 42;\n', mimeType: 'text/x-typescript' },
+        },
       ],
     });
     assert.equal(response.stopReason, 'end_turn');
     const sent = fake.requests[0]!.messages.find((message) => message.role === 'user')!.text;
-    assert.equal(sent, `Explain this:\n\n[resource: ${file} (main.ts)]\n\n<resource uri="${file}#L1-2">\nconst answer = 42;\n\n</resource>`);
+    assert.equal(
+      sent,
+      `Explain this:\n\n[resource: ${file} (main.ts)]\n\n<resource uri="${file}#L1-2">\nconst answer = 42;\n\n</resource>`,
+    );
     await finish(editor);
   });
 
   it('the editor quitting mid-turn stops the run it owns (saved, resumable), as a foreground jp query dying does', async () => {
-    const fake = await provider([{ parts: [{ text: 'Working on it. ' }, { delayMs: 60_000 }, { text: 'never sent' }] }]);
+    const fake = await provider([
+      { parts: [{ text: 'Working on it. ' }, { delayMs: 60_000 }, { text: 'never sent' }] },
+    ]);
     const sandbox = cleanup.sandbox();
     const editor = await editorFor(sandbox, fake);
     const sessionId = await newSession(editor, sandbox.workspace);
     const pending = prompt(editor, sessionId, 'a long task').catch((error: unknown) => error);
-    await eventually('the first text chunk', () => textOf(editor, sessionId, 'agent_message_chunk').includes('Working on it.'));
+    await eventually('the first text chunk', () =>
+      textOf(editor, sessionId, 'agent_message_chunk').includes('Working on it.'),
+    );
     assert.equal(await editor.close(), 0);
     assert.ok((await pending) instanceof Error, 'the editor saw its connection end');
-    const end = await eventually('the run to stop', () => readEvents(sandbox, sessionId).find((event) => event.type === 'turn_end'));
+    const end = await eventually('the run to stop', () =>
+      readEvents(sandbox, sessionId).find((event) => event.type === 'turn_end'),
+    );
     assert.equal(end.status, 'interrupted');
     const status = await runJp(sandbox, ['conversation', 'ls']);
     assert.match(status.stdout, new RegExp(`${sessionId}.*interrupted`));
@@ -440,38 +627,76 @@ describe('jp acp', () => {
     sandbox.write('a.txt', 'alpha text\n');
     sandbox.write('b.txt', 'beta text\n');
     const editor = await editorFor(sandbox, fake, ['-c', 'conversation.tools.fs_read_file.result="ask"']);
-    editor.onPermission = async (request) => ({ outcome: { outcome: 'selected', optionId: request.options.find((option) => option.kind === 'allow_always')!.optionId } });
+    editor.onPermission = async (request) => ({
+      outcome: {
+        outcome: 'selected',
+        optionId: request.options.find((option) => option.kind === 'allow_always')!.optionId,
+      },
+    });
     const sessionId = await newSession(editor, sandbox.workspace);
     assert.equal((await prompt(editor, sessionId, 'read a and b')).stopReason, 'end_turn');
     assert.equal(editor.permissions.length, 1);
-    assert.deepEqual(editor.permissions[0]!.toolCall.content, [{ type: 'content', content: { type: 'text', text: '1\talpha text' } }]);
-    const results = fake.requests.at(-1)!.messages.flatMap((message) => message.toolResults).map((result) => result.content);
+    assert.deepEqual(editor.permissions[0]!.toolCall.content, [
+      { type: 'content', content: { type: 'text', text: '1\talpha text' } },
+    ]);
+    const results = fake.requests
+      .at(-1)!
+      .messages.flatMap((message) => message.toolResults)
+      .map((result) => result.content);
     assert.deepEqual(results, ['1\talpha text', '1\tbeta text']);
     const answers = readEvents(sandbox, sessionId).filter((event) => event.type === 'inquiry_response');
-    assert.deepEqual(answers.map((event) => [event.answer, event.by]), [['deliver', 'user'], ['deliver', 'user']]);
+    assert.deepEqual(
+      answers.map((event) => [event.answer, event.by]),
+      [
+        ['deliver', 'user'],
+        ['deliver', 'user'],
+      ],
+    );
     await finish(editor);
   });
 
   it('a command asking to leave the sandbox is a permission request saying why; rejected, it does not run', async () => {
-    const escape = { id: 'call_1', name: 'run_command', arguments: { command: 'echo out > outside.txt', escalate: true, justification: 'to write the file' } };
-    const fake = await provider(stepByToolResults([toolStep([escape]), textStep('Understood.')]));
+    const escaping = {
+      id: 'call_1',
+      name: 'run_command',
+      arguments: { command: 'echo out > outside.txt', escalate: true, justification: 'to write the file' },
+    };
+    const fake = await provider(stepByToolResults([toolStep([escaping]), textStep('Understood.')]));
     const sandbox = cleanup.sandbox();
     const editor = await editorFor(sandbox, fake);
     editor.onPermission = async (request) => {
       const kind = request.toolCall.title?.startsWith('Run outside the sandbox') ? 'reject_once' : 'allow_once';
-      return { outcome: { outcome: 'selected', optionId: request.options.find((option) => option.kind === kind)!.optionId } };
+      return {
+        outcome: { outcome: 'selected', optionId: request.options.find((option) => option.kind === kind)!.optionId },
+      };
     };
     const sessionId = await newSession(editor, sandbox.workspace);
     assert.equal((await prompt(editor, sessionId, 'write outside')).stopReason, 'end_turn');
-    const escalation = editor.permissions.find((request) => request.toolCall.title?.startsWith('Run outside the sandbox'));
-    assert.ok(escalation, `an escalation permission request among ${JSON.stringify(editor.permissions.map((request) => request.toolCall.title))}`);
+    const escalation = editor.permissions.find((request) =>
+      request.toolCall.title?.startsWith('Run outside the sandbox'),
+    );
+    assert.ok(
+      escalation,
+      `an escalation permission request among ${JSON.stringify(editor.permissions.map((request) => request.toolCall.title))}`,
+    );
     assert.equal(escalation.toolCall.toolCallId, 'call_1');
-    assert.deepEqual(escalation.options.map((option) => option.kind), ['allow_once', 'allow_always', 'reject_once']);
-    assert.deepEqual(escalation.toolCall.content, [{ type: 'content', content: { type: 'text', text: 'Outside the sandbox: it cannot run in the sandbox. Why: to write the file' } }]);
+    assert.deepEqual(
+      escalation.options.map((option) => option.kind),
+      ['allow_once', 'allow_always', 'reject_once'],
+    );
+    assert.deepEqual(escalation.toolCall.content, [
+      {
+        type: 'content',
+        content: { type: 'text', text: 'Outside the sandbox: it cannot run in the sandbox. Why: to write the file' },
+      },
+    ]);
     assert.equal(sandbox.exists('outside.txt'), false);
     const answers = readEvents(sandbox, sessionId).filter((event) => event.type === 'inquiry_response');
     assert.deepEqual(answers.at(-1)!.answer, 'skip');
-    assert.match(fake.requests.at(-1)!.messages.flatMap((message) => message.toolResults)[0]!.content, /declined to run this command outside the sandbox/);
+    assert.match(
+      fake.requests.at(-1)!.messages.flatMap((message) => message.toolResults)[0]!.content,
+      /declined to run this command outside the sandbox/,
+    );
     await finish(editor);
   });
 });

@@ -22,9 +22,15 @@ describe('20 MB of piped input', () => {
     const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'It is a large diff.' }] }] });
     const outcomes: { mode: string; stdout: string; result: Record<string, any>; content: string }[] = [];
     for (const mode of [[], ['--no-server']]) {
-      const text = await runJp(sandbox, ['query', '--new', ...mode, ...script, 'summarise'], { stdin: input, timeoutMs: 120_000 });
+      const text = await runJp(sandbox, ['query', '--new', ...mode, ...script, 'summarise'], {
+        stdin: input,
+        timeoutMs: 120_000,
+      });
       assert.equal(text.code, 0, text.stderr);
-      const json = await runJp(sandbox, ['query', '--new', '--json', ...mode, ...script, 'summarise'], { stdin: input, timeoutMs: 120_000 });
+      const json = await runJp(sandbox, ['query', '--new', '--json', ...mode, ...script, 'summarise'], {
+        stdin: input,
+        timeoutMs: 120_000,
+      });
       assert.equal(json.code, 0, json.stderr);
       const lines = json.stdout.trim().split('\n');
       const resultLine = lines[lines.length - 1]!;
@@ -32,7 +38,12 @@ describe('20 MB of piped input', () => {
       const result = JSON.parse(resultLine) as Record<string, any>;
       const id = conversationIds(sandbox).at(-1)!;
       const request = readEvents(sandbox, id).find((event) => event.type === 'chat_request')!;
-      outcomes.push({ mode: mode.join(' ') || 'server', stdout: text.stdout, result, content: request.content as string });
+      outcomes.push({
+        mode: mode.join(' ') || 'server',
+        stdout: text.stdout,
+        result,
+        content: request.content as string,
+      });
     }
     const [server, inProcess] = outcomes as [(typeof outcomes)[0], (typeof outcomes)[0]];
     assert.equal(server.stdout, 'It is a large diff.\n');
@@ -40,11 +51,21 @@ describe('20 MB of piped input', () => {
     for (const outcome of outcomes) {
       assert.equal(outcome.result.status, 'success', outcome.mode);
       assert.equal(outcome.result.answer, 'It is a large diff.');
-      assert.ok(outcome.result.query.length <= maxResultQueryCharacters, `${outcome.mode}: query of ${outcome.result.query.length} characters`);
-      assert.match(outcome.result.query, /\[… jp omitted \d+ (lines \(\d+ characters\)|characters) here: the query is longer than 10000 characters …\]/);
+      assert.ok(
+        outcome.result.query.length <= maxResultQueryCharacters,
+        `${outcome.mode}: query of ${outcome.result.query.length} characters`,
+      );
+      assert.match(
+        outcome.result.query,
+        /\[… jp omitted \d+ (lines \(\d+ characters\)|characters) here: the query is longer than 10000 characters …\]/,
+      );
       assert.ok(outcome.result.query.startsWith(input.slice(0, 1000)));
       assert.ok(outcome.result.query.endsWith('summarise'));
-      assert.equal(outcome.content, `${input}\nsummarise`, `${outcome.mode}: the log holds the whole input, byte for byte`);
+      assert.equal(
+        outcome.content,
+        `${input}\nsummarise`,
+        `${outcome.mode}: the log holds the whole input, byte for byte`,
+      );
     }
     assert.equal(server.result.query, inProcess.result.query);
   });

@@ -10,7 +10,18 @@ import { chmodSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync }
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { startFakeProvider, textStep } from '../support/fake-provider.ts';
-import { collect, conversationIds, fakeModelArguments, jpBinary, runJp, sleep, testProvider, useCleanup, type RunResult, type Sandbox } from '../support/jp.ts';
+import {
+  collect,
+  conversationIds,
+  fakeModelArguments,
+  jpBinary,
+  runJp,
+  sleep,
+  testProvider,
+  useCleanup,
+  type RunResult,
+  type Sandbox,
+} from '../support/jp.ts';
 
 const cleanup = useCleanup();
 
@@ -44,7 +55,10 @@ describe('a config file that is not a regular file', () => {
       for (const args of [['query', ...script, 'hello'], ['trust', '--show'], ['trust']]) {
         const run = await runJp(sandbox, args, { timeoutMs: 20_000 });
         assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
-        assert.match(run.stderr, /cannot read config file .*\.jp\/config\.toml: it is a (character device|FIFO), not a regular file/);
+        assert.match(
+          run.stderr,
+          /cannot read config file .*\.jp\/config\.toml: it is a (character device|FIFO), not a regular file/,
+        );
         assertNoBugReport(run);
       }
     });
@@ -87,7 +101,11 @@ describe('.jp/conversations that is not a directory of the workspace', () => {
     // A conversation on the other side of the link is neither listed nor removed through it.
     mkdirSync(path.join(elsewhere, 'jp-c1700000000000001'));
     writeFileSync(path.join(elsewhere, 'jp-c1700000000000001', 'events.ndjson'), '');
-    for (const args of [['conversation', 'ls'], ['conversation', 'rm', 'jp-c1700000000000001'], ['conversation', 'print', 'jp-c1700000000000001']]) {
+    for (const args of [
+      ['conversation', 'ls'],
+      ['conversation', 'rm', 'jp-c1700000000000001'],
+      ['conversation', 'print', 'jp-c1700000000000001'],
+    ]) {
       const refused = await runJp(sandbox, args);
       assert.equal(refused.code, 1, `${args.join(' ')}: ${refused.stderr}`);
       assert.match(refused.stderr, /\.jp\/conversations is a symbolic link/);
@@ -112,7 +130,21 @@ describe('system errors', () => {
   it('EROFS: a read-only workspace is named, with the fix', async () => {
     const sandbox = cleanup.sandbox();
     const script = testProvider(sandbox, helloScript);
-    const run = await runWrapped(sandbox, ['bwrap', '--dev-bind', '/', '/', '--ro-bind', sandbox.workspace, sandbox.workspace, '--chdir', sandbox.workspace], ['query', ...script, 'hello']);
+    const run = await runWrapped(
+      sandbox,
+      [
+        'bwrap',
+        '--dev-bind',
+        '/',
+        '/',
+        '--ro-bind',
+        sandbox.workspace,
+        sandbox.workspace,
+        '--chdir',
+        sandbox.workspace,
+      ],
+      ['query', ...script, 'hello'],
+    );
     assert.equal(run.code, 1, run.stderr);
     assert.match(run.stderr, /error: cannot write .*\.jp\/conversations.*: the file system is read-only/);
     assertNoBugReport(run);
@@ -167,7 +199,10 @@ describe('system errors', () => {
     // Under a limit below its own floor (22 descriptors on Node 24, 19 on Node 20, measured) Node cannot run any
     // program: it crashes starting up, or cannot open its main module. No code of jp runs there.
     const emptyProgram = sandbox.write('empty.mjs', '');
-    const nodeRuns = (limit: number): boolean => spawnSync(underLimit(limit)[0]!, [...underLimit(limit).slice(1), process.execPath, emptyProgram], { stdio: 'ignore' }).status === 0;
+    const nodeRuns = (limit: number): boolean =>
+      spawnSync(underLimit(limit)[0]!, [...underLimit(limit).slice(1), process.execPath, emptyProgram], {
+        stdio: 'ignore',
+      }).status === 0;
     let limit = 8;
     while (!nodeRuns(limit)) {
       limit += 1;
@@ -187,10 +222,18 @@ describe('system errors', () => {
       assert.equal(run.code, 1, `ulimit -n ${limit}: ${run.stderr}`);
       // The error and its fix end what jp says, whichever process ran out (a query server's own
       // error reaches the client as its readiness message, not as its log's last lines).
-      assert.match(run.stderr, /(^|\n)error: too many open files[^\n]*: the per-process limit \(ulimit -n\) is reached\n {2}Raise the limit \(`ulimit -n 1024` or more\) and run again\.\n$/, `ulimit -n ${limit}: ${run.stderr}`);
+      assert.match(
+        run.stderr,
+        /(^|\n)error: too many open files[^\n]*: the per-process limit \(ulimit -n\) is reached\n {2}Raise the limit \(`ulimit -n 1024` or more\) and run again\.\n$/,
+        `ulimit -n ${limit}: ${run.stderr}`,
+      );
       assertNoBugReport(run);
     }
-    assert.notEqual(failed.length, 0, `ulimit -n ${limit}, the lowest limit Node runs a program under, is enough for a query: this test covers nothing`);
+    assert.notEqual(
+      failed.length,
+      0,
+      `ulimit -n ${limit}, the lowest limit Node runs a program under, is enough for a query: this test covers nothing`,
+    );
   });
 });
 

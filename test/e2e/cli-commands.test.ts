@@ -4,17 +4,35 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { conversationIds, jpBinary, readEvents, repositoryRoot, runJp, testProvider, useCleanup } from '../support/jp.ts';
+import {
+  conversationIds,
+  jpBinary,
+  readEvents,
+  repositoryRoot,
+  runJp,
+  testProvider,
+  useCleanup,
+} from '../support/jp.ts';
 
 const cleanup = useCleanup();
 const sandboxed = cleanup.sandbox;
 
-
 describe('the installed command', () => {
-  const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  const packageVersion = (
+    JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+  ).version;
 
   it('--version and -V print the package version on stdout, and nothing else anywhere', async () => {
     const sandbox = sandboxed({ init: false });
@@ -34,7 +52,13 @@ describe('the installed command', () => {
     assert.match(unknown.stderr, /jp-cnosuch/);
     const listed = await runJp(sandbox, ['conversation', 'ls', '--format', 'json']);
     assert.equal(listed.code, 0, listed.stderr);
-    assert.ok(listed.stdout.trim().split('\n').every((line) => JSON.parse(line)), listed.stdout);
+    assert.ok(
+      listed.stdout
+        .trim()
+        .split('\n')
+        .every((line) => JSON.parse(line)),
+      listed.stdout,
+    );
   });
 
   it('bare `jp` leads with where to start (init, an offline first query, a key, the config file), then the commands; exit 2', async () => {
@@ -112,18 +136,40 @@ describe('workspaces', () => {
     const initialized = await runJp(sandbox, ['init']);
     assert.equal(initialized.code, 0, initialized.stderr);
     assert.ok(statSync(path.join(sandbox.workspace, '.jp', 'conversations')).isDirectory());
-    assert.match(readFileSync(path.join(sandbox.workspace, '.jp', 'config.toml'), 'utf8'), /\[conversation\.tools\.defaults\]/);
+    assert.match(
+      readFileSync(path.join(sandbox.workspace, '.jp', 'config.toml'), 'utf8'),
+      /\[conversation\.tools\.defaults\]/,
+    );
     assert.equal((await runJp(sandbox, ['init'])).code, 0, 'init twice is harmless');
 
     const nested = path.join(sandbox.workspace, 'a', 'b');
     mkdirSync(nested, { recursive: true });
     const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'hi' }] }] });
-    assert.equal((await runJp(sandbox, ['query', ...script.slice(0, 2), '-c', `providers.test.script=${path.join(sandbox.workspace, 'script.json')}`, 'from below'], { cwd: nested })).code, 0);
+    assert.equal(
+      (
+        await runJp(
+          sandbox,
+          [
+            'query',
+            ...script.slice(0, 2),
+            '-c',
+            `providers.test.script=${path.join(sandbox.workspace, 'script.json')}`,
+            'from below',
+          ],
+          { cwd: nested },
+        )
+      ).code,
+      0,
+    );
     assert.equal(conversationIds(sandbox).length, 1, 'the conversation went to the workspace above');
 
     const outside = path.join(sandbox.root, 'elsewhere');
     mkdirSync(outside);
-    const result = await runJp(sandbox, ['query', '-m', 'test', '-c', `providers.test.script=${path.join(sandbox.workspace, 'script.json')}`, 'outside'], { cwd: outside });
+    const result = await runJp(
+      sandbox,
+      ['query', '-m', 'test', '-c', `providers.test.script=${path.join(sandbox.workspace, 'script.json')}`, 'outside'],
+      { cwd: outside },
+    );
     assert.equal(result.code, 0, result.stderr);
     assert.ok(existsSync(path.join(sandbox.dataHome, 'jp', 'default-workspace', '.jp', 'conversations')));
     const userState = path.join(sandbox.dataHome, 'jp', 'workspace');
@@ -145,16 +191,27 @@ describe('workspaces', () => {
 describe('config show', () => {
   it('prints each key with the layer that set it, and --effective per inquiry kind', async () => {
     const sandbox = sandboxed({ config: '[conversation.tools.fs_modify_file]\ndetached = { run = "auto" }\n' });
-    assert.equal((await runJp(sandbox, ['trust'])).code, 0, 'a workspace config that loosens approval counts once trusted');
-    const shown = await runJp(sandbox, ['config', 'show', '-c', 'assistant.max_turns=7'], { env: { JP_CFG_ASSISTANT__MODEL: 'ollama/x' } });
+    assert.equal(
+      (await runJp(sandbox, ['trust'])).code,
+      0,
+      'a workspace config that loosens approval counts once trusted',
+    );
+    const shown = await runJp(sandbox, ['config', 'show', '-c', 'assistant.max_turns=7'], {
+      env: { JP_CFG_ASSISTANT__MODEL: 'ollama/x' },
+    });
     assert.equal(shown.code, 0, shown.stderr);
     assert.match(shown.stdout, /assistant\.model = "ollama\/x"\s+# JP_CFG_ASSISTANT__MODEL/);
     assert.match(shown.stdout, /assistant\.max_turns = 7\s+# --cfg assistant\.max_turns=7/);
     assert.match(shown.stdout, /conversation\.tools\.fs_modify_file\.detached\.run = "auto"\s+# .*\.jp\/config\.toml/);
     const effective = await runJp(sandbox, ['config', 'show', '--effective', 'fs_modify_file']);
-    assert.match(effective.stdout, /detached\.run\s+= auto\s+set by conversation\.tools\.fs_modify_file\.detached\.run/);
+    assert.match(
+      effective.stdout,
+      /detached\.run\s+= auto\s+set by conversation\.tools\.fs_modify_file\.detached\.run/,
+    );
     assert.match(effective.stdout, /detached\.tool\s+= deny\s+set by built-in/);
-    const json = JSON.parse((await runJp(sandbox, ['config', 'show', '--json', '--effective', 'fs_modify_file'])).stdout);
+    const json = JSON.parse(
+      (await runJp(sandbox, ['config', 'show', '--json', '--effective', 'fs_modify_file'])).stdout,
+    );
     assert.equal(json.detached.run.policy, 'auto');
     assert.equal(json.detached.deliver.with_detach, 'defer');
   });
@@ -162,7 +219,10 @@ describe('config show', () => {
   it('a broken workspace config fails every command that loads it with exit 2, naming file and line', async () => {
     const sandbox = sandboxed({ config: '[assistant]\nmodel = "test"\nmax_turn = 3\n' });
     const before = readFileSync(path.join(sandbox.workspace, '.jp', 'config.toml'), 'utf8');
-    for (const args of [['config', 'show'], ['query', 'hi']]) {
+    for (const args of [
+      ['config', 'show'],
+      ['query', 'hi'],
+    ]) {
       const result = await runJp(sandbox, args);
       assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
       assert.match(result.stderr, /\.jp\/config\.toml:3: unknown key assistant\.max_turn/);
@@ -189,7 +249,12 @@ describe('conversation commands', () => {
     const forked = await runJp(sandbox, ['conversation', 'fork', id!]);
     const forkId = forked.stdout.trim();
     assert.match(forkId, /^jp-c\d{16}$/);
-    assert.deepEqual(readEvents(sandbox, forkId).filter((event) => event.type === 'chat_request').map((event) => event.content), ['first question', 'second question']);
+    assert.deepEqual(
+      readEvents(sandbox, forkId)
+        .filter((event) => event.type === 'chat_request')
+        .map((event) => event.content),
+      ['first question', 'second question'],
+    );
     assert.equal((await runJp(sandbox, ['conversation', 'use', id!])).code, 0);
     assert.equal((await runJp(sandbox, ['conversation', 'rm', forkId])).code, 0);
     assert.deepEqual(conversationIds(sandbox), [id]);
@@ -238,7 +303,11 @@ describe('local command tools from config', () => {
         .replace(/require\('fs'\)/g, '(await import("node:fs"))'),
     );
     // Trusted with the script it runs (trust covers the workspace scripts a config names).
-    assert.equal((await runJp(sandbox, ['trust'])).code, 0, 'a local command tool counts once its workspace config is trusted');
+    assert.equal(
+      (await runJp(sandbox, ['trust'])).code,
+      0,
+      'a local command tool counts once its workspace config is trusted',
+    );
     const script = testProvider(sandbox, {
       steps: [
         { parts: [{ tool_call: { name: 'deploy', arguments: { target: 'nowhere' } } }] },
@@ -246,19 +315,31 @@ describe('local command tools from config', () => {
         { parts: [{ text: 'Deployed.' }] },
       ],
     });
-    const result = await runJp(sandbox, ['query', '--json', ...script, '-c', 'conversation.tools.deploy.detached.tool="defaults"', 'deploy it']);
+    const result = await runJp(sandbox, [
+      'query',
+      '--json',
+      ...script,
+      '-c',
+      'conversation.tools.deploy.detached.tool="defaults"',
+      'deploy it',
+    ]);
     assert.equal(result.code, 0, result.stderr);
     const final = JSON.parse(result.stdout.trim().split('\n').pop()!);
     assert.equal(final.tools[0].status, 'error');
     assert.match(final.tools[0].result, /Invalid arguments for deploy: target/);
     assert.equal(final.tools[1].status, 'ok');
-    assert.match(final.tools[1].result, /^deployed to staging\n\n\[jp: decided without a human\] The question "Really deploy to staging\?" was answered with the question's default/);
+    assert.match(
+      final.tools[1].result,
+      /^deployed to staging\n\n\[jp: decided without a human\] The question "Really deploy to staging\?" was answered with the question's default/,
+    );
     assert.equal(sandbox.read('deployed.txt'), 'staging true');
     const events = readEvents(sandbox, conversationIds(sandbox)[0]!);
     const question = events.find((event) => event.type === 'inquiry_request');
     assert.equal(question?.inquiry.question.text, 'Really deploy to staging?');
     assert.deepEqual(
-      events.filter((event) => event.type === 'inquiry_response').map((event) => [event.by, event.action, event.answer]),
+      events
+        .filter((event) => event.type === 'inquiry_response')
+        .map((event) => [event.by, event.action, event.answer]),
       [['policy', 'UseDefault', true]],
     );
   });

@@ -10,7 +10,19 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { collect, conversationIds, eventually, jpBinary, processAlive, readEvents, runJp, type Sandbox, startJp, testProvider, useCleanup } from '../support/jp.ts';
+import {
+  collect,
+  conversationIds,
+  eventually,
+  jpBinary,
+  processAlive,
+  readEvents,
+  runJp,
+  type Sandbox,
+  startJp,
+  testProvider,
+  useCleanup,
+} from '../support/jp.ts';
 import { shellQuote } from '../support/pty.ts';
 import { keys, Screen } from '../support/screen.ts';
 
@@ -23,7 +35,13 @@ const unattended = ['-c', 'conversation.tools.run_command.run="unattended"'];
 function holdingScript(sandbox: Sandbox): string[] {
   return testProvider(sandbox, {
     steps: [
-      { parts: [{ text: 'Holding.\n\n' }, { tool_call: { name: 'run_command', arguments: { command: releaseWait } } }, { tool_call: { name: 'run_command', arguments: { command: 'touch started.txt' } } }] },
+      {
+        parts: [
+          { text: 'Holding.\n\n' },
+          { tool_call: { name: 'run_command', arguments: { command: releaseWait } } },
+          { tool_call: { name: 'run_command', arguments: { command: 'touch started.txt' } } },
+        ],
+      },
       { parts: [{ text: 'Finished.' }] },
     ],
   });
@@ -31,7 +49,8 @@ function holdingScript(sandbox: Sandbox): string[] {
 
 function serverPid(sandbox: Sandbox, conversationId: string): number | undefined {
   try {
-    return JSON.parse(readFileSync(path.join(sandbox.userDirectory(), 'processes', `${conversationId}.json`), 'utf8')).pid;
+    return JSON.parse(readFileSync(path.join(sandbox.userDirectory(), 'processes', `${conversationId}.json`), 'utf8'))
+      .pid;
   } catch {
     return undefined;
   }
@@ -43,7 +62,9 @@ describe('the foreground client owns its run', () => {
     const screen = Screen.jp(sandbox, ['query', ...holdingScript(sandbox), ...unattended, 'hold'], { cleanup });
     await screen.waitFor('Holding.');
     const [conversationId] = conversationIds(sandbox);
-    await eventually('the first tool started', () => readEvents(sandbox, conversationId!).some((event) => event.type === 'tool_call_start'));
+    await eventually('the first tool started', () =>
+      readEvents(sandbox, conversationId!).some((event) => event.type === 'tool_call_start'),
+    );
     const server = await eventually('the server is registered', () => serverPid(sandbox, conversationId!));
     process.kill(screen.pid, 'SIGKILL');
     await eventually('the server stopped', () => !processAlive(server), 30_000);
@@ -74,11 +95,15 @@ describe('the foreground client owns its run', () => {
 describe('an attached client never stops the run', () => {
   it('SIGTERM to `attach --read-only` (as `timeout` sends) only ends the viewer; the run finishes', async () => {
     const sandbox = cleanup.sandbox();
-    const conversationId = (await runJp(sandbox, ['query', '--detach', ...holdingScript(sandbox), ...unattended, 'hold'])).stdout.trim();
+    const conversationId = (
+      await runJp(sandbox, ['query', '--detach', ...holdingScript(sandbox), ...unattended, 'hold'])
+    ).stdout.trim();
     const viewerArguments = ['conversation', 'attach', '--read-only', conversationId];
     const viewer = startJp(sandbox, viewerArguments);
     const viewing = collect(viewer, viewerArguments, 30_000);
-    await new Promise<void>((resolve) => viewer.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('Holding.') && resolve()));
+    await new Promise<void>((resolve) =>
+      viewer.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('Holding.') && resolve()),
+    );
     viewer.kill('SIGTERM');
     await viewing;
     sandbox.write('release', '');
@@ -89,7 +114,9 @@ describe('an attached client never stops the run', () => {
 
   it('SIGTERM to a prompting attached client leaves the run going', async () => {
     const sandbox = cleanup.sandbox();
-    const conversationId = (await runJp(sandbox, ['query', '--detach', ...holdingScript(sandbox), ...unattended, 'hold'])).stdout.trim();
+    const conversationId = (
+      await runJp(sandbox, ['query', '--detach', ...holdingScript(sandbox), ...unattended, 'hold'])
+    ).stdout.trim();
     const screen = Screen.jp(sandbox, ['conversation', 'attach', conversationId], { cleanup });
     await screen.waitFor('Holding.');
     process.kill(screen.pid, 'SIGTERM');
@@ -101,7 +128,9 @@ describe('an attached client never stops the run', () => {
 
   it('a viewer cannot stop the run: its signal, interrupt action and shutdown (`user`, as kill says, included) are ignored', async () => {
     const sandbox = cleanup.sandbox();
-    const conversationId = (await runJp(sandbox, ['query', '--detach', ...holdingScript(sandbox), ...unattended, 'hold'])).stdout.trim();
+    const conversationId = (
+      await runJp(sandbox, ['query', '--detach', ...holdingScript(sandbox), ...unattended, 'hold'])
+    ).stdout.trim();
     const socketPath = path.join(sandbox.userDirectory(), 'processes', `${conversationId}.sock`);
     const socket = net.createConnection(socketPath);
     await new Promise((resolve) => socket.once('connect', resolve));
@@ -133,8 +162,12 @@ describe('an attached client never stops the run', () => {
 
   it('`jp conversation kill` stops a run it did not start: saved, interrupted, resumable', async () => {
     const sandbox = cleanup.sandbox();
-    const conversationId = (await runJp(sandbox, ['query', '--detach', ...holdingScript(sandbox), ...unattended, 'hold'])).stdout.trim();
-    await eventually('the first tool started', () => readEvents(sandbox, conversationId).some((event) => event.type === 'tool_call_start'));
+    const conversationId = (
+      await runJp(sandbox, ['query', '--detach', ...holdingScript(sandbox), ...unattended, 'hold'])
+    ).stdout.trim();
+    await eventually('the first tool started', () =>
+      readEvents(sandbox, conversationId).some((event) => event.type === 'tool_call_start'),
+    );
     const server = serverPid(sandbox, conversationId);
     assert.ok(server !== undefined && processAlive(server));
     const killed = await runJp(sandbox, ['conversation', 'kill', conversationId]);
@@ -151,9 +184,20 @@ describe('a background job of an interactive shell', () => {
   it('never prompts and is never stopped by the terminal: it finishes and prints its answer', async () => {
     const sandbox = cleanup.sandbox();
     const script = testProvider(sandbox, {
-      steps: [{ parts: [{ text: 'Background answer.\n\n' }, { tool_call: { name: 'fs_create_file', arguments: { path: 'a.txt', content: 'a' } } }] }, { parts: [{ text: 'After the tool.' }] }],
+      steps: [
+        {
+          parts: [
+            { text: 'Background answer.\n\n' },
+            { tool_call: { name: 'fs_create_file', arguments: { path: 'a.txt', content: 'a' } } },
+          ],
+        },
+        { parts: [{ text: 'After the tool.' }] },
+      ],
     });
-    const screen = Screen.program(sandbox, 'bash', ['--norc', '--noprofile', '-i'], { env: { PS1: 'PROMPT$ ' }, cleanup });
+    const screen = Screen.program(sandbox, 'bash', ['--norc', '--noprofile', '-i'], {
+      env: { PS1: 'PROMPT$ ' },
+      cleanup,
+    });
     await screen.waitFor('PROMPT$');
     screen.press(`node ${shellQuote(jpBinary)} query ${script.map(shellQuote).join(' ')} hi > out.txt &` + keys.enter);
     await screen.waitFor(/\[1\] \d+/);
@@ -171,8 +215,17 @@ describe('a background job of an interactive shell', () => {
 describe('a running tool at a terminal', () => {
   it('shows the tool and its elapsed time on stderr, never on stdout', async () => {
     const sandbox = cleanup.sandbox();
-    const script = testProvider(sandbox, { steps: [{ parts: [{ tool_call: { name: 'run_command', arguments: { command: releaseWait } } }] }, { parts: [{ text: 'Tool done.' }] }] });
-    const screen = Screen.shell(sandbox, `node ${shellQuote(jpBinary)} query ${[...script, ...unattended].map(shellQuote).join(' ')} go | cat > out.txt; echo EXIT=$?`, { cleanup });
+    const script = testProvider(sandbox, {
+      steps: [
+        { parts: [{ tool_call: { name: 'run_command', arguments: { command: releaseWait } } }] },
+        { parts: [{ text: 'Tool done.' }] },
+      ],
+    });
+    const screen = Screen.shell(
+      sandbox,
+      `node ${shellQuote(jpBinary)} query ${[...script, ...unattended].map(shellQuote).join(' ')} go | cat > out.txt; echo EXIT=$?`,
+      { cleanup },
+    );
     await screen.waitFor(/running run_command \([1-9]\d*s • Ctrl\+C to interrupt\)/, { on: 'screen' });
     sandbox.write('release', '');
     await screen.waitFor('EXIT=0');
@@ -182,7 +235,12 @@ describe('a running tool at a terminal', () => {
 
   it('says nothing of it when non-interactive or in JSON', async () => {
     const sandbox = cleanup.sandbox();
-    const script = testProvider(sandbox, { steps: [{ parts: [{ tool_call: { name: 'run_command', arguments: { command: 'sleep 1.2' } } }] }, { parts: [{ text: 'Tool done.' }] }] });
+    const script = testProvider(sandbox, {
+      steps: [
+        { parts: [{ tool_call: { name: 'run_command', arguments: { command: 'sleep 1.2' } } }] },
+        { parts: [{ text: 'Tool done.' }] },
+      ],
+    });
     for (const flags of [['--non-interactive'], ['--json']]) {
       const screen = Screen.jp(sandbox, ['query', '--new', ...script, ...unattended, ...flags, 'go'], { cleanup });
       assert.equal((await screen.exited).exitCode, 0, screen.text());
@@ -192,7 +250,12 @@ describe('a running tool at a terminal', () => {
 
   it('says nothing of it with -q, or with CI=true, at a terminal (the same run without them shows it)', async () => {
     const sandbox = cleanup.sandbox();
-    const script = testProvider(sandbox, { steps: [{ parts: [{ tool_call: { name: 'run_command', arguments: { command: 'sleep 0.5' } } }] }, { parts: [{ text: 'Tool done.' }] }] });
+    const script = testProvider(sandbox, {
+      steps: [
+        { parts: [{ tool_call: { name: 'run_command', arguments: { command: 'sleep 0.5' } } }] },
+        { parts: [{ text: 'Tool done.' }] },
+      ],
+    });
     const commandLine = (prefix: string, flags: string[]): string =>
       `${prefix}node ${shellQuote(jpBinary)} query --new ${[...script, ...unattended, ...flags].map(shellQuote).join(' ')} go`;
     // The control: the line is drawn as the tool starts, so this run shows it; the others must not.
@@ -206,7 +269,12 @@ describe('a running tool at a terminal', () => {
       const screen = Screen.shell(sandbox, line, { cleanup });
       assert.equal((await screen.exited).exitCode, 0, `${label}: ${screen.text()}`);
       assert.match(screen.text(), /Tool done\./, `${label}: the answer is shown`);
-      if (shown) assert.match(screen.raw(), /running run_command \(\d+s • Ctrl\+C to interrupt\)/, `${label}: the status line is drawn`);
+      if (shown)
+        assert.match(
+          screen.raw(),
+          /running run_command \(\d+s • Ctrl\+C to interrupt\)/,
+          `${label}: the status line is drawn`,
+        );
       else assert.doesNotMatch(screen.raw(), /running run_command|thinking/, `${label}: no status line`);
     }
   });

@@ -19,16 +19,36 @@ async function prepared(): Promise<{ sandbox: Sandbox; conversationId: string; e
   const bin = path.join(sandbox.root, 'bin');
   mkdirSync(bin);
   symlinkSync(jpBinary, path.join(bin, 'jp'));
-  const result = await runJp(sandbox, ['query', ...testProvider(sandbox, { steps: [{ parts: [{ text: 'hi' }] }] }), 'hello']);
+  const result = await runJp(sandbox, [
+    'query',
+    ...testProvider(sandbox, { steps: [{ parts: [{ text: 'hi' }] }] }),
+    'hello',
+  ]);
   assert.equal(result.code, 0, result.stderr);
   const [conversationId] = conversationIds(sandbox);
-  return { sandbox, conversationId: conversationId!, env: { PATH: `${bin}:${process.env.PATH}`, PS1: '$ ', SHELL: '' } };
+  return {
+    sandbox,
+    conversationId: conversationId!,
+    env: { PATH: `${bin}:${process.env.PATH}`, PS1: '$ ', SHELL: '' },
+  };
 }
 
 // How many Tabs list the candidates of an ambiguous word: bash lists on the second, zsh and fish on the first.
 const shells: { shell: 'bash' | 'zsh' | 'fish'; program: string; args: string[]; load: string; list: string }[] = [
-  { shell: 'bash', program: 'bash', args: ['--norc', '--noprofile', '-i'], load: 'source <(jp completion bash)', list: '\t\t' },
-  { shell: 'zsh', program: 'zsh', args: ['-f', '-i'], load: 'autoload -Uz compinit && compinit -u && source <(jp completion zsh)', list: '\t' },
+  {
+    shell: 'bash',
+    program: 'bash',
+    args: ['--norc', '--noprofile', '-i'],
+    load: 'source <(jp completion bash)',
+    list: '\t\t',
+  },
+  {
+    shell: 'zsh',
+    program: 'zsh',
+    args: ['-f', '-i'],
+    load: 'autoload -Uz compinit && compinit -u && source <(jp completion zsh)',
+    list: '\t',
+  },
   { shell: 'fish', program: 'fish', args: ['--no-config', '-i'], load: 'jp completion fish | source', list: '\t' },
 ];
 
@@ -64,25 +84,41 @@ describe('shell completion', () => {
     };
     assert.ok((await candidates('')).includes('conversation'));
     assert.ok(!(await candidates('')).includes('__complete'), 'the hidden command is not offered');
-    assert.deepEqual((await candidates('conversation', 'attach', '')), [conversationId]);
-    assert.deepEqual((await candidates('query', '--id', '')), [conversationId]);
-    assert.deepEqual((await candidates('q', '-F', '')), ['auto', 'text', 'text-pretty', 'json']);
+    assert.deepEqual(await candidates('conversation', 'attach', ''), [conversationId]);
+    assert.deepEqual(await candidates('query', '--id', ''), [conversationId]);
+    assert.deepEqual(await candidates('q', '-F', ''), ['auto', 'text', 'text-pretty', 'json']);
     // Every provider the config schema has is offered: by its name, or for openai-compatible, by
     // each name configured under it in the user's and the workspace's config.
     const userDirectory = path.join(sandbox.env.XDG_CONFIG_HOME!, 'jp');
     mkdirSync(userDirectory, { recursive: true });
-    writeFileSync(path.join(userDirectory, 'config.toml'), '[providers.openai-compatible.llamacpp]\nbase_url = "http://127.0.0.1:8080/v1"\n');
-    appendFileSync(path.join(sandbox.workspace, '.jp', 'config.toml'), '\n[providers.openai-compatible]\nvllm = { base_url = "http://127.0.0.1:8000/v1" }\n');
+    writeFileSync(
+      path.join(userDirectory, 'config.toml'),
+      '[providers.openai-compatible.llamacpp]\nbase_url = "http://127.0.0.1:8080/v1"\n',
+    );
+    appendFileSync(
+      path.join(sandbox.workspace, '.jp', 'config.toml'),
+      '\n[providers.openai-compatible]\nvllm = { base_url = "http://127.0.0.1:8000/v1" }\n',
+    );
     const models = await candidates('query', '-m', '');
     const providers = Object.keys(configSchema.shape.providers.def.innerType.shape);
     assert.ok(providers.includes('openai-compatible'), `the schema's providers: ${providers.join(', ')}`);
     for (const provider of providers.filter((name) => name !== 'openai-compatible')) {
-      assert.ok(models.some((model) => model === provider || model.startsWith(`${provider}/`)), `${provider} is offered: ${models.join(' ')}`);
+      assert.ok(
+        models.some((model) => model === provider || model.startsWith(`${provider}/`)),
+        `${provider} is offered: ${models.join(' ')}`,
+      );
     }
-    for (const configured of ['llamacpp/', 'vllm/']) assert.ok(models.includes(configured), `${configured} is offered: ${models.join(' ')}`);
+    for (const configured of ['llamacpp/', 'vllm/'])
+      assert.ok(models.includes(configured), `${configured} is offered: ${models.join(' ')}`);
     // A cloned repository names its providers: a name a shell could expand is never offered.
-    appendFileSync(path.join(sandbox.workspace, '.jp', 'config.toml'), '\n[providers.openai-compatible."$(touch PWNED)"]\nbase_url = "http://127.0.0.1:8000/v1"\n');
-    assert.deepEqual((await candidates('query', '-m', '')).filter((model) => model.includes('$')), []);
+    appendFileSync(
+      path.join(sandbox.workspace, '.jp', 'config.toml'),
+      '\n[providers.openai-compatible."$(touch PWNED)"]\nbase_url = "http://127.0.0.1:8000/v1"\n',
+    );
+    assert.deepEqual(
+      (await candidates('query', '-m', '')).filter((model) => model.includes('$')),
+      [],
+    );
     const flags = await candidates('query', '--');
     for (const flag of ['--detach', '--no-server', '--json', '--cfg']) assert.ok(flags.includes(flag), flag);
     assert.deepEqual(await candidates('completion', 'x'), [], 'a leaf without subcommands or ids offers nothing');
@@ -98,10 +134,26 @@ describe('shell completion', () => {
       assert.equal(result.code, 0, result.stderr);
       return result.stdout.split('\n').filter((line) => line !== '');
     };
-    appendFileSync(path.join(sandbox.workspace, '.jp', 'config.toml'), '\n[conversation.tools.lint]\ncommand = "true"\n[conversation.tools."$(touch PWNED)"]\ncommand = "true"\n');
+    appendFileSync(
+      path.join(sandbox.workspace, '.jp', 'config.toml'),
+      '\n[conversation.tools.lint]\ncommand = "true"\n[conversation.tools."$(touch PWNED)"]\ncommand = "true"\n',
+    );
     const tools = await candidates('--', 'query', '--tool', '');
-    for (const name of ['fs_read_file', 'fs_list_files', 'fs_create_file', 'fs_modify_file', 'run_command', 'ask_user', 'lint']) assert.ok(tools.includes(name), `${name} in ${tools.join(' ')}`);
-    assert.equal(tools.some((name) => name.includes('$') || name.includes('.')), false, 'no file names, nothing a shell could expand');
+    for (const name of [
+      'fs_read_file',
+      'fs_list_files',
+      'fs_create_file',
+      'fs_modify_file',
+      'run_command',
+      'ask_user',
+      'lint',
+    ])
+      assert.ok(tools.includes(name), `${name} in ${tools.join(' ')}`);
+    assert.equal(
+      tools.some((name) => name.includes('$') || name.includes('.')),
+      false,
+      'no file names, nothing a shell could expand',
+    );
     assert.deepEqual(await candidates('--describe', '--', 'conversation', 'attach', ''), [`${conversationId}\thello`]);
     assert.deepEqual(await candidates('--', 'conversation', 'attach', ''), [conversationId], 'bash gets bare ids');
   });
@@ -109,7 +161,12 @@ describe('shell completion', () => {
   for (const { shell, program, args, load, list } of shells.filter(({ shell }) => shell !== 'bash')) {
     it(`${shell}: conversation ids are listed with their titles`, async () => {
       const { sandbox, conversationId, env } = await prepared();
-      const second = await runJp(sandbox, ['query', '--new', ...testProvider(sandbox, { steps: [{ parts: [{ text: 'hi' }] }] }), 'the second one']);
+      const second = await runJp(sandbox, [
+        'query',
+        '--new',
+        ...testProvider(sandbox, { steps: [{ parts: [{ text: 'hi' }] }] }),
+        'the second one',
+      ]);
       assert.equal(second.code, 0, second.stderr);
       const screen = Screen.program(sandbox, program, args, { env, cleanup, columns: 120 });
       screen.press(`${load}\r`);
@@ -132,7 +189,10 @@ describe('shell completion', () => {
   for (const { shell, program, args, load } of shells) {
     it(`${shell}: a candidate is never evaluated by the shell (no $(...) in one runs)`, async () => {
       const { sandbox, env } = await prepared();
-      const standIn = shell === 'fish' ? "function jp; printf '%s\\n' '$(touch PWNED)' 'sa''fe'; end" : "jp() { printf '%s\\n' '$(touch PWNED)' 'sa''fe'; }";
+      const standIn =
+        shell === 'fish'
+          ? "function jp; printf '%s\\n' '$(touch PWNED)' 'sa''fe'; end"
+          : "jp() { printf '%s\\n' '$(touch PWNED)' 'sa''fe'; }";
       const screen = Screen.program(sandbox, program, args, { env, cleanup, columns: 120 });
       screen.press(`${load}\r`);
       screen.press(`${standIn}\r`);

@@ -7,7 +7,16 @@ import { after, describe, it } from 'node:test';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { gate, textStep } from '../support/fake-provider.ts';
-import { conversationIds, createSandbox, fakeModel, jpBinary, processesMatching, readEvents, runJp, testProvider } from '../support/jp.ts';
+import {
+  conversationIds,
+  createSandbox,
+  fakeModel,
+  jpBinary,
+  processesMatching,
+  readEvents,
+  runJp,
+  testProvider,
+} from '../support/jp.ts';
 
 describe('50 concurrent `jp query --id=<same>`', () => {
   const sandbox = createSandbox();
@@ -16,7 +25,10 @@ describe('50 concurrent `jp query --id=<same>`', () => {
   it('exactly one runs; the others exit 5 naming the holder; the log is intact', async (context) => {
     // The first request creates the conversation; the winner's answer then holds until the 49 others have exited.
     const othersDone = gate();
-    const model = await fakeModel({ add: (close) => after(close) }, [textStep('created'), { parts: [{ text: 'the winner streams slowly. ' }, { gate: othersDone }, { text: 'done' }] }]);
+    const model = await fakeModel({ add: (close) => after(close) }, [
+      textStep('created'),
+      { parts: [{ text: 'the winner streams slowly. ' }, { gate: othersDone }, { text: 'done' }] },
+    ]);
     assert.equal((await runJp(sandbox, ['query', ...model.args, 'start'], { env: model.env })).code, 0);
     const [conversationId] = conversationIds(sandbox);
 
@@ -24,7 +36,10 @@ describe('50 concurrent `jp query --id=<same>`', () => {
     let exited = 0;
     const runs = await Promise.all(
       Array.from({ length: 50 }, async (_, index) => {
-        const result = await runJp(sandbox, ['query', `--id=${conversationId}`, ...model.args, `message ${index}`], { env: model.env, timeoutMs: 120_000 });
+        const result = await runJp(sandbox, ['query', `--id=${conversationId}`, ...model.args, `message ${index}`], {
+          env: model.env,
+          timeoutMs: 120_000,
+        });
         if (++exited === 49) othersDone.open();
         return { ...result, index, elapsed: Date.now() - started };
       }),
@@ -39,7 +54,9 @@ describe('50 concurrent `jp query --id=<same>`', () => {
       assert.equal(run.stdout, '');
     }
     const slowestRefusal = Math.max(...locked.map((run) => run.elapsed));
-    context.diagnostic(`slowest refusal came ${slowestRefusal} ms after the 50 processes were started (the winner took ${winners[0]!.elapsed} ms)`);
+    context.diagnostic(
+      `slowest refusal came ${slowestRefusal} ms after the 50 processes were started (the winner took ${winners[0]!.elapsed} ms)`,
+    );
 
     const events = readEvents(sandbox, conversationId!);
     const requests = events.filter((event) => event.type === 'chat_request').map((event) => event.content);
@@ -73,14 +90,21 @@ describe('a refused query', () => {
     processesMatching(jpBinary, '__serve').filter((pid) => {
       try {
         const state = /^\d+ \(.*\) (\S)/.exec(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.[1];
-        return state !== 'Z' && readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`XDG_DATA_HOME=${sandbox.dataHome}`);
+        return (
+          state !== 'Z' &&
+          readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`XDG_DATA_HOME=${sandbox.dataHome}`)
+        );
       } catch {
         return false;
       }
     });
 
   it('starts no server of its own', async () => {
-    const hold = testProvider(sandbox, { steps: [{ parts: [{ text: 'holding' }, { delay_ms: 60_000 }] }] }, 'hold.json');
+    const hold = testProvider(
+      sandbox,
+      { steps: [{ parts: [{ text: 'holding' }, { delay_ms: 60_000 }] }] },
+      'hold.json',
+    );
     const detached = await runJp(sandbox, ['query', '--detach', ...hold, 'hold']);
     assert.equal(detached.code, 0, detached.stderr);
     const conversationId = detached.stdout.trim();
@@ -113,13 +137,43 @@ describe('a lock refusal', () => {
     conversationId = detached.stdout.trim();
     const cases: { args: string[]; stdin?: string; code: number; stderr?: RegExp; stdout?: RegExp }[] = [
       { args: ['query', `--id=${conversationId}`, ...hold, 'again'], code: 5, stderr: /is locked by pid/ },
-      { args: ['q', '--id', conversationId, '--model=test', '--cfg', 'providers.test.script=hold.json', 'again', 'and again'], code: 5, stderr: /is locked by pid/ },
+      {
+        args: [
+          'q',
+          '--id',
+          conversationId,
+          '--model=test',
+          '--cfg',
+          'providers.test.script=hold.json',
+          'again',
+          'and again',
+        ],
+        code: 5,
+        stderr: /is locked by pid/,
+      },
       { args: ['query', `--id=${conversationId}`, ...hold], code: 2, stderr: /no message/ },
       { args: ['query', `--id=${conversationId}`, ...hold, '   '], code: 2, stderr: /no message/ },
-      { args: ['query', `--id=${conversationId}`, '--no-such-flag', ...hold, 'again'], code: 2, stderr: /unknown option/ },
-      { args: ['query', `--id=${conversationId}`, '--new', ...hold, 'again'], code: 2, stderr: /cannot be used together/ },
-      { args: ['query', `--id=${conversationId}`, '--format', 'json', ...hold, 'again'], code: 5, stdout: /"type":"result".*"exit_code":5/ },
-      { args: ['query', `--id=${conversationId}`, ...hold, 'again'], stdin: 'context from a pipe', code: 5, stderr: /is locked by pid/ },
+      {
+        args: ['query', `--id=${conversationId}`, '--no-such-flag', ...hold, 'again'],
+        code: 2,
+        stderr: /unknown option/,
+      },
+      {
+        args: ['query', `--id=${conversationId}`, '--new', ...hold, 'again'],
+        code: 2,
+        stderr: /cannot be used together/,
+      },
+      {
+        args: ['query', `--id=${conversationId}`, '--format', 'json', ...hold, 'again'],
+        code: 5,
+        stdout: /"type":"result".*"exit_code":5/,
+      },
+      {
+        args: ['query', `--id=${conversationId}`, ...hold, 'again'],
+        stdin: 'context from a pipe',
+        code: 5,
+        stderr: /is locked by pid/,
+      },
     ];
     for (const { args, stdin, code, stderr, stdout } of cases) {
       const result = await runJp(sandbox, args, stdin === undefined ? {} : { stdin });
@@ -128,6 +182,10 @@ describe('a lock refusal', () => {
       if (stdout) assert.match(result.stdout, stdout);
       if (code === 5 && !stdout) assert.equal(result.stdout, '');
     }
-    assert.match(readFileSync(path.join(sandbox.userDirectory(), 'locks', `${conversationId}.lock`), 'utf8'), /"role":"server"/, 'the holder still holds it');
+    assert.match(
+      readFileSync(path.join(sandbox.userDirectory(), 'locks', `${conversationId}.lock`), 'utf8'),
+      /"role":"server"/,
+      'the holder still holds it',
+    );
   });
 });

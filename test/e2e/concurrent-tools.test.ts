@@ -7,7 +7,15 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { conversationIds, readEvents, repositoryRoot, runJp, testProvider, useCleanup, type Sandbox } from '../support/jp.ts';
+import {
+  conversationIds,
+  readEvents,
+  repositoryRoot,
+  runJp,
+  testProvider,
+  useCleanup,
+  type Sandbox,
+} from '../support/jp.ts';
 import { writeUserConfig } from '../support/mcp.ts';
 
 const cleanup = useCleanup();
@@ -18,8 +26,14 @@ function meetingConfig(trustAnnotations: boolean, wait: number, extra = ''): str
   return `[mcp.servers.meeting]\ncommand = ${JSON.stringify(process.execPath)}\nargs = ${JSON.stringify([meetingServer, String(wait)])}\ntrust_annotations = ${trustAnnotations}\n${extra}`;
 }
 
-async function batch(sandbox: Sandbox, calls: { id: string; name: string; arguments: unknown }[], args: string[] = []): Promise<Record<string, any>[]> {
-  const script = testProvider(sandbox, { steps: [{ parts: calls.map((call) => ({ tool_call: call })) }, { parts: [{ text: 'done' }] }] });
+async function batch(
+  sandbox: Sandbox,
+  calls: { id: string; name: string; arguments: unknown }[],
+  args: string[] = [],
+): Promise<Record<string, any>[]> {
+  const script = testProvider(sandbox, {
+    steps: [{ parts: calls.map((call) => ({ tool_call: call })) }, { parts: [{ text: 'done' }] }],
+  });
   const result = await runJp(sandbox, ['query', ...script, ...args, 'go'], { timeoutMs: 120_000 });
   assert.equal(result.code, 0, result.stderr);
   return readEvents(sandbox, conversationIds(sandbox)[0]!);
@@ -44,7 +58,9 @@ describe('read-only calls of a batch', () => {
     assert.equal(contentOf(events, 'call-c'), 'c: met another call');
     assert.equal(contentOf(events, 'call-b'), '1\tsome notes');
     assert.match(contentOf(events, 'call-d'), /^1 match in 1 file:\nnotes\.txt:1: some notes$/);
-    const order = events.filter((event) => event.type === 'tool_call_start' || event.type === 'tool_call_response').map((event) => `${event.type}:${event.id}`);
+    const order = events
+      .filter((event) => event.type === 'tool_call_start' || event.type === 'tool_call_response')
+      .map((event) => `${event.type}:${event.id}`);
     assert.deepEqual(order, [
       'tool_call_start:call-a',
       'tool_call_response:call-a',
@@ -57,9 +73,12 @@ describe('read-only calls of a batch', () => {
     ]);
   });
 
-  it('an MCP tool runs alongside only when its server\'s annotations are trusted; a call between them that changes things splits the batch', async () => {
+  it("an MCP tool runs alongside only when its server's annotations are trusted; a call between them that changes things splits the batch", async () => {
     const untrusted = cleanup.sandbox();
-    writeUserConfig(untrusted, meetingConfig(false, 300, '\n[conversation.tools.defaults]\ndetached = { run = "auto" }\n'));
+    writeUserConfig(
+      untrusted,
+      meetingConfig(false, 300, '\n[conversation.tools.defaults]\ndetached = { run = "auto" }\n'),
+    );
     const alone = await batch(untrusted, [
       { id: 'call-a', name: 'mcp__meeting__meet', arguments: { name: 'a' } },
       { id: 'call-b', name: 'mcp__meeting__meet', arguments: { name: 'b' } },

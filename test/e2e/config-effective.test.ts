@@ -39,7 +39,16 @@ describe('config show --effective', () => {
     assert.equal(result.stdout, '');
     assert.match(result.stderr, /"nosuchtool": no such tool/);
     const known = /Known tools: ([^\n]*)\./.exec(result.stderr)?.[1]?.split(', ');
-    assert.deepEqual(known, ['fs_read_file', 'fs_list_files', 'fs_search', 'fs_create_file', 'fs_modify_file', 'run_command', 'ask_user', 'deploy']);
+    assert.deepEqual(known, [
+      'fs_read_file',
+      'fs_list_files',
+      'fs_search',
+      'fs_create_file',
+      'fs_modify_file',
+      'run_command',
+      'ask_user',
+      'deploy',
+    ]);
 
     const json = await runJp(sandbox, ['config', 'show', '--json', '--effective', 'nosuchtool']);
     assert.equal(json.code, 2);
@@ -73,7 +82,17 @@ describe('config show --effective', () => {
     assert.equal(unknown.stdout, '');
     assert.match(unknown.stderr, /"nosuchtool": no such tool/);
     const known = /Known tools: ([^\n]*)\./.exec(unknown.stderr)?.[1]?.split(', ');
-    assert.deepEqual(known, ['fs_read_file', 'fs_list_files', 'fs_search', 'fs_create_file', 'fs_modify_file', 'run_command', 'ask_user', 'deploy', ...offered]);
+    assert.deepEqual(known, [
+      'fs_read_file',
+      'fs_list_files',
+      'fs_search',
+      'fs_create_file',
+      'fs_modify_file',
+      'run_command',
+      'ask_user',
+      'deploy',
+      ...offered,
+    ]);
 
     const json = await runJp(sandbox, ['config', 'show', '--json', '--effective', 'nosuchtool']);
     assert.equal(json.code, 2);
@@ -81,12 +100,18 @@ describe('config show --effective', () => {
 
     const notOffered = await runJp(sandbox, ['config', 'show', '--effective', 'mcp__everything__nosuchtool']);
     assert.equal(notOffered.code, 2, notOffered.stderr);
-    assert.match(notOffered.stderr, /"mcp__everything__nosuchtool": the MCP server everything offers no tool of that name/);
+    assert.match(
+      notOffered.stderr,
+      /"mcp__everything__nosuchtool": the MCP server everything offers no tool of that name/,
+    );
     assert.match(notOffered.stderr, /Known tools: .*mcp__everything__echo/);
 
     const effective = await runJp(sandbox, ['config', 'show', '--effective', 'mcp__everything__echo']);
     assert.equal(effective.code, 0, effective.stderr);
-    assert.match(effective.stdout, /^tool mcp__everything__echo\n  \(MCP tool of the server everything; its annotations relax nothing/);
+    assert.match(
+      effective.stdout,
+      /^tool mcp__everything__echo\n {2}\(MCP tool of the server everything; its annotations relax nothing/,
+    );
     assert.match(effective.stdout, /run \(attached\)\s+= ask\s/);
     await eventually('the servers config show started have ended', () => serverProcesses(sandbox.root).length === 0);
   });
@@ -96,9 +121,15 @@ describe('config show --effective', () => {
     writeUserConfig(sandbox, '[mcp.servers.broken]\ncommand = "jp-no-such-program-anywhere"\n');
     const effective = await runJp(sandbox, ['config', 'show', '--effective', 'mcp__broken__echo']);
     assert.equal(effective.code, 0, effective.stderr);
-    assert.match(effective.stdout, /MCP tool of the server broken, which could not be asked for its tools: it failed to start: .*no such program/);
+    assert.match(
+      effective.stdout,
+      /MCP tool of the server broken, which could not be asked for its tools: it failed to start: .*no such program/,
+    );
     const unknown = await runJp(sandbox, ['config', 'show', '--effective', 'nosuchtool']);
     assert.equal(unknown.code, 2);
-    assert.match(unknown.stderr, /Not listed, the tools of the MCP servers that offer none now: broken \(.*no such program/);
+    assert.match(
+      unknown.stderr,
+      /Not listed, the tools of the MCP servers that offer none now: broken \(.*no such program/,
+    );
   });
 });

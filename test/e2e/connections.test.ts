@@ -8,7 +8,16 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { collect, eventually, readEvents, runJp, startJp, testProvider, useCleanup, type Sandbox } from '../support/jp.ts';
+import {
+  collect,
+  eventually,
+  readEvents,
+  runJp,
+  startJp,
+  testProvider,
+  useCleanup,
+  type Sandbox,
+} from '../support/jp.ts';
 
 const cleanup = useCleanup();
 
@@ -26,7 +35,12 @@ function connect(socketPath: string, hello?: Record<string, unknown>): Promise<R
     const messages: Record<string, any>[] = [];
     let buffered = '';
     let closed = false;
-    const done = new Promise<void>((settle) => socket.on('close', () => ((closed = true), settle())));
+    const done = new Promise<void>((settle) =>
+      socket.on('close', () => {
+        closed = true;
+        settle();
+      }),
+    );
     socket.on('data', (chunk) => {
       buffered += chunk.toString();
       for (let newline = buffered.indexOf('\n'); newline !== -1; newline = buffered.indexOf('\n')) {
@@ -45,17 +59,25 @@ function connect(socketPath: string, hello?: Record<string, unknown>): Promise<R
 
 /** A detached run that waits (a long pause of the test provider) until the test kills it. */
 async function waitingRun(sandbox: Sandbox): Promise<{ id: string; socketPath: string }> {
-  const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'Waiting.\n\n' }, { delay_ms: 120_000 }, { text: 'never' }] }] });
+  const script = testProvider(sandbox, {
+    steps: [{ parts: [{ text: 'Waiting.\n\n' }, { delay_ms: 120_000 }, { text: 'never' }] }],
+  });
   const detached = await runJp(sandbox, ['query', '--detach', ...script, 'wait for the test']);
   assert.equal(detached.code, 0, detached.stderr);
   const id = detached.stdout.trim();
-  const entry = JSON.parse(readFileSync(path.join(sandbox.userDirectory(), 'processes', `${id}.json`), 'utf8')) as { socket_path: string };
+  const entry = JSON.parse(readFileSync(path.join(sandbox.userDirectory(), 'processes', `${id}.json`), 'utf8')) as {
+    socket_path: string;
+  };
   return { id, socketPath: entry.socket_path };
 }
 
 /** Connections made to a Unix socket path, accepted by the server or still waiting to be (from /proc/net/unix). */
 function connectionsTo(socketPath: string): number {
-  return readFileSync('/proc/net/unix', 'utf8').split('\n').filter((line) => line.endsWith(` ${socketPath}`)).length - 1;
+  return (
+    readFileSync('/proc/net/unix', 'utf8')
+      .split('\n')
+      .filter((line) => line.endsWith(` ${socketPath}`)).length - 1
+  );
 }
 
 describe('connections to a query server', () => {
@@ -83,7 +105,10 @@ describe('connections to a query server', () => {
     await eventually('every idle connection to be closed', () => idle.every((connection) => connection.isClosed()));
     const pushedOut = idle.filter((connection) => connection.messages[0]?.code === 'connection_idle');
     assert.ok(pushedOut.length >= 32, `${pushedOut.length} pushed out`);
-    assert.match(pushedOut[0]!.messages[0]!.message, /^closed: this connection sent nothing while others waited to connect/);
+    assert.match(
+      pushedOut[0]!.messages[0]!.message,
+      /^closed: this connection sent nothing while others waited to connect/,
+    );
   });
 
   it('a connection that never says hello is closed with a reason', async () => {
@@ -103,8 +128,11 @@ describe('connections to a query server', () => {
     const sandbox = cleanup.sandbox();
     const run = await waitingRun(sandbox);
     const viewers: Raw[] = [];
-    for (let index = 0; index < 64; index++) viewers.push(await connect(run.socketPath, { type: 'hello', version: 1, can_prompt: false, read_only: true }));
-    await eventually('64 viewers greeted', () => viewers.every((viewer) => viewer.messages.some((message) => message.type === 'hello')));
+    for (let index = 0; index < 64; index++)
+      viewers.push(await connect(run.socketPath, { type: 'hello', version: 1, can_prompt: false, read_only: true }));
+    await eventually('64 viewers greeted', () =>
+      viewers.every((viewer) => viewer.messages.some((message) => message.type === 'hello')),
+    );
     const refused = await runJp(sandbox, ['conversation', 'attach', '--read-only', run.id]);
     assert.equal(refused.code, 1, refused.stderr);
     assert.match(refused.stderr, /error: refused: this query server already has 64 clients connected/);
@@ -128,8 +156,12 @@ describe('connections to a query server', () => {
   it('a server that dies while an attach connects: attach says what is true now, not that a server stopped without a result', async () => {
     const sandbox = cleanup.sandbox();
     const run = await waitingRun(sandbox);
-    const entry = JSON.parse(readFileSync(path.join(sandbox.userDirectory(), 'processes', `${run.id}.json`), 'utf8')) as { pid: number };
-    await eventually('the turn to start', () => readEvents(sandbox, run.id).some((event) => event.type === 'chat_response'));
+    const entry = JSON.parse(
+      readFileSync(path.join(sandbox.userDirectory(), 'processes', `${run.id}.json`), 'utf8'),
+    ) as { pid: number };
+    await eventually('the turn to start', () =>
+      readEvents(sandbox, run.id).some((event) => event.type === 'chat_response'),
+    );
     // Stopped, the server cannot greet: the attach's connection waits in the socket's backlog.
     process.kill(entry.pid, 'SIGSTOP');
     const args = ['conversation', 'attach', '--read-only', run.id];
@@ -138,7 +170,10 @@ describe('connections to a query server', () => {
     process.kill(entry.pid, 'SIGKILL');
     const result = await attached;
     assert.equal(result.code, 1, result.stderr);
-    assert.match(result.stderr, new RegExp(`error: no running process for ${run.id}; it has an incomplete turn: interrupted`));
+    assert.match(
+      result.stderr,
+      new RegExp(`error: no running process for ${run.id}; it has an incomplete turn: interrupted`),
+    );
     assert.doesNotMatch(result.stderr, /stopped without a result/);
   });
 });

@@ -6,12 +6,33 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { startFakeProvider, textStep, toolStep, type RecordedRequest, type ScriptedStep, type WireFormat } from '../support/fake-provider.ts';
-import { collect, conversationIds, eventually, fakeModelArguments, readEvents, runJp, startJp, useCleanup, type Sandbox } from '../support/jp.ts';
+import {
+  startFakeProvider,
+  textStep,
+  toolStep,
+  type RecordedRequest,
+  type ScriptedStep,
+  type WireFormat,
+} from '../support/fake-provider.ts';
+import {
+  collect,
+  conversationIds,
+  eventually,
+  fakeModelArguments,
+  readEvents,
+  runJp,
+  startJp,
+  useCleanup,
+  type Sandbox,
+} from '../support/jp.ts';
 
 type ProviderKind = 'openai' | 'anthropic' | 'llama.cpp';
 
-const wireOf: Record<ProviderKind, WireFormat> = { openai: 'openai-responses', anthropic: 'anthropic', 'llama.cpp': 'openai-chat' };
+const wireOf: Record<ProviderKind, WireFormat> = {
+  openai: 'openai-responses',
+  anthropic: 'anthropic',
+  'llama.cpp': 'openai-chat',
+};
 
 /** The tokens the fake charges for a request. */
 function tokensOf(request: RecordedRequest): number {
@@ -31,7 +52,13 @@ function refusal(kind: ProviderKind, tokens: number, window: number): ScriptedSt
           },
         }
       : kind === 'anthropic'
-        ? { type: 'error', error: { type: 'invalid_request_error', message: `prompt is too long: ${tokens} tokens > ${window} maximum` } }
+        ? {
+            type: 'error',
+            error: {
+              type: 'invalid_request_error',
+              message: `prompt is too long: ${tokens} tokens > ${window} maximum`,
+            },
+          }
         : {
             error: {
               code: 400,
@@ -45,17 +72,21 @@ function refusal(kind: ProviderKind, tokens: number, window: number): ScriptedSt
 }
 
 function modelArguments(kind: ProviderKind, baseUrl: string): { args: string[]; env: NodeJS.ProcessEnv } {
-  if (kind === 'llama.cpp') return { args: ['-m', 'llama/qwen3-8b', '-c', `providers.openai-compatible.llama.base_url="${baseUrl}"`], env: {} };
+  if (kind === 'llama.cpp')
+    return { args: ['-m', 'llama/qwen3-8b', '-c', `providers.openai-compatible.llama.base_url="${baseUrl}"`], env: {} };
   return fakeModelArguments(wireOf[kind], baseUrl);
 }
 
 function isSummaryRequest(request: RecordedRequest): boolean {
-  return request.messages.some((message) => message.role === 'system' && message.text.includes('You are compacting the history'));
+  return request.messages.some(
+    (message) => message.role === 'system' && message.text.includes('You are compacting the history'),
+  );
 }
 
 /** Files the model reads, 3,000 characters each: a result is a fifth of a 16,000-token window's worth of bytes. */
 function writeFiles(sandbox: Sandbox): void {
-  for (let index = 0; index < 10; index++) sandbox.write(`data/f${index}.txt`, `file ${index}\n${`${index}`.repeat(79)}\n`.repeat(37));
+  for (let index = 0; index < 10; index++)
+    sandbox.write(`data/f${index}.txt`, `file ${index}\n${`${index}`.repeat(79)}\n`.repeat(37));
 }
 
 interface LoopProvider {
@@ -101,10 +132,19 @@ async function loopProvider(
       if (done >= rounds && options.holdAnswer) return { parts: [{ delayMs: 120_000 }, { text: 'late' }], usage };
       if (done >= rounds) return { ...textStep(`All ${rounds} reads are done.`), usage } as ScriptedStep;
       done++;
-      return { ...toolStep([{ id: `call_${done}`, name: 'fs_read_file', arguments: { path: `data/f${done % 10}.txt` } }]), usage } as ScriptedStep;
+      return {
+        ...toolStep([{ id: `call_${done}`, name: 'fs_read_file', arguments: { path: `data/f${done % 10}.txt` } }]),
+        usage,
+      } as ScriptedStep;
     },
   });
-  return { baseUrl: provider.baseUrl, requests: provider.requests, refused, rounds: () => done, close: () => provider.close() };
+  return {
+    baseUrl: provider.baseUrl,
+    requests: provider.requests,
+    refused,
+    rounds: () => done,
+    close: () => provider.close(),
+  };
 }
 
 const window = 16_000;
@@ -121,7 +161,17 @@ describe('a tool loop that outgrows a small context window many times', () => {
       const model = modelArguments(kind, provider.baseUrl);
       const run = await runJp(
         sandbox,
-        ['query', '--new', '--json', ...model.args, '-c', `assistant.context_window=${window}`, '--max-turns', '400', 'read the data files'],
+        [
+          'query',
+          '--new',
+          '--json',
+          ...model.args,
+          '-c',
+          `assistant.context_window=${window}`,
+          '--max-turns',
+          '400',
+          'read the data files',
+        ],
         { env: model.env, timeoutMs: 600_000 },
       );
       const result = JSON.parse(run.stdout.trim().split('\n').pop()!);
@@ -140,7 +190,11 @@ describe('a tool loop that outgrows a small context window many times', () => {
         assert.ok(event.replaces[1] < events.indexOf(event));
         if (index > 0) assert.ok(event.replaces[1] > compactions[index - 1].replaces[1]);
       }
-      assert.equal(events.filter((event) => event.type === 'tool_call_response' && event.outcome === 'ok').length, 300, 'the log keeps every result');
+      assert.equal(
+        events.filter((event) => event.type === 'tool_call_response' && event.outcome === 'ok').length,
+        300,
+        'the log keeps every result',
+      );
       // After a compaction, the model is sent its summary and none of the results it replaced.
       const summaryRequests = provider.requests.filter(isSummaryRequest);
       assert.equal(summaryRequests.length, compactions.length);
@@ -150,7 +204,10 @@ describe('a tool loop that outgrows a small context window many times', () => {
       // Usage: one event per request, summed in the result.
       const usages = events.filter((event) => event.type === 'usage');
       assert.equal(usages.length, provider.requests.length);
-      assert.equal(result.metadata.usage.input_tokens, provider.requests.reduce((sum, request) => sum + tokensOf(request), 0));
+      assert.equal(
+        result.metadata.usage.input_tokens,
+        provider.requests.reduce((sum, request) => sum + tokensOf(request), 0),
+      );
 
       const printed = await runJp(sandbox, ['conversation', 'print', cid], { timeoutMs: 120_000 });
       assert.equal(printed.code, 0, printed.stderr);
@@ -171,9 +228,15 @@ describe('a model whose window jp does not know', () => {
     const sandbox = cleanup.sandbox();
     writeFiles(sandbox);
     const model = modelArguments('llama.cpp', provider.baseUrl);
-    const run = await runJp(sandbox, ['query', '--new', ...model.args, '--max-turns', '100', 'read the data files'], { env: model.env, timeoutMs: 300_000 });
+    const run = await runJp(sandbox, ['query', '--new', ...model.args, '--max-turns', '100', 'read the data files'], {
+      env: model.env,
+      timeoutMs: 300_000,
+    });
     assert.equal(run.code, 0, run.stderr);
-    const said = run.stderr.match(/the context window of llama\/qwen3-8b is not known to jp; assuming 32768 tokens \(set assistant\.context_window to its real size\)/g) ?? [];
+    const said =
+      run.stderr.match(
+        /the context window of llama\/qwen3-8b is not known to jp; assuming 32768 tokens \(set assistant\.context_window to its real size\)/g,
+      ) ?? [];
     assert.equal(said.length, 1, run.stderr);
     assert.deepEqual(provider.refused, []);
     assert.ok(provider.requests.every((request) => tokensOf(request) <= 32_768));
@@ -192,10 +255,24 @@ describe('a provider that refuses a request as too long', () => {
       const sandbox = cleanup.sandbox();
       writeFiles(sandbox);
       const model = modelArguments(kind, provider.baseUrl);
-      const run = await runJp(sandbox, ['query', '--new', '--json', ...model.args, '-c', 'assistant.context_window=1000000', '--max-turns', '100', 'read the data files'], {
-        env: model.env,
-        timeoutMs: 300_000,
-      });
+      const run = await runJp(
+        sandbox,
+        [
+          'query',
+          '--new',
+          '--json',
+          ...model.args,
+          '-c',
+          'assistant.context_window=1000000',
+          '--max-turns',
+          '100',
+          'read the data files',
+        ],
+        {
+          env: model.env,
+          timeoutMs: 300_000,
+        },
+      );
       assert.equal(run.code, 0, run.stderr.slice(-2000));
       const events = readEvents(sandbox, conversationIds(sandbox)[0]!);
       const compactions = events.filter((event) => event.type === 'compaction');
@@ -208,7 +285,10 @@ describe('a provider that refuses a request as too long', () => {
         const retry = provider.requests.slice(index + 1).find((request) => !isSummaryRequest(request))!;
         assert.ok(tokensOf(retry) <= window);
       }
-      assert.match(run.stderr, /refused the request as too long for its context window; compacting the conversation and retrying once/);
+      assert.match(
+        run.stderr,
+        /refused the request as too long for its context window; compacting the conversation and retrying once/,
+      );
     });
   }
 
@@ -220,7 +300,9 @@ describe('a provider that refuses a request as too long', () => {
     writeFiles(sandbox);
     sandbox.write('data/big.txt', 'x'.repeat(4000));
     const model = modelArguments('anthropic', provider.baseUrl);
-    const run = await runJp(sandbox, ['query', '--new', '--json', ...model.args, 'read the data files'], { env: model.env });
+    const run = await runJp(sandbox, ['query', '--new', '--json', ...model.args, 'read the data files'], {
+      env: model.env,
+    });
     const result = JSON.parse(run.stdout.trim().split('\n').pop()!);
     assert.equal(run.code, 1);
     assert.equal(result.error.code, 'context_length_exceeded');
@@ -240,18 +322,39 @@ describe('attach to a run that compacted', () => {
     const sandbox = cleanup.sandbox();
     writeFiles(sandbox);
     const model = modelArguments('anthropic', provider.baseUrl);
-    const detached = await runJp(sandbox, ['query', '--detach', ...model.args, '-c', `assistant.context_window=${window}`, '--max-turns', '100', 'read the data files'], { env: model.env });
+    const detached = await runJp(
+      sandbox,
+      [
+        'query',
+        '--detach',
+        ...model.args,
+        '-c',
+        `assistant.context_window=${window}`,
+        '--max-turns',
+        '100',
+        'read the data files',
+      ],
+      { env: model.env },
+    );
     assert.equal(detached.code, 0, detached.stderr);
     const cid = detached.stdout.trim();
     // The run now waits for its final answer, after its compactions.
-    await eventually('the run to ask for its answer', () => provider.requests.filter((request) => !isSummaryRequest(request)).length === 31, 120_000);
+    await eventually(
+      'the run to ask for its answer',
+      () => provider.requests.filter((request) => !isSummaryRequest(request)).length === 31,
+      120_000,
+    );
     const compactions = readEvents(sandbox, cid).filter((event) => event.type === 'compaction');
     assert.ok(compactions.length >= 1);
     const viewer = startJp(sandbox, ['conversation', 'attach', '--read-only', cid]);
     let seen = '';
     viewer.stderr!.on('data', (chunk: Buffer) => (seen += chunk.toString()));
     const viewed = collect(viewer, [], 120_000);
-    await eventually('the attached history', () => (seen.match(/\[tool\] fs_read_file/g)?.length ?? 0) === 30 && seen.includes('[compacted: '), 60_000);
+    await eventually(
+      'the attached history',
+      () => (seen.match(/\[tool\] fs_read_file/g)?.length ?? 0) === 30 && seen.includes('[compacted: '),
+      60_000,
+    );
     const lines = seen.split('\n');
     const marker = lines.findIndex((line) => line.startsWith('[compacted: '));
     const callsBefore = lines.slice(0, marker).filter((line) => line.startsWith('[tool] fs_read_file')).length;
@@ -289,7 +392,10 @@ describe('a run killed during a compaction', () => {
     assert.ok(!atKill.some((event) => event.type === 'compaction'), 'killed before the summary arrived');
     assert.ok(atKill.length >= before.length);
 
-    const resumed = await runJp(sandbox, ['query', '--continue', `--id=${cid}`, '--json', ...common], { env: model.env, timeoutMs: 300_000 });
+    const resumed = await runJp(sandbox, ['query', '--continue', `--id=${cid}`, '--json', ...common], {
+      env: model.env,
+      timeoutMs: 300_000,
+    });
     assert.equal(resumed.code, 0, resumed.stderr.slice(-2000));
     const result = JSON.parse(resumed.stdout.trim().split('\n').pop()!);
     assert.equal(result.answer, 'All 30 reads are done.');
@@ -313,14 +419,19 @@ describe('the token budget of a turn (--max-tokens, assistant.budget.tokens)', (
       wire: 'anthropic',
       steps: (_request, index) => {
         if (answer) return textStep('Done reading.', { usage: { input: 1000, output: 10 } });
-        return { ...toolStep([{ id: `call_${index}`, name: 'fs_read_file', arguments: { path: 'data/f1.txt' } }]), usage: { input: 1000, output: 100 } } as ScriptedStep;
+        return {
+          ...toolStep([{ id: `call_${index}`, name: 'fs_read_file', arguments: { path: 'data/f1.txt' } }]),
+          usage: { input: 1000, output: 100 },
+        } as ScriptedStep;
       },
     });
     cleanup.add(() => provider.close());
     const sandbox = cleanup.sandbox();
     writeFiles(sandbox);
     const model = fakeModelArguments('anthropic', provider.baseUrl);
-    const run = await runJp(sandbox, ['query', '--new', '--json', ...model.args, '--max-tokens', '2500', 'read'], { env: model.env });
+    const run = await runJp(sandbox, ['query', '--new', '--json', ...model.args, '--max-tokens', '2500', 'read'], {
+      env: model.env,
+    });
     const result = JSON.parse(run.stdout.trim().split('\n').pop()!);
     assert.equal(run.code, 1);
     assert.equal(result.status, 'error');
@@ -332,18 +443,28 @@ describe('the token budget of a turn (--max-tokens, assistant.budget.tokens)', (
     assert.equal(result.metadata.iterations, 3);
     const cid = conversationIds(sandbox)[0]!;
     const events = readEvents(sandbox, cid);
-    assert.equal(events.filter((event) => event.type === 'tool_call_response').length, 3, 'the step in progress finished first');
+    assert.equal(
+      events.filter((event) => event.type === 'tool_call_response').length,
+      3,
+      'the step in progress finished first',
+    );
     assert.deepEqual(events[events.length - 1]!.error, { code: 'budget_exceeded', message: result.error.message });
 
     // --max-turns reaches the same end the same way.
-    const turns = await runJp(sandbox, ['query', '--new', '--json', ...model.args, '-c', 'assistant.budget.tokens=100000', '--max-turns', '1', 'read'], { env: model.env });
+    const turns = await runJp(
+      sandbox,
+      ['query', '--new', '--json', ...model.args, '-c', 'assistant.budget.tokens=100000', '--max-turns', '1', 'read'],
+      { env: model.env },
+    );
     const turnsResult = JSON.parse(turns.stdout.trim().split('\n').pop()!);
     assert.equal(turns.code, run.code);
     assert.equal(turnsResult.status, result.status);
     assert.equal(turnsResult.error.code, 'max_turns_exceeded');
 
     answer = true;
-    const resumed = await runJp(sandbox, ['query', '--continue', `--id=${cid}`, '--json', ...model.args], { env: model.env });
+    const resumed = await runJp(sandbox, ['query', '--continue', `--id=${cid}`, '--json', ...model.args], {
+      env: model.env,
+    });
     assert.equal(resumed.code, 0, resumed.stderr);
     assert.equal(JSON.parse(resumed.stdout.trim().split('\n').pop()!).answer, 'Done reading.');
   });
@@ -390,7 +511,8 @@ function breakpointsOf(body: any): string[] {
   for (const [index, block] of (body.system ?? []).entries()) if (block.cache_control) found.push(`system ${index}`);
   for (const [index, message] of body.messages.entries()) {
     const content = message.content as any[];
-    for (const [part, block] of content.entries()) if (block.cache_control) found.push(`message ${index}${part === content.length - 1 ? '' : ` part ${part}`}`);
+    for (const [part, block] of content.entries())
+      if (block.cache_control) found.push(`message ${index}${part === content.length - 1 ? '' : ` part ${part}`}`);
   }
   return found;
 }
@@ -399,13 +521,15 @@ describe('prompt caching: what the requests of a tool loop carry', () => {
   const cleanup = useCleanup();
   const system = ['-c', 'assistant.system_prompt="You are a careful assistant. Read what you are asked to read."'];
 
-  it('Anthropic: at most four breakpoints, on the system block and the latest turns, each request reading the last one\'s prefix; byte-identical prefixes over 20 rounds', async () => {
+  it("Anthropic: at most four breakpoints, on the system block and the latest turns, each request reading the last one's prefix; byte-identical prefixes over 20 rounds", async () => {
     const provider = await loopProvider('anthropic', 1_000_000, 20);
     cleanup.add(() => provider.close());
     const sandbox = cleanup.sandbox();
     writeFiles(sandbox);
     const model = modelArguments('anthropic', provider.baseUrl);
-    const run = await runJp(sandbox, ['query', '--new', '--json', ...model.args, ...system, 'read the data files'], { env: model.env });
+    const run = await runJp(sandbox, ['query', '--new', '--json', ...model.args, ...system, 'read the data files'], {
+      env: model.env,
+    });
     assert.equal(run.code, 0, run.stderr);
     assert.equal(provider.requests.length, 21);
     for (const [index, request] of provider.requests.entries()) {
@@ -416,8 +540,14 @@ describe('prompt caching: what the requests of a tool loop carry', () => {
       assert.ok(marks.includes(`message ${body.messages.length - 1}`), `request ${index} marks its last message`);
       if (index > 0) {
         const previous = provider.requests[index - 1]!.body;
-        assert.ok(marks.includes(`message ${previous.messages.length - 1}`), `request ${index} marks where request ${index - 1} ended: ${marks.join(', ')}`);
-        assert.ok(extendsPrefix(provider.requests[index - 1]!, request), `request ${index} repeats request ${index - 1} byte for byte`);
+        assert.ok(
+          marks.includes(`message ${previous.messages.length - 1}`),
+          `request ${index} marks where request ${index - 1} ended: ${marks.join(', ')}`,
+        );
+        assert.ok(
+          extendsPrefix(provider.requests[index - 1]!, request),
+          `request ${index} repeats request ${index - 1} byte for byte`,
+        );
       }
     }
     assert.deepEqual(breakpointsOf(provider.requests[20]!.body), ['system 0', 'message 38', 'message 40']);
@@ -431,14 +561,20 @@ describe('prompt caching: what the requests of a tool loop carry', () => {
       const sandbox = cleanup.sandbox();
       writeFiles(sandbox);
       const model = fakeModelArguments(wire, provider.baseUrl);
-      const run = await runJp(sandbox, ['query', '--new', '--json', ...model.args, ...system, 'read the data files'], { env: model.env });
+      const run = await runJp(sandbox, ['query', '--new', '--json', ...model.args, ...system, 'read the data files'], {
+        env: model.env,
+      });
       assert.equal(run.code, 0, run.stderr);
       const cid = conversationIds(sandbox)[0]!;
       const requests = provider.requests;
       assert.equal(requests.length, 21);
       for (const [index, request] of requests.entries()) {
         assert.equal(request.body.prompt_cache_key, cid, `request ${index}`);
-        if (index > 0) assert.ok(extendsPrefix(requests[index - 1]!, request), `request ${index} repeats request ${index - 1} byte for byte`);
+        if (index > 0)
+          assert.ok(
+            extendsPrefix(requests[index - 1]!, request),
+            `request ${index} repeats request ${index - 1} byte for byte`,
+          );
       }
     });
   }
@@ -449,11 +585,28 @@ describe('prompt caching: what the requests of a tool loop carry', () => {
     const sandbox = cleanup.sandbox();
     writeFiles(sandbox);
     const model = modelArguments('anthropic', provider.baseUrl);
-    const run = await runJp(sandbox, ['query', '--new', '--json', ...model.args, ...system, '-c', `assistant.context_window=${window}`, '--max-turns', '100', 'read'], { env: model.env });
+    const run = await runJp(
+      sandbox,
+      [
+        'query',
+        '--new',
+        '--json',
+        ...model.args,
+        ...system,
+        '-c',
+        `assistant.context_window=${window}`,
+        '--max-turns',
+        '100',
+        'read',
+      ],
+      { env: model.env },
+    );
     assert.equal(run.code, 0, run.stderr);
     const steps = provider.requests.filter((request) => !isSummaryRequest(request));
     const rewrites = steps.slice(1).filter((request, index) => !extendsPrefix(steps[index]!, request)).length;
-    const compactions = readEvents(sandbox, conversationIds(sandbox)[0]!).filter((event) => event.type === 'compaction').length;
+    const compactions = readEvents(sandbox, conversationIds(sandbox)[0]!).filter(
+      (event) => event.type === 'compaction',
+    ).length;
     assert.ok(compactions >= 3);
     assert.equal(rewrites, compactions);
     // After a compaction the summary opens the history, marked so the next requests read it from cache.
@@ -512,16 +665,28 @@ describe('jp conversation compact', () => {
     // Per conversation: ls --json sums every request's usage (the steps and the summary request).
     const usages = readEvents(sandbox, cid).filter((event) => event.type === 'usage');
     assert.equal(usages.length, 4);
-    assert.deepEqual(usages.map((event) => event.purpose), ['step', 'step', 'compaction', 'step']);
+    assert.deepEqual(
+      usages.map((event) => event.purpose),
+      ['step', 'step', 'compaction', 'step'],
+    );
     const listed = await runJp(sandbox, ['conversation', 'ls', '--json']);
     const entry = JSON.parse(listed.stdout).find((conversation: { id: string }) => conversation.id === cid);
-    assert.equal(entry.usage.input_tokens, usages.reduce((sum, event) => sum + event.usage.input_tokens, 0));
-    assert.equal(entry.usage.output_tokens, usages.reduce((sum, event) => sum + event.usage.output_tokens, 0));
+    assert.equal(
+      entry.usage.input_tokens,
+      usages.reduce((sum, event) => sum + event.usage.input_tokens, 0),
+    );
+    assert.equal(
+      entry.usage.output_tokens,
+      usages.reduce((sum, event) => sum + event.usage.output_tokens, 0),
+    );
     assert.equal(entry.usage.cached_input_tokens, 0, 'Anthropic reports its cache reads (0 from the fake)');
     // Per turn: print ends each turn with its tokens.
     const printed = await runJp(sandbox, ['conversation', 'print', cid]);
     assert.equal(printed.stderr.match(/\[tokens: \d+ input \(0 cached\), \d+ output\]/g)?.length, 3, printed.stderr);
     assert.match(printed.stdout, /Answer to: tell me about apples/);
-    assert.match(printed.stderr, /\[compacted: the \d+ events above are sent to the model as a summary from here on \(jp conversation compact\)\]/);
+    assert.match(
+      printed.stderr,
+      /\[compacted: the \d+ events above are sent to the model as a summary from here on \(jp conversation compact\)\]/,
+    );
   });
 });

@@ -5,7 +5,17 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { collect, conversationIds, eventually, readEvents, runJp, startJp, testProvider, useCleanup, type Sandbox } from '../support/jp.ts';
+import {
+  collect,
+  conversationIds,
+  eventually,
+  readEvents,
+  runJp,
+  startJp,
+  testProvider,
+  useCleanup,
+  type Sandbox,
+} from '../support/jp.ts';
 
 const cleanup = useCleanup();
 
@@ -32,7 +42,11 @@ describe('jp query --fork', () => {
     const after = await runJp(sandbox, ['query', ...script, 'second', '--fork']);
     assert.equal(after.code, 0, after.stderr);
     const third = conversationIds(sandbox).find((id) => id !== original && id !== fork)!;
-    assert.deepEqual(userMessages(sandbox, third), ['first', 'msg', 'second'], 'forked from the active conversation, the first fork');
+    assert.deepEqual(
+      userMessages(sandbox, third),
+      ['first', 'msg', 'second'],
+      'forked from the active conversation, the first fork',
+    );
 
     const named = await runJp(sandbox, ['query', `--fork=${original}`, ...script, 'from the original']);
     assert.equal(named.code, 0, named.stderr);
@@ -59,11 +73,15 @@ describe('--id=<cid> on every conversation subcommand', () => {
 
   it('attach, kill and wait take --id: watch a running run, stop it, and get its exit code', async () => {
     const sandbox = cleanup.sandbox();
-    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'Started.\n\n' }, { delay_ms: 60_000 }, { text: 'never' }] }] });
+    const script = testProvider(sandbox, {
+      steps: [{ parts: [{ text: 'Started.\n\n' }, { delay_ms: 60_000 }, { text: 'never' }] }],
+    });
     const detached = await runJp(sandbox, ['query', '--detach', ...script, 'long']);
     assert.equal(detached.code, 0, detached.stderr);
     const conversationId = detached.stdout.trim();
-    await eventually('streaming started', () => readEvents(sandbox, conversationId).some((event) => event.type === 'chat_response'));
+    await eventually('streaming started', () =>
+      readEvents(sandbox, conversationId).some((event) => event.type === 'chat_response'),
+    );
 
     const attach = startJp(sandbox, ['conversation', 'attach', `--id=${conversationId}`, '--read-only']);
     let attachOutput = '';
@@ -93,7 +111,11 @@ describe('--id=<cid> on every conversation subcommand', () => {
     const conflict = await runJp(sandbox, ['conversation', 'rm', first!, `--id=${copy}`]);
     assert.equal(conflict.code, 2);
     assert.match(conflict.stderr, /two conversations given/);
-    assert.equal((await runJp(sandbox, ['conversation', 'rm', first!, `--id=${first}`])).code, 0, 'the same id twice is fine');
+    assert.equal(
+      (await runJp(sandbox, ['conversation', 'rm', first!, `--id=${first}`])).code,
+      0,
+      'the same id twice is fine',
+    );
     assert.equal((await runJp(sandbox, ['conversation', 'rm', `--id=${copy}`])).code, 0);
     assert.deepEqual(conversationIds(sandbox), []);
 

@@ -42,7 +42,7 @@ for (const mode of ['no-server', 'server'] as CrashMode[]) {
   });
 }
 
-describe('SIGKILL in a query\'s first 300 ms', () => {
+describe("SIGKILL in a query's first 300 ms", () => {
   const earlyTrials = Number(process.env.JP_EARLY_KILL_TRIALS ?? 30);
   it(`${earlyTrials} kills of the client and its server at random instants: no conversation is left without its log`, async (context) => {
     const sandbox = createSandbox();
@@ -51,7 +51,8 @@ describe('SIGKILL in a query\'s first 300 ms', () => {
       for (let trial = 0; trial < earlyTrials; trial++) {
         const client = Math.round(Math.random() * 300);
         const server = Math.round(Math.random() * 300);
-        for (const problem of await earlyKillTrial(sandbox, client, server)) problems.push(`client at ${client} ms, server at ${server} ms: ${problem}`);
+        for (const problem of await earlyKillTrial(sandbox, client, server))
+          problems.push(`client at ${client} ms, server at ${server} ms: ${problem}`);
       }
       problems.push(...(await listingProblems(sandbox)));
       assert.deepEqual([...new Set(problems)], []);

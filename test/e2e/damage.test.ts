@@ -11,7 +11,16 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, 
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { createAjv, schemaProblem } from '../support/schemas.ts';
-import { conversationIds, eventually, processAlive, readEvents, runJp, testProvider, useCleanup, type Sandbox } from '../support/jp.ts';
+import {
+  conversationIds,
+  eventually,
+  processAlive,
+  readEvents,
+  runJp,
+  testProvider,
+  useCleanup,
+  type Sandbox,
+} from '../support/jp.ts';
 
 const cleanup = useCleanup();
 
@@ -33,7 +42,12 @@ async function ls(sandbox: Sandbox): Promise<Listed[]> {
 
 async function newConversation(sandbox: Sandbox, message: string): Promise<string> {
   const before = new Set(conversationIds(sandbox));
-  const result = await runJp(sandbox, ['query', '--new', ...testProvider(sandbox, { steps: [{ parts: [{ text: 'Noted.' }] }] }), message]);
+  const result = await runJp(sandbox, [
+    'query',
+    '--new',
+    ...testProvider(sandbox, { steps: [{ parts: [{ text: 'Noted.' }] }] }),
+    message,
+  ]);
   assert.equal(result.code, 0, result.stderr);
   const created = conversationIds(sandbox).filter((id) => !before.has(id));
   assert.equal(created.length, 1);
@@ -82,7 +96,11 @@ describe('a damaged conversation log', () => {
       assert.match(printed.stderr, what);
       assert.doesNotMatch(printed.stderr, /bug in jp/);
       for (const mode of [[], ['--no-server']]) {
-        const queried = await runJp(sandbox, ['query', ...mode, `--id=${id}`, ...testProvider(sandbox, { steps: [{ parts: [{ text: 'x' }] }] }), 'hello'], { timeoutMs: 20_000 });
+        const queried = await runJp(
+          sandbox,
+          ['query', ...mode, `--id=${id}`, ...testProvider(sandbox, { steps: [{ parts: [{ text: 'x' }] }] }), 'hello'],
+          { timeoutMs: 20_000 },
+        );
         assert.equal(queried.code, 1, queried.stderr);
         assert.match(queried.stderr, what);
         assert.doesNotMatch(queried.stderr, /bug in jp/);
@@ -90,7 +108,12 @@ describe('a damaged conversation log', () => {
     }
     // The damage is left exactly as it was, and the healthy conversation still works.
     assert.equal(readdirSync(logPath(sandbox, asDirectory)).length, 0);
-    const healthyAgain = await runJp(sandbox, ['query', `--id=${healthy}`, ...testProvider(sandbox, { steps: [{ parts: [{ text: 'Still here.' }] }] }), 'again']);
+    const healthyAgain = await runJp(sandbox, [
+      'query',
+      `--id=${healthy}`,
+      ...testProvider(sandbox, { steps: [{ parts: [{ text: 'Still here.' }] }] }),
+      'again',
+    ]);
     assert.equal(healthyAgain.code, 0, healthyAgain.stderr);
     assert.equal(healthyAgain.stdout, 'Still here.\n');
   });
@@ -105,7 +128,13 @@ describe('a damaged conversation log', () => {
     rmSync(logPath(sandbox, id));
     symlinkSync(target, logPath(sandbox, id));
     for (const mode of [[], ['--no-server']]) {
-      const result = await runJp(sandbox, ['query', ...mode, `--id=${id}`, ...testProvider(sandbox, { steps: [{ parts: [{ text: 'x' }] }] }), 'hi']);
+      const result = await runJp(sandbox, [
+        'query',
+        ...mode,
+        `--id=${id}`,
+        ...testProvider(sandbox, { steps: [{ parts: [{ text: 'x' }] }] }),
+        'hi',
+      ]);
       assert.equal(result.code, 1, result.stderr);
       assert.match(result.stderr, /symbolic link/);
     }
@@ -124,7 +153,12 @@ describe('a damaged metadata.json', () => {
     assert.equal((await ls(sandbox)).find((entry) => entry.id === id)?.title, 'Summarise the release notes');
     assert.equal(readFileSync(logPath(sandbox, id, 'metadata.json'), 'utf8'), damaged);
 
-    const result = await runJp(sandbox, ['query', `--id=${id}`, ...testProvider(sandbox, { steps: [{ parts: [{ text: 'ok' }] }] }), 'a follow-up question']);
+    const result = await runJp(sandbox, [
+      'query',
+      `--id=${id}`,
+      ...testProvider(sandbox, { steps: [{ parts: [{ text: 'ok' }] }] }),
+      'a follow-up question',
+    ]);
     assert.equal(result.code, 0, result.stderr);
     const directory = path.dirname(logPath(sandbox, id));
     const kept = readdirSync(directory).filter((name) => name.startsWith('metadata.json.damaged-'));
@@ -141,12 +175,21 @@ describe('a damaged metadata.json', () => {
     const damaged = Buffer.from([0x00, 0xff, 0x7b, 0x22, 0x0a, 0x13]);
     writeFileSync(logPath(sandbox, id, 'metadata.json'), damaged);
     assert.equal((await ls(sandbox)).find((entry) => entry.id === id)?.title, 'Explain the failing build');
-    const result = await runJp(sandbox, ['query', '--no-server', `--id=${id}`, ...testProvider(sandbox, { steps: [{ parts: [{ text: 'ok' }] }] }), 'something else']);
+    const result = await runJp(sandbox, [
+      'query',
+      '--no-server',
+      `--id=${id}`,
+      ...testProvider(sandbox, { steps: [{ parts: [{ text: 'ok' }] }] }),
+      'something else',
+    ]);
     assert.equal(result.code, 0, result.stderr);
     const directory = path.dirname(logPath(sandbox, id));
     const kept = readdirSync(directory).filter((name) => name.startsWith('metadata.json.damaged-'));
     assert.deepEqual(readFileSync(path.join(directory, kept[0]!)), damaged);
-    assert.equal(JSON.parse(readFileSync(logPath(sandbox, id, 'metadata.json'), 'utf8')).title, 'Explain the failing build');
+    assert.equal(
+      JSON.parse(readFileSync(logPath(sandbox, id, 'metadata.json'), 'utf8')).title,
+      'Explain the failing build',
+    );
   });
 });
 
@@ -163,14 +206,22 @@ describe('ls and a long last event', () => {
     const detached = await runJp(sandbox, ['query', '--detach', ...script, 'read it']);
     assert.equal(detached.code, 0, detached.stderr);
     const id = detached.stdout.trim();
-    await eventually('the tool result in the log', () => readEvents(sandbox, id).some((event) => event.type === 'tool_call_response'));
-    const entry = JSON.parse(readFileSync(path.join(sandbox.userDirectory(), 'processes', `${id}.json`), 'utf8')) as { pid: number };
+    await eventually('the tool result in the log', () =>
+      readEvents(sandbox, id).some((event) => event.type === 'tool_call_response'),
+    );
+    const entry = JSON.parse(readFileSync(path.join(sandbox.userDirectory(), 'processes', `${id}.json`), 'utf8')) as {
+      pid: number;
+    };
     process.kill(entry.pid, 'SIGKILL');
     await eventually('the server to be gone', () => !processAlive(entry.pid));
     const last = readFileSync(logPath(sandbox, id), 'utf8').trimEnd().split('\n').pop()!;
     assert.ok(Buffer.byteLength(last) > 16 * 1024, 'the last event is longer than 16 KiB');
     const listed = (await ls(sandbox)).find((conversation) => conversation.id === id);
     assert.equal(listed?.status, 'interrupted (awaiting LLM response)');
-    assert.equal(existsSync(path.join(sandbox.userDirectory(), 'processes', `${id}.json`)), false, 'the stale entry was cleaned');
+    assert.equal(
+      existsSync(path.join(sandbox.userDirectory(), 'processes', `${id}.json`)),
+      false,
+      'the stale entry was cleaned',
+    );
   });
 });

@@ -7,13 +7,22 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { startFakeProvider, stepByToolResults, textStep, toolStep, type FakeProvider } from '../support/fake-provider.ts';
+import {
+  startFakeProvider,
+  stepByToolResults,
+  textStep,
+  toolStep,
+  type FakeProvider,
+} from '../support/fake-provider.ts';
 import { fakeModelArguments, runJp, type Sandbox, useCleanup } from '../support/jp.ts';
 
 const cleanup = useCleanup();
 
 async function providerCalling(call: { name: string; arguments: unknown }): Promise<FakeProvider> {
-  const provider = await startFakeProvider({ wire: 'openai-chat', steps: stepByToolResults([toolStep([{ id: 'call_1', ...call }]), textStep('Done.')]) });
+  const provider = await startFakeProvider({
+    wire: 'openai-chat',
+    steps: stepByToolResults([toolStep([{ id: 'call_1', ...call }]), textStep('Done.')]),
+  });
   cleanup.add(() => provider.close());
   return provider;
 }
@@ -25,7 +34,11 @@ function toolMessage(provider: FakeProvider): string {
   return results[0]!.content;
 }
 
-async function query(sandbox: Sandbox, provider: FakeProvider, extra: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+async function query(
+  sandbox: Sandbox,
+  provider: FakeProvider,
+  extra: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const model = fakeModelArguments('openai-chat', provider.baseUrl);
   return runJp(sandbox, ['query', '--non-interactive', ...model.args, ...extra, 'go'], { env: model.env });
 }
@@ -39,19 +52,33 @@ describe('decisions made without a human, as the model hears them', () => {
     assert.equal(sandbox.read('b.txt'), 'hi');
     const message = toolMessage(provider);
     assert.match(message, /^created b\.txt/i);
-    assert.match(message, /\[jp: decided without a human\] Run without a user's approval: no user is available, and conversation\.tools\.defaults\.detached = "auto"/);
-    assert.match(message, /to require a human instead, set conversation\.tools\.fs_create_file\.detached\.run = "deny" or "defer"/);
+    assert.match(
+      message,
+      /\[jp: decided without a human\] Run without a user's approval: no user is available, and conversation\.tools\.defaults\.detached = "auto"/,
+    );
+    assert.match(
+      message,
+      /to require a human instead, set conversation\.tools\.fs_create_file\.detached\.run = "deny" or "defer"/,
+    );
   });
 
   it('a result delivered by auto: the result says it was shared without a human', async () => {
     const provider = await providerCalling({ name: 'fs_read_file', arguments: { path: 'notes.txt' } });
     const sandbox = cleanup.sandbox();
     sandbox.write('notes.txt', 'the notes');
-    const result = await query(sandbox, provider, ['-c', 'conversation.tools.fs_read_file.result="ask"', '-c', 'conversation.tools.fs_read_file.detached.deliver="auto"']);
+    const result = await query(sandbox, provider, [
+      '-c',
+      'conversation.tools.fs_read_file.result="ask"',
+      '-c',
+      'conversation.tools.fs_read_file.detached.deliver="auto"',
+    ]);
     assert.equal(result.code, 0, result.stderr);
     const message = toolMessage(provider);
     assert.match(message, /the notes/);
-    assert.match(message, /\[jp: decided without a human\] Result shared without a user's review: no user is available, and conversation\.tools\.fs_read_file\.detached\.deliver = "auto"/);
+    assert.match(
+      message,
+      /\[jp: decided without a human\] Result shared without a user's review: no user is available, and conversation\.tools\.fs_read_file\.detached\.deliver = "auto"/,
+    );
   });
 
   it("a local tool's question answered by its default: the result says so (ask_user, which says it itself, gets no second note)", async () => {
@@ -68,10 +95,19 @@ describe('decisions made without a human, as the model hears them', () => {
     assert.equal(result.code, 0, result.stderr);
     const message = toolMessage(provider);
     assert.match(message, /^deployed/);
-    assert.match(message, /\[jp: decided without a human\] The question "Deploy now\?" was answered with the question's default: no user is available, and conversation\.tools\.deploy\.detached\.tool = "defaults".* \(answer: true\)\./);
+    assert.match(
+      message,
+      /\[jp: decided without a human\] The question "Deploy now\?" was answered with the question's default: no user is available, and conversation\.tools\.deploy\.detached\.tool = "defaults".* \(answer: true\)\./,
+    );
 
-    const asking = await providerCalling({ name: 'ask_user', arguments: { question: 'Which color?', options: ['red', 'blue'], default: 'blue' } });
-    const second = await query(cleanup.sandbox(), asking, ['-c', 'conversation.tools.ask_user.detached.tool="defaults"']);
+    const asking = await providerCalling({
+      name: 'ask_user',
+      arguments: { question: 'Which color?', options: ['red', 'blue'], default: 'blue' },
+    });
+    const second = await query(cleanup.sandbox(), asking, [
+      '-c',
+      'conversation.tools.ask_user.detached.tool="defaults"',
+    ]);
     assert.equal(second.code, 0, second.stderr);
     assert.equal(toolMessage(asking), "No user was available; the question's default answer was used: blue");
   });
@@ -85,7 +121,10 @@ describe('refusals name the value that lets the tool through', () => {
     assert.equal(result.code, 3, result.stderr);
     assert.equal(sandbox.exists('b.txt'), false);
     const message = toolMessage(provider);
-    assert.match(message, /not run: no user is available to approve it, and conversation\.tools\.defaults\.detached = "defaults" \(set in --cfg [^)]*\) \("defaults" has no default answer for running a tool\); to let it run without a user, set conversation\.tools\.fs_create_file\.detached\.run = "auto"/);
+    assert.match(
+      message,
+      /not run: no user is available to approve it, and conversation\.tools\.defaults\.detached = "defaults" \(set in --cfg [^)]*\) \("defaults" has no default answer for running a tool\); to let it run without a user, set conversation\.tools\.fs_create_file\.detached\.run = "auto"/,
+    );
     assert.doesNotMatch(message, /"deny" or "defer"/);
 
     const warning = result.stderr

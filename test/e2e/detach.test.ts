@@ -6,18 +6,39 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { gate, type ScriptedPart, startFakeProvider, stepByToolResults, textStep, toolStep } from '../support/fake-provider.ts';
-import { eventually, fakeModel, fakeModelArguments, jpBinary, processAlive, readEvents, runJp, type Sandbox, sleep, testProvider, useCleanup } from '../support/jp.ts';
+import {
+  gate,
+  type ScriptedPart,
+  startFakeProvider,
+  stepByToolResults,
+  textStep,
+  toolStep,
+} from '../support/fake-provider.ts';
+import {
+  eventually,
+  fakeModel,
+  fakeModelArguments,
+  jpBinary,
+  processAlive,
+  readEvents,
+  runJp,
+  type Sandbox,
+  sleep,
+  testProvider,
+  useCleanup,
+} from '../support/jp.ts';
 import { runInTerminal, shellQuote } from '../support/pty.ts';
 
 const cleanup = useCleanup();
 const sandboxed = cleanup.sandbox;
 
-
 async function status(sandbox: Sandbox, conversationId: string): Promise<string> {
   const listed = await runJp(sandbox, ['conversation', 'ls', '--json']);
   assert.equal(listed.code, 0, listed.stderr);
-  return (JSON.parse(listed.stdout) as { id: string; status: string }[]).find((entry) => entry.id === conversationId)?.status ?? 'missing';
+  return (
+    (JSON.parse(listed.stdout) as { id: string; status: string }[]).find((entry) => entry.id === conversationId)
+      ?.status ?? 'missing'
+  );
 }
 
 function processesDirectory(sandbox: Sandbox): string {
@@ -26,14 +47,18 @@ function processesDirectory(sandbox: Sandbox): string {
 
 function registryLeftovers(sandbox: Sandbox): string[] {
   const directory = processesDirectory(sandbox);
-  return existsSync(directory) ? readdirSync(directory).filter((name) => name.endsWith('.json') || name.endsWith('.sock')) : [];
+  return existsSync(directory)
+    ? readdirSync(directory).filter((name) => name.endsWith('.json') || name.endsWith('.sock'))
+    : [];
 }
 
 describe('--detach', () => {
   it('returns with the id while the answer still streams; ls shows running; wait exits 0; print --last has the whole answer; nothing is left behind', async () => {
     // The answer streams once the test has seen the run going.
     const seenRunning = gate();
-    const answer = textStep('one two three four five six seven eight nine ten eleven twelve', { chunks: 12 }) as { parts: ScriptedPart[] };
+    const answer = textStep('one two three four five six seven eight nine ten eleven twelve', { chunks: 12 }) as {
+      parts: ScriptedPart[];
+    };
     const model = await fakeModel(cleanup, [{ parts: [{ gate: seenRunning }, ...answer.parts] }], 'anthropic');
     const sandbox = sandboxed();
     const detached = await runJp(sandbox, ['query', '--detach', ...model.args, 'count'], { env: model.env });
@@ -55,7 +80,13 @@ describe('--detach', () => {
 
   it('json: prints a detached line', async () => {
     const sandbox = sandboxed();
-    const result = await runJp(sandbox, ['query', '--detach', '--json', ...testProvider(sandbox, { steps: [{ parts: [{ text: 'x' }] }] }), 'hi']);
+    const result = await runJp(sandbox, [
+      'query',
+      '--detach',
+      '--json',
+      ...testProvider(sandbox, { steps: [{ parts: [{ text: 'x' }] }] }),
+      'hi',
+    ]);
     assert.equal(result.code, 0, result.stderr);
     const line = JSON.parse(result.stdout.trim());
     assert.equal(line.type, 'detached');
@@ -67,23 +98,41 @@ describe('--detach', () => {
   it('a detached run that needs permission defers: wait exits 4, ls waiting-for-input, tool not run, hook ran; --continue in a terminal completes', async () => {
     const provider = await startFakeProvider({
       wire: 'openai-responses',
-      steps: stepByToolResults([toolStep([{ name: 'run_command', arguments: { command: 'echo ran > ran.txt' } }]), textStep('The command ran.')]),
+      steps: stepByToolResults([
+        toolStep([{ name: 'run_command', arguments: { command: 'echo ran > ran.txt' } }]),
+        textStep('The command ran.'),
+      ]),
     });
     cleanup.add(() => provider.close());
     const sandbox = sandboxed();
     const model = fakeModelArguments('openai-responses', provider.baseUrl);
     const hook = 'printf "%s %s" "$JP_CONVERSATION_ID" "$JP_TOOL_NAME" > hook.txt';
-    const detached = await runJp(sandbox, ['query', '--detach', ...model.args, '-c', `conversation.hooks.on_waiting=${JSON.stringify(hook)}`, 'run it'], { env: model.env });
+    const detached = await runJp(
+      sandbox,
+      ['query', '--detach', ...model.args, '-c', `conversation.hooks.on_waiting=${JSON.stringify(hook)}`, 'run it'],
+      { env: model.env },
+    );
     assert.equal(detached.code, 0, detached.stderr);
     const conversationId = detached.stdout.trim();
     const waited = await runJp(sandbox, ['conversation', 'wait', conversationId]);
     assert.equal(waited.code, 4, waited.stderr);
     assert.equal(await status(sandbox, conversationId), 'waiting-for-input (run_command)');
     assert.equal(sandbox.exists('ran.txt'), false);
-    await eventually('the hook ran', () => sandbox.exists('hook.txt') && sandbox.read('hook.txt') === `${conversationId} run_command`);
-    assert.equal((await runJp(sandbox, ['conversation', 'wait', conversationId])).code, 4, 'wait on a stopped run derives the code from the log');
+    await eventually(
+      'the hook ran',
+      () => sandbox.exists('hook.txt') && sandbox.read('hook.txt') === `${conversationId} run_command`,
+    );
+    assert.equal(
+      (await runJp(sandbox, ['conversation', 'wait', conversationId])).code,
+      4,
+      'wait on a stopped run derives the code from the log',
+    );
 
-    const terminal = runInTerminal(sandbox, `node ${shellQuote(jpBinary)} query --continue --id=${conversationId}; echo EXIT=$?`, { env: model.env });
+    const terminal = runInTerminal(
+      sandbox,
+      `node ${shellQuote(jpBinary)} query --continue --id=${conversationId}; echo EXIT=$?`,
+      { env: model.env },
+    );
     await terminal.waitFor('Run run_command?');
     terminal.write('y');
     await terminal.waitFor(/EXIT=\d+/);
@@ -96,17 +145,27 @@ describe('--detach', () => {
 describe('kill', () => {
   it('kill stops a running run and leaves it resumable', async () => {
     const sandbox = sandboxed();
-    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'First paragraph.\n\n' }, { delay_ms: 60_000 }, { text: 'late' }] }, { parts: [{ text: 'resumed' }] }] });
+    const script = testProvider(sandbox, {
+      steps: [
+        { parts: [{ text: 'First paragraph.\n\n' }, { delay_ms: 60_000 }, { text: 'late' }] },
+        { parts: [{ text: 'resumed' }] },
+      ],
+    });
     const detached = await runJp(sandbox, ['query', '--detach', ...script, 'long']);
     const conversationId = detached.stdout.trim();
-    await eventually('streaming started', () => readEvents(sandbox, conversationId).some((event) => event.type === 'chat_response'));
+    await eventually('streaming started', () =>
+      readEvents(sandbox, conversationId).some((event) => event.type === 'chat_response'),
+    );
     const before = Date.now();
     const killed = await runJp(sandbox, ['conversation', 'kill', conversationId]);
     const elapsed = Date.now() - before;
     assert.equal(killed.code, 0, killed.stderr);
     assert.match(killed.stderr, /resume it with `jp query --continue/);
     const events = readEvents(sandbox, conversationId);
-    assert.deepEqual([events.at(-1)!.type, events.at(-1)!.status, events.at(-1)!.signal], ['turn_end', 'interrupted', 'shutdown']);
+    assert.deepEqual(
+      [events.at(-1)!.type, events.at(-1)!.status, events.at(-1)!.signal],
+      ['turn_end', 'interrupted', 'shutdown'],
+    );
     assert.equal(await status(sandbox, conversationId), 'interrupted (awaiting LLM response)');
     assert.equal((await runJp(sandbox, ['conversation', 'wait', conversationId])).code, 143);
     assert.deepEqual(registryLeftovers(sandbox), []);
@@ -116,15 +175,38 @@ describe('kill', () => {
   it('kill --force leaves no process of the run alive, tool children included, and no stale entry', async () => {
     const sandbox = sandboxed();
     const script = testProvider(sandbox, {
-      steps: [{ parts: [{ tool_call: { name: 'run_command', arguments: { command: 'sleep 300 & echo $! > child.pid; sleep 300' } } }] }, { parts: [{ text: 'x' }] }],
+      steps: [
+        {
+          parts: [
+            {
+              tool_call: { name: 'run_command', arguments: { command: 'sleep 300 & echo $! > child.pid; sleep 300' } },
+            },
+          ],
+        },
+        { parts: [{ text: 'x' }] },
+      ],
     });
     // --sandbox off: the test checks the host pid the command writes; in the sandbox it would be a pid of its own namespace.
-    const detached = await runJp(sandbox, ['query', '--detach', ...script, '--sandbox', 'off', '-c', 'conversation.tools.run_command.run="unattended"', 'sleep']);
+    const detached = await runJp(sandbox, [
+      'query',
+      '--detach',
+      ...script,
+      '--sandbox',
+      'off',
+      '-c',
+      'conversation.tools.run_command.run="unattended"',
+      'sleep',
+    ]);
     const conversationId = detached.stdout.trim();
-    await eventually('the tool child started', () => sandbox.exists('child.pid') && sandbox.read('child.pid').trim() !== '');
+    await eventually(
+      'the tool child started',
+      () => sandbox.exists('child.pid') && sandbox.read('child.pid').trim() !== '',
+    );
     const toolChild = Number(sandbox.read('child.pid').trim());
     const entry = await eventually('the registry knows the tool process group', () => {
-      const current = JSON.parse(readFileSync(path.join(processesDirectory(sandbox), `${conversationId}.json`), 'utf8'));
+      const current = JSON.parse(
+        readFileSync(path.join(processesDirectory(sandbox), `${conversationId}.json`), 'utf8'),
+      );
       return current.tool_process_groups.length === 1 ? current : undefined;
     });
     const toolGroup = entry.tool_process_groups[0].pgid;
@@ -160,8 +242,14 @@ describe('many detached runs', () => {
     const sandbox = sandboxed();
     // Every run holds its answer until ls has shown one of them running.
     const seenRunning = gate();
-    const model = await fakeModel(cleanup, [{ parts: [{ text: 'working ' }, { gate: seenRunning }, { text: 'done' }] }]);
-    const started = await Promise.all(Array.from({ length: 20 }, (_, index) => runJp(sandbox, ['query', '--new', '--detach', ...model.args, `job ${index}`], { env: model.env })));
+    const model = await fakeModel(cleanup, [
+      { parts: [{ text: 'working ' }, { gate: seenRunning }, { text: 'done' }] },
+    ]);
+    const started = await Promise.all(
+      Array.from({ length: 20 }, (_, index) =>
+        runJp(sandbox, ['query', '--new', '--detach', ...model.args, `job ${index}`], { env: model.env }),
+      ),
+    );
     const ids = started.map((result) => {
       assert.equal(result.code, 0, result.stderr);
       return result.stdout.trim();
@@ -169,9 +257,13 @@ describe('many detached runs', () => {
     assert.equal(new Set(ids).size, 20);
     let sawRunning = false;
     for (;;) {
-      const listed = JSON.parse((await runJp(sandbox, ['conversation', 'ls', '--json'])).stdout) as { id: string; status: string }[];
+      const listed = JSON.parse((await runJp(sandbox, ['conversation', 'ls', '--json'])).stdout) as {
+        id: string;
+        status: string;
+      }[];
       assert.equal(listed.length, 20);
-      for (const entry of listed) assert.match(entry.status, /^(running \(pid \d+\)|idle)$/, `${entry.id}: ${entry.status}`);
+      for (const entry of listed)
+        assert.match(entry.status, /^(running \(pid \d+\)|idle)$/, `${entry.id}: ${entry.status}`);
       const running = listed.filter((entry) => entry.status.startsWith('running'));
       if (running.length > 0) {
         sawRunning = true;
@@ -183,7 +275,14 @@ describe('many detached runs', () => {
     assert.ok(sawRunning);
     const waits = await Promise.all(ids.map((id) => runJp(sandbox, ['conversation', 'wait', id])));
     for (const result of waits) assert.equal(result.code, 0);
-    for (const id of ids) assert.equal(readEvents(sandbox, id).filter((event) => event.type === 'chat_response').map((event) => event.message).join(''), 'working done');
+    for (const id of ids)
+      assert.equal(
+        readEvents(sandbox, id)
+          .filter((event) => event.type === 'chat_response')
+          .map((event) => event.message)
+          .join(''),
+        'working done',
+      );
     assert.deepEqual(registryLeftovers(sandbox), []);
   });
 });
@@ -191,7 +290,14 @@ describe('many detached runs', () => {
 describe('foreground through the server prints what the in-process path prints', () => {
   const script = {
     steps: [
-      { parts: [{ text: 'Reading.\n\n' }, { reasoning: 'hmm' }, { text: 'Still reading' }, { tool_call: { name: 'fs_read_file', arguments: { path: 'a.txt' } } }] },
+      {
+        parts: [
+          { text: 'Reading.\n\n' },
+          { reasoning: 'hmm' },
+          { text: 'Still reading' },
+          { tool_call: { name: 'fs_read_file', arguments: { path: 'a.txt' } } },
+        ],
+      },
       { parts: [{ text: 'The file says: ' }, { text: 'A.' }] },
     ],
   };
@@ -207,7 +313,14 @@ describe('foreground through the server prints what the in-process path prints',
     it(`${format}: byte-identical stdout${format === 'json' ? ' (timestamps, ids and duration normalized)' : ''}`, async () => {
       const sandbox = sandboxed();
       sandbox.write('a.txt', 'A');
-      const args = (extra: string[]) => ['query', '--new', ...(format === 'json' ? ['--json'] : []), ...extra, ...testProvider(sandbox, script), 'read a'];
+      const args = (extra: string[]) => [
+        'query',
+        '--new',
+        ...(format === 'json' ? ['--json'] : []),
+        ...extra,
+        ...testProvider(sandbox, script),
+        'read a',
+      ];
       const viaServer = await runJp(sandbox, args([]));
       const inProcess = await runJp(sandbox, args(['--no-server']));
       assert.equal(viaServer.code, 0, viaServer.stderr);
@@ -257,7 +370,10 @@ describe('socket hygiene', () => {
     chmodSync(processesDirectory(sandbox), 0o700);
     const first = await runJp(sandbox, ['query', '--new', ...script, 'second']);
     assert.equal(first.code, 0, first.stderr);
-    const listed = JSON.parse((await runJp(sandbox, ['conversation', 'ls', '--json'])).stdout) as { id: string; active: boolean }[];
+    const listed = JSON.parse((await runJp(sandbox, ['conversation', 'ls', '--json'])).stdout) as {
+      id: string;
+      active: boolean;
+    }[];
     assert.equal(listed.length, 1);
     const activeId = listed[0]!.id;
     assert.equal(listed[0]!.active, true);
@@ -269,8 +385,17 @@ describe('socket hygiene', () => {
     const refusedExisting = await runJp(sandbox, ['query', ...script, 'fourth']);
     assert.equal(refusedExisting.code, 1, refusedExisting.stderr);
     chmodSync(processesDirectory(sandbox), 0o700);
-    const after = JSON.parse((await runJp(sandbox, ['conversation', 'ls', '--json'])).stdout) as { id: string; active: boolean }[];
-    assert.deepEqual(after.map((entry) => [entry.id, entry.active]), [[activeId, true]]);
-    assert.deepEqual(readdirSync(sessions).map((name) => readFileSync(path.join(sessions, name), 'utf8')), sessionBefore);
+    const after = JSON.parse((await runJp(sandbox, ['conversation', 'ls', '--json'])).stdout) as {
+      id: string;
+      active: boolean;
+    }[];
+    assert.deepEqual(
+      after.map((entry) => [entry.id, entry.active]),
+      [[activeId, true]],
+    );
+    assert.deepEqual(
+      readdirSync(sessions).map((name) => readFileSync(path.join(sessions, name), 'utf8')),
+      sessionBefore,
+    );
   });
 });

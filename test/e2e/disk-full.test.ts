@@ -67,10 +67,12 @@ function leftovers(sandbox: Sandbox & { disk: string }): string[] {
   for (const relative of tree(sandbox.disk)) {
     const name = path.basename(relative);
     if (/\.(tmp|new)-/.test(name) || name.startsWith('.new-')) found.push(`temporary ${relative}`);
-    if (name.endsWith('.lock') || name.endsWith('.sock') || /processes\/jp-c\d+\.json$/.test(relative)) found.push(`left ${relative}`);
+    if (name.endsWith('.lock') || name.endsWith('.sock') || /processes\/jp-c\d+\.json$/.test(relative))
+      found.push(`left ${relative}`);
     if (/conversations\/jp-c\d+$/.test(relative)) {
       const entries = readdirSync(path.join(sandbox.disk, relative));
-      if (!entries.includes('events.ndjson') || !entries.includes('metadata.json')) found.push(`incomplete conversation ${relative}: ${entries.join(', ')}`);
+      if (!entries.includes('events.ndjson') || !entries.includes('metadata.json'))
+        found.push(`incomplete conversation ${relative}: ${entries.join(', ')}`);
     }
   }
   return found;
@@ -123,7 +125,11 @@ describe('disk full (ENOSPC)', () => {
         assert.match(result.stderr, /^error: disk full while writing \/.+/m);
         assert.doesNotMatch(result.stderr, /--continue|bug in jp/);
       }
-      assert.deepEqual(readdirSync(path.join(sandbox.workspace, '.jp', 'conversations')), [], 'no conversation was left behind');
+      assert.deepEqual(
+        readdirSync(path.join(sandbox.workspace, '.jp', 'conversations')),
+        [],
+        'no conversation was left behind',
+      );
     });
   }
 
@@ -132,7 +138,17 @@ describe('disk full (ENOSPC)', () => {
     // The tool's output (9,000 bytes) needs new pages of the file system, which the command filled.
     const settings = [
       ...script(sandbox, [
-        { parts: [{ text: 'Making a big file.\n\n' }, { tool_call: { name: 'run_command', arguments: { command: "head -c 10000000 /dev/zero > fill.bin; head -c 9000 /dev/zero | tr '\\0' x" } } }] },
+        {
+          parts: [
+            { text: 'Making a big file.\n\n' },
+            {
+              tool_call: {
+                name: 'run_command',
+                arguments: { command: "head -c 10000000 /dev/zero > fill.bin; head -c 9000 /dev/zero | tr '\\0' x" },
+              },
+            },
+          ],
+        },
         { parts: [{ text: 'The disk had room again.' }] },
       ]),
       '-c',
@@ -149,11 +165,14 @@ describe('disk full (ENOSPC)', () => {
     assert.ok(types.includes('chat_response') && types.includes('tool_call_start'), types.join(', '));
     assert.ok(!types.includes('tool_call_response'), types.join(', '));
     const last = before[before.length - 1]!;
-    if (last.type === 'turn_end') assert.equal(last.error?.code, 'disk_full', 'the stop marker, when it fitted, names the cause');
+    if (last.type === 'turn_end')
+      assert.equal(last.error?.code, 'disk_full', 'the stop marker, when it fitted, names the cause');
     assert.deepEqual(leftovers(sandbox), []);
 
     rmSync(path.join(sandbox.workspace, 'fill.bin'));
-    assert.ok(statSync(path.join(sandbox.workspace, '.jp', 'conversations', conversationId!, 'events.ndjson')).size > 0);
+    assert.ok(
+      statSync(path.join(sandbox.workspace, '.jp', 'conversations', conversationId!, 'events.ndjson')).size > 0,
+    );
     const resumed = await runJp(sandbox, ['query', '--continue', `--id=${conversationId}`, ...settings]);
     assert.equal(resumed.code, 0, resumed.stderr);
     assert.match(resumed.stdout, /The disk had room again\./);

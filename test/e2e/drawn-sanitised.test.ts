@@ -35,7 +35,14 @@ const attack = [
   'hide:\u001b[8m',
 ].join(' ');
 /** The same sequences as jp shows them. */
-const shown = ['clip:^[]52;c;cm0gLXJmIH4=^G', 'title:^[]0;PWNED^G', 'up:^[[2A^[[2K$ FAKE PROMPT>', 'reset:^[c', 'ask:^[[6n', 'hide:^[[8m'].join(' ');
+const shown = [
+  'clip:^[]52;c;cm0gLXJmIH4=^G',
+  'title:^[]0;PWNED^G',
+  'up:^[[2A^[[2K$ FAKE PROMPT>',
+  'reset:^[c',
+  'ask:^[[6n',
+  'hide:^[[8m',
+].join(' ');
 
 /** Asserts that the terminal obeyed none of the attack's sequences, and that the line drawn before them is still there. */
 function assertNothingObeyed(screen: Screen, before: string): void {
@@ -55,7 +62,11 @@ function assertNothingObeyed(screen: Screen, before: string): void {
 describe('the model', () => {
   it('an answer and reasoning with OSC 52, OSC 0, cursor-up + erase, reset, cursor query and conceal are shown, not obeyed; JSON and a pipe keep the bytes', async () => {
     const sandbox = cleanup.sandbox();
-    const script = testProvider(sandbox, { steps: [{ parts: [{ reasoning: `thinking ${attack}\n` }, { text: `KEEP THIS LINE\n\n${attack}\n\nThe **end**.` }] }] });
+    const script = testProvider(sandbox, {
+      steps: [
+        { parts: [{ reasoning: `thinking ${attack}\n` }, { text: `KEEP THIS LINE\n\n${attack}\n\nThe **end**.` }] },
+      ],
+    });
     // Wide enough that no line of the attack is word-wrapped: it is searched for whole.
     const screen = jp(sandbox, ['query', ...script, 'attack'], { columns: 200 });
     assert.equal((await screen.exited).exitCode, 0, screen.text());
@@ -77,12 +88,18 @@ describe('tools, replays and titles', () => {
     sandbox.write('evil.txt', `${attack}\n`);
     const script = testProvider(sandbox, {
       steps: [
-        { parts: [{ text: 'KEEP THIS LINE' }, { tool_call: { name: 'fs_read_file', arguments: { path: 'evil.txt' } } }] },
+        {
+          parts: [{ text: 'KEEP THIS LINE' }, { tool_call: { name: 'fs_read_file', arguments: { path: 'evil.txt' } } }],
+        },
         { parts: [{ tool_call: { name: 'run_command', arguments: { command: 'cat evil.txt' } } }] },
         { parts: [{ text: 'Done.' }] },
       ],
     });
-    const screen = jp(sandbox, ['query', ...script, '-c', 'conversation.tools.run_command.run="unattended"', `title ${attack}`], { columns: 200 });
+    const screen = jp(
+      sandbox,
+      ['query', ...script, '-c', 'conversation.tools.run_command.run="unattended"', `title ${attack}`],
+      { columns: 200 },
+    );
     assert.equal((await screen.exited).exitCode, 0, screen.text());
     assertNothingObeyed(screen, 'KEEP THIS LINE');
     assert.match(screen.text(), /↳ fs_read_file: ok — clip:\^\[\]52/);
@@ -115,7 +132,10 @@ server.registerTool('innocent', { description: ${JSON.stringify(`Reads files. ${
 await server.connect(new StdioServerTransport());
 `,
     );
-    writeUserConfig(sandbox, `[mcp.servers.hostile]\ncommand = ${JSON.stringify(process.execPath)}\nargs = [${JSON.stringify(`${sandbox.workspace}/server.mjs`)}]\n`);
+    writeUserConfig(
+      sandbox,
+      `[mcp.servers.hostile]\ncommand = ${JSON.stringify(process.execPath)}\nargs = [${JSON.stringify(`${sandbox.workspace}/server.mjs`)}]\n`,
+    );
     const screen = jp(sandbox, ['mcp', 'ls'], { columns: 200 });
     assert.equal((await screen.exited).exitCode, 0, screen.text());
     assert.match(screen.text(), /Reads files\. clip:\^\[\]52/);
@@ -130,7 +150,14 @@ await server.connect(new StdioServerTransport());
 
 describe('errors', () => {
   it("a provider's error message quoted in jp's error is shown, not obeyed", async () => {
-    const body = JSON.stringify({ error: { message: `The model does not exist. ${attack}`, type: 'invalid_request_error', param: null, code: 'model_not_found' } });
+    const body = JSON.stringify({
+      error: {
+        message: `The model does not exist. ${attack}`,
+        type: 'invalid_request_error',
+        param: null,
+        code: 'model_not_found',
+      },
+    });
     const provider = await startFakeProvider({ wire: 'openai-responses', steps: [{ status: 404, body }] });
     cleanup.add(() => provider.close());
     const sandbox = cleanup.sandbox();

@@ -8,13 +8,24 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { eventually, processAlive, processesMatching, readEvents, runJp, type Sandbox, testProvider, useCleanup } from '../support/jp.ts';
+import {
+  eventually,
+  processAlive,
+  processesMatching,
+  readEvents,
+  runJp,
+  type Sandbox,
+  testProvider,
+  useCleanup,
+} from '../support/jp.ts';
 
 const cleanup = useCleanup();
 
 /** Pids of `sleep <seconds>` processes; each test uses its own odd durations to find its own. */
 function sleepers(seconds: number): number[] {
-  return processesMatching('sleep', String(seconds)).filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[1] === String(seconds));
+  return processesMatching('sleep', String(seconds)).filter(
+    (pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[1] === String(seconds),
+  );
 }
 
 function killAll(pids: number[]): void {
@@ -31,7 +42,7 @@ function killAll(pids: number[]): void {
  * A command line that starts `sleep <seconds>` in a new session, outside the tool's process group,
  * holding the tool's output pipes, and goes on only once it has left the group.
  */
-function escape(seconds: number, options: { clearEnvironment?: boolean } = {}): string {
+function escapeChild(seconds: number, options: { clearEnvironment?: boolean } = {}): string {
   const file = `escaped-${seconds}.pid`;
   return `setsid ${options.clearEnvironment ? 'env -i ' : ''}/bin/sh -c 'echo $$ > ${file}; exec sleep ${seconds}' & while [ ! -s ${file} ]; do sleep 0.05; done; echo started`;
 }
@@ -54,7 +65,7 @@ describe('a tool whose child escaped its process group', () => {
     const result = await runJp(sandbox, [
       'query',
       '--json',
-      ...runCommandScript(sandbox, escape(987001)),
+      ...runCommandScript(sandbox, escapeChild(987001)),
       '-c',
       'conversation.tools.run_command.run="unattended"',
       'go',
@@ -75,7 +86,7 @@ describe('a tool whose child escaped its process group', () => {
       '--json',
       '--sandbox',
       'off',
-      ...runCommandScript(sandbox, `${escape(987002, { clearEnvironment: true })}; sleep 987003`),
+      ...runCommandScript(sandbox, `${escapeChild(987002, { clearEnvironment: true })}; sleep 987003`),
       '-c',
       'conversation.tools.run_command.run="unattended"',
       '-c',
@@ -87,7 +98,11 @@ describe('a tool whose child escaped its process group', () => {
     assert.equal(final.tools[0].status, 'error');
     assert.match(final.tools[0].result, /timed out after 2 s and was killed\nstarted/);
     assert.equal(sleepers(987003).length, 0, 'the command itself was killed');
-    assert.equal(sleepers(987002).length, 1, 'an escaped child that cleared its environment is out of reach (documented)');
+    assert.equal(
+      sleepers(987002).length,
+      1,
+      'an escaped child that cleared its environment is out of reach (documented)',
+    );
   });
 
   it('`jp conversation kill` stops the run; the escaped child dies with it', async () => {
@@ -96,7 +111,7 @@ describe('a tool whose child escaped its process group', () => {
     const detached = await runJp(sandbox, [
       'query',
       '--detach',
-      ...runCommandScript(sandbox, `${escape(987004)}; sleep 987005`),
+      ...runCommandScript(sandbox, `${escapeChild(987004)}; sleep 987005`),
       '-c',
       'conversation.tools.run_command.run="unattended"',
       'go',
@@ -109,7 +124,10 @@ describe('a tool whose child escaped its process group', () => {
     assert.equal((await runJp(sandbox, ['conversation', 'wait', conversationId])).code, 143);
     const last = readEvents(sandbox, conversationId).at(-1)!;
     assert.deepEqual([last.type, last.status], ['turn_end', 'interrupted']);
-    await eventually('the command and its escaped child are gone', () => sleepers(987004).length === 0 && sleepers(987005).length === 0);
+    await eventually(
+      'the command and its escaped child are gone',
+      () => sleepers(987004).length === 0 && sleepers(987005).length === 0,
+    );
   });
 
   it('`kill --force` leaves no escaped process of the tool behind', async () => {
@@ -118,7 +136,7 @@ describe('a tool whose child escaped its process group', () => {
     const detached = await runJp(sandbox, [
       'query',
       '--detach',
-      ...runCommandScript(sandbox, `${escape(987006)}; sleep 987007`),
+      ...runCommandScript(sandbox, `${escapeChild(987006)}; sleep 987007`),
       '-c',
       'conversation.tools.run_command.run="unattended"',
       'go',
@@ -133,6 +151,9 @@ describe('a tool whose child escaped its process group', () => {
     const killed = await runJp(sandbox, ['conversation', 'kill', '--force', conversationId]);
     assert.equal(killed.code, 0, killed.stderr);
     await eventually('the server is gone', () => !processAlive(entry.pid));
-    await eventually('the command and its escaped child are gone', () => sleepers(987006).length === 0 && sleepers(987007).length === 0);
+    await eventually(
+      'the command and its escaped child are gone',
+      () => sleepers(987006).length === 0 && sleepers(987007).length === 0,
+    );
   });
 });

@@ -46,10 +46,29 @@ describe('file modes under umask 000', () => {
     const steps = [
       ['init'],
       ['trust'],
-      ['query', '-m', 'test', '-c', 'providers.test.script="s.json"', '-c', 'conversation.tools.defaults.detached="auto"', 'write notes'],
+      [
+        'query',
+        '-m',
+        'test',
+        '-c',
+        'providers.test.script="s.json"',
+        '-c',
+        'conversation.tools.defaults.detached="auto"',
+        'write notes',
+      ],
       ['query', '--no-server', '-m', 'test', '-c', 'providers.test.script="s2.json"', 'and again'],
       ['query', '--new', '--detach', '-m', 'test', '-c', 'providers.test.script="s2.json"', 'in the background'],
-      ['query', '--new', '-m', 'test', '-c', 'providers.test.script="s.json"', '-c', 'conversation.tools.defaults.detached="defer"', 'deferred'],
+      [
+        'query',
+        '--new',
+        '-m',
+        'test',
+        '-c',
+        'providers.test.script="s.json"',
+        '-c',
+        'conversation.tools.defaults.detached="defer"',
+        'deferred',
+      ],
       ['conversation', 'ls'],
       ['conversation', 'print'],
       ['conversation', 'fork', '<detached>'],
@@ -64,12 +83,28 @@ describe('file modes under umask 000', () => {
       else assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
       if (args.includes('--detach')) detachedId = result.stdout.trim();
     }
-    await eventually('the detached run to finish', () => readEvents(sandbox, detachedId).some((event) => event.type === 'turn_end'));
-    await eventually('its registry entry to go', () => readdirSync(path.join(sandbox.userDirectory(), 'processes')).every((name) => !name.endsWith('.json')));
+    await eventually('the detached run to finish', () =>
+      readEvents(sandbox, detachedId).some((event) => event.type === 'turn_end'),
+    );
+    await eventually('its registry entry to go', () =>
+      readdirSync(path.join(sandbox.userDirectory(), 'processes')).every((name) => !name.endsWith('.json')),
+    );
 
     const problems: string[] = [];
-    const created = walk(sandbox.root).filter((file) => ![sandbox.workspace, path.join(sandbox.root, 'home'), path.join(sandbox.workspace, 's.json'), path.join(sandbox.workspace, 's2.json')].includes(file));
-    const privateRoots = [path.join(sandbox.workspace, '.jp'), sandbox.dataHome, path.join(sandbox.root, 'home', '.cache')];
+    const created = walk(sandbox.root).filter(
+      (file) =>
+        ![
+          sandbox.workspace,
+          path.join(sandbox.root, 'home'),
+          path.join(sandbox.workspace, 's.json'),
+          path.join(sandbox.workspace, 's2.json'),
+        ].includes(file),
+    );
+    const privateRoots = [
+      path.join(sandbox.workspace, '.jp'),
+      sandbox.dataHome,
+      path.join(sandbox.root, 'home', '.cache'),
+    ];
     for (const file of created) {
       const stat = lstatSync(file);
       if (stat.isSymbolicLink()) continue;
@@ -78,13 +113,26 @@ describe('file modes under umask 000', () => {
       if ((mode & 0o022) !== 0) problems.push(`${name} is ${mode.toString(8)}: writable by group or others`);
       const isConfig = file === path.join(sandbox.workspace, '.jp', 'config.toml');
       if (isConfig && (mode & ~0o644) !== 0) problems.push(`${name} is ${mode.toString(8)}: more than 0644`);
-      if (!isConfig && privateRoots.some((root) => file === root || file.startsWith(root + path.sep)) && (mode & 0o077) !== 0) {
+      if (
+        !isConfig &&
+        privateRoots.some((root) => file === root || file.startsWith(root + path.sep)) &&
+        (mode & 0o077) !== 0
+      ) {
         problems.push(`${name} is ${mode.toString(8)}: readable by group or others`);
       }
     }
-    assert.ok(created.some((file) => file.endsWith(path.join('notes', 'today.md'))), 'the file tool ran');
-    assert.ok(created.some((file) => file.includes(`${path.sep}locks`)), 'user-local state was checked');
-    assert.ok(created.some((file) => file.endsWith('trust.json')), 'the trust decision was checked');
+    assert.ok(
+      created.some((file) => file.endsWith(path.join('notes', 'today.md'))),
+      'the file tool ran',
+    );
+    assert.ok(
+      created.some((file) => file.includes(`${path.sep}locks`)),
+      'user-local state was checked',
+    );
+    assert.ok(
+      created.some((file) => file.endsWith('trust.json')),
+      'the trust decision was checked',
+    );
     assert.deepEqual(problems, []);
   });
 });

@@ -7,10 +7,33 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { collect, conversationIds, eventually, readEvents, runJp, sleep, startJp, testProvider, useCleanup, type Sandbox } from '../support/jp.ts';
+import {
+  collect,
+  conversationIds,
+  eventually,
+  readEvents,
+  runJp,
+  sleep,
+  startJp,
+  testProvider,
+  useCleanup,
+  type Sandbox,
+} from '../support/jp.ts';
 
 const cleanup = useCleanup();
 
@@ -22,10 +45,22 @@ function toolResults(sandbox: Sandbox, id: string): string[] {
 }
 
 /** Runs one query whose model calls `calls` (in one batch), every tool running unattended (no inquiry). */
-async function callTools(sandbox: Sandbox, calls: { name: string; arguments: unknown }[], env: NodeJS.ProcessEnv = {}): Promise<string[]> {
+async function callTools(
+  sandbox: Sandbox,
+  calls: { name: string; arguments: unknown }[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<string[]> {
   const before = new Set(conversationIds(sandbox));
-  const script = testProvider(sandbox, { steps: [{ parts: calls.map((call) => ({ tool_call: call })) }, { parts: [{ text: 'done' }] }] }, `script-${before.size}.json`);
-  const result = await runJp(sandbox, ['query', '--new', ...script, '-c', 'conversation.tools.defaults.run="unattended"', 'use the tools'], { env });
+  const script = testProvider(
+    sandbox,
+    { steps: [{ parts: calls.map((call) => ({ tool_call: call })) }, { parts: [{ text: 'done' }] }] },
+    `script-${before.size}.json`,
+  );
+  const result = await runJp(
+    sandbox,
+    ['query', '--new', ...script, '-c', 'conversation.tools.defaults.run="unattended"', 'use the tools'],
+    { env },
+  );
   assert.equal(result.code, 0, result.stderr);
   const id = conversationIds(sandbox).find((candidate) => !before.has(candidate))!;
   return toolResults(sandbox, id);
@@ -38,7 +73,18 @@ function listed(result: string): string[] {
 describe('fs_list_files globs', () => {
   it('brace and class globs match, with ** across directories', async () => {
     const sandbox = cleanup.sandbox();
-    for (const file of ['a.ts', 'b.tsx', 'c.js', 'src/a.ts', 'src/b.ts', 'src/c.ts', 'src/deep/x.tsx', 'node_modules/m/i.ts', '.git/h.ts']) sandbox.write(file, 'x');
+    for (const file of [
+      'a.ts',
+      'b.tsx',
+      'c.js',
+      'src/a.ts',
+      'src/b.ts',
+      'src/c.ts',
+      'src/deep/x.tsx',
+      'node_modules/m/i.ts',
+      '.git/h.ts',
+    ])
+      sandbox.write(file, 'x');
     const [braces, classes, all] = await callTools(sandbox, [
       { name: 'fs_list_files', arguments: { pattern: '**/*.{ts,tsx}' } },
       { name: 'fs_list_files', arguments: { pattern: 'src/[ab].ts' } },
@@ -47,7 +93,12 @@ describe('fs_list_files globs', () => {
     assert.deepEqual(listed(braces!), ['a.ts', 'b.tsx', 'src/a.ts', 'src/b.ts', 'src/c.ts', 'src/deep/x.tsx'].sort());
     assert.match(braces!, /^6 files under \./);
     assert.deepEqual(listed(classes!), ['src/a.ts', 'src/b.ts']);
-    assert.ok(!listed(all!).some((file) => file.startsWith('.jp/') || file.startsWith('node_modules/') || file.startsWith('.git/')), all);
+    assert.ok(
+      !listed(all!).some(
+        (file) => file.startsWith('.jp/') || file.startsWith('node_modules/') || file.startsWith('.git/'),
+      ),
+      all,
+    );
     assert.ok(listed(all!).includes('c.js'));
   });
 
@@ -77,12 +128,25 @@ describe("jp's own directories are out of the file tools' reach", () => {
     const results = await callTools(
       sandbox,
       [
-        { name: 'fs_modify_file', arguments: { path: '.jp/config.toml', old_string: '[assistant]', new_string: '[conversation.hooks]\non_waiting = "sh evil.sh"\n[assistant]' } },
+        {
+          name: 'fs_modify_file',
+          arguments: {
+            path: '.jp/config.toml',
+            old_string: '[assistant]',
+            new_string: '[conversation.hooks]\non_waiting = "sh evil.sh"\n[assistant]',
+          },
+        },
         { name: 'fs_create_file', arguments: { path: 'sub/../.jp/new.toml', content: 'x' } },
-        { name: 'fs_modify_file', arguments: { path: 'innocent/config.toml', old_string: '[assistant]', new_string: '[x]' } },
+        {
+          name: 'fs_modify_file',
+          arguments: { path: 'innocent/config.toml', old_string: '[assistant]', new_string: '[x]' },
+        },
         { name: 'fs_read_file', arguments: { path: '.jp/config.toml' } },
         { name: 'fs_list_files', arguments: { path: '.jp' } },
-        { name: 'fs_modify_file', arguments: { path: 'home-config/jp/config.toml', old_string: '# the user config', new_string: 'evil = 1' } },
+        {
+          name: 'fs_modify_file',
+          arguments: { path: 'home-config/jp/config.toml', old_string: '# the user config', new_string: 'evil = 1' },
+        },
         { name: 'fs_create_file', arguments: { path: 'settings/other.toml', content: 'x' } },
         { name: 'fs_read_file', arguments: { path: 'settings/config.toml' } },
       ],
@@ -128,7 +192,10 @@ describe('fs_modify_file writes atomically', () => {
     assert.equal(readFileSync(script, 'utf8'), '#!/bin/sh\necho new\n');
     assert.equal(statSync(script).mode & 0o7777, 0o750);
     assert.equal(statSync(shared).mode & 0o7777, 0o664);
-    assert.deepEqual(readdirSync(sandbox.workspace).filter((name) => name.endsWith('.tmp')), []);
+    assert.deepEqual(
+      readdirSync(sandbox.workspace).filter((name) => name.endsWith('.tmp')),
+      [],
+    );
   });
 
   it('a SIGKILL at random instants while it writes leaves the old file or the new one, never a truncated one', async () => {
@@ -143,9 +210,29 @@ describe('fs_modify_file writes atomically', () => {
       [digest(newContent), 'new'],
     ]);
     const script = testProvider(sandbox, {
-      steps: [{ parts: [{ tool_call: { name: 'fs_modify_file', arguments: { path: 'big.txt', old_string: 'MARKER-OLD', new_string: 'MARKER-NEW' } } }] }, { parts: [{ text: 'done' }] }],
+      steps: [
+        {
+          parts: [
+            {
+              tool_call: {
+                name: 'fs_modify_file',
+                arguments: { path: 'big.txt', old_string: 'MARKER-OLD', new_string: 'MARKER-NEW' },
+              },
+            },
+          ],
+        },
+        { parts: [{ text: 'done' }] },
+      ],
     });
-    const args = ['query', '--new', '--no-server', ...script, '-c', 'conversation.tools.defaults.run="unattended"', 'edit it'];
+    const args = [
+      'query',
+      '--new',
+      '--no-server',
+      ...script,
+      '-c',
+      'conversation.tools.defaults.run="unattended"',
+      'edit it',
+    ];
     const eventsOf = (id: string): string => {
       try {
         return readFileSync(path.join(sandbox.workspace, '.jp', 'conversations', id, 'events.ndjson'), 'utf8');
@@ -159,7 +246,9 @@ describe('fs_modify_file writes atomically', () => {
     const measured = await runJp(sandbox, args);
     assert.equal(measured.code, 0, measured.stderr);
     const events = readEvents(sandbox, conversationIds(sandbox)[0]!);
-    const toolMs = Date.parse(events.find((event) => event.type === 'tool_call_response')!.timestamp) - Date.parse(events.find((event) => event.type === 'tool_call_start')!.timestamp);
+    const toolMs =
+      Date.parse(events.find((event) => event.type === 'tool_call_response')!.timestamp) -
+      Date.parse(events.find((event) => event.type === 'tool_call_start')!.timestamp);
     const outcomes: string[] = [];
     for (let trial = 0; trial < 8; trial++) {
       writeFileSync(file, oldContent);
@@ -182,14 +271,23 @@ describe('fs_modify_file writes atomically', () => {
       }
       await finished;
       const outcome = expected.get(digest(readFileSync(file)));
-      assert.ok(outcome, `trial ${trial}: the file is neither the old nor the new content (${statSync(file).size} bytes)`);
+      assert.ok(
+        outcome,
+        `trial ${trial}: the file is neither the old nor the new content (${statSync(file).size} bytes)`,
+      );
       outcomes.push(outcome);
     }
     // The temporaries the kills left are removed by the next modification (their process is gone).
     const marker = outcomes[outcomes.length - 1] === 'new' ? 'MARKER-NEW' : 'MARKER-OLD';
-    const results = await callTools(sandbox, [{ name: 'fs_modify_file', arguments: { path: 'big.txt', old_string: marker, new_string: 'END' } }]);
+    const results = await callTools(sandbox, [
+      { name: 'fs_modify_file', arguments: { path: 'big.txt', old_string: marker, new_string: 'END' } },
+    ]);
     assert.deepEqual(results, ['modified big.txt']);
-    assert.deepEqual(readdirSync(sandbox.workspace).filter((name) => name.endsWith('.tmp')), [], `tool ${toolMs} ms; ${outcomes.join(', ')}`);
+    assert.deepEqual(
+      readdirSync(sandbox.workspace).filter((name) => name.endsWith('.tmp')),
+      [],
+      `tool ${toolMs} ms; ${outcomes.join(', ')}`,
+    );
   });
 });
 
@@ -214,30 +312,52 @@ describe('fs_read_file bounds what it reads', () => {
     closeSync(fd);
     const script = testProvider(sandbox, {
       steps: [
-        { parts: [{ tool_call: { name: 'fs_read_file', arguments: { path: 'huge.log' } } }, { tool_call: { name: 'fs_read_file', arguments: { path: 'huge.log', offset: lines - 1 } } }] },
+        {
+          parts: [
+            { tool_call: { name: 'fs_read_file', arguments: { path: 'huge.log' } } },
+            { tool_call: { name: 'fs_read_file', arguments: { path: 'huge.log', offset: lines - 1 } } },
+          ],
+        },
         { parts: [{ delay_ms: 120_000 }, { text: 'never' }] },
       ],
     });
     const detached = await runJp(sandbox, ['query', '--detach', ...script, 'read the log']);
     assert.equal(detached.code, 0, detached.stderr);
     const id = detached.stdout.trim();
-    await eventually('the read results in the log', () => readEvents(sandbox, id).filter((event) => event.type === 'tool_call_response').length === 2);
-    const entry = JSON.parse(readFileSync(path.join(sandbox.userDirectory(), 'processes', `${id}.json`), 'utf8')) as { pid: number };
+    await eventually(
+      'the read results in the log',
+      () => readEvents(sandbox, id).filter((event) => event.type === 'tool_call_response').length === 2,
+    );
+    const entry = JSON.parse(readFileSync(path.join(sandbox.userDirectory(), 'processes', `${id}.json`), 'utf8')) as {
+      pid: number;
+    };
     const peakKiB = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${entry.pid}/status`, 'utf8'))![1]);
     const killed = await runJp(sandbox, ['conversation', 'kill', id]);
     assert.equal(killed.code, 0, killed.stderr);
-    assert.ok(peakKiB < 160 * 1024, `the server's peak RSS was ${Math.round(peakKiB / 1024)} MB while reading a 200 MB file`);
+    assert.ok(
+      peakKiB < 160 * 1024,
+      `the server's peak RSS was ${Math.round(peakKiB / 1024)} MB while reading a 200 MB file`,
+    );
     const [head, tail] = toolResults(sandbox, id);
     assert.match(head!, /^1\tFIRST LINE\n2\t0123456789 a log line/);
     const shown = head!.split('\n').length - 1;
-    assert.equal(head!.slice(head!.lastIndexOf('\n') + 1), `[jp: lines 1-${shown} of ${lines} lines (${size} bytes) shown; continue with offset=${shown + 1}]`);
+    assert.equal(
+      head!.slice(head!.lastIndexOf('\n') + 1),
+      `[jp: lines 1-${shown} of ${lines} lines (${size} bytes) shown; continue with offset=${shown + 1}]`,
+    );
     assert.ok(head!.length <= 30_000, 'within the output limit, cut at a line');
-    assert.equal(tail, `${lines - 1}\t0123456789 a log line of a very long log file, repeated many times\n${lines}\tLAST LINE\n[jp: lines ${lines - 1}-${lines} of ${lines} lines (${size} bytes) shown]`);
+    assert.equal(
+      tail,
+      `${lines - 1}\t0123456789 a log line of a very long log file, repeated many times\n${lines}\tLAST LINE\n[jp: lines ${lines - 1}-${lines} of ${lines} lines (${size} bytes) shown]`,
+    );
   });
 
   it('binary files and FIFOs are refused with a clear message, never waited on', async () => {
     const sandbox = cleanup.sandbox();
-    writeFileSync(path.join(sandbox.workspace, 'image.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x00, 0x1a, 0x0a]));
+    writeFileSync(
+      path.join(sandbox.workspace, 'image.png'),
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x00, 0x1a, 0x0a]),
+    );
     execFileSync('mkfifo', [path.join(sandbox.workspace, 'pipe')]);
     mkdirSync(path.join(sandbox.workspace, 'folder'));
     const [binary, fifo, folder] = await callTools(sandbox, [
@@ -245,7 +365,10 @@ describe('fs_read_file bounds what it reads', () => {
       { name: 'fs_read_file', arguments: { path: 'pipe' } },
       { name: 'fs_read_file', arguments: { path: 'folder' } },
     ]);
-    assert.match(binary!, /image\.png looks like a binary file \(8 bytes, with NUL bytes\); fs_read_file reads text files only/);
+    assert.match(
+      binary!,
+      /image\.png looks like a binary file \(8 bytes, with NUL bytes\); fs_read_file reads text files only/,
+    );
     assert.match(fifo!, /pipe is a FIFO; fs_read_file reads regular files only/);
     assert.match(folder!, /folder is a directory; fs_read_file reads regular files only; use fs_list_files/);
   });
@@ -267,8 +390,16 @@ describe('fs_read_file reads a part of a file, with line numbers', () => {
       { name: 'fs_read_file', arguments: { path: 'long.txt', offset: 6000 } },
     ]);
     assert.ok(first!.startsWith('1\tline 1\n2\tline 2\n'));
-    assert.ok(first!.endsWith(`\n2000\tline 2000\n[jp: lines 1-2000 of 5000 lines (${size} bytes) shown; continue with offset=2001]`), first!.slice(-120));
-    assert.equal(middle, `10\tline 10\n11\tline 11\n12\tline 12\n[jp: lines 10-12 of 5000 lines (${size} bytes) shown; continue with offset=13]`);
+    assert.ok(
+      first!.endsWith(
+        `\n2000\tline 2000\n[jp: lines 1-2000 of 5000 lines (${size} bytes) shown; continue with offset=2001]`,
+      ),
+      first!.slice(-120),
+    );
+    assert.equal(
+      middle,
+      `10\tline 10\n11\tline 11\n12\tline 12\n[jp: lines 10-12 of 5000 lines (${size} bytes) shown; continue with offset=13]`,
+    );
     assert.equal(end, `4999\tline 4999\n5000\tline 5000\n[jp: lines 4999-5000 of 5000 lines (${size} bytes) shown]`);
     assert.equal(short, '1\talpha\n2\tbeta');
     assert.equal(empty, '[jp: empty.txt is empty]');
@@ -283,7 +414,12 @@ describe('fs_read_file reads a part of a file, with line numbers', () => {
     assert.doesNotMatch(content!, /omitted by jp/);
     const shown = content!.split('\n').length - 1;
     assert.ok(shown > 200 && shown < 1000, `${shown} lines`);
-    assert.match(content!, new RegExp(`\\n\\[jp: lines 1-${shown} of 1000 lines \\(\\d+ bytes\\) shown; continue with offset=${shown + 1}\\]$`));
+    assert.match(
+      content!,
+      new RegExp(
+        `\\n\\[jp: lines 1-${shown} of 1000 lines \\(\\d+ bytes\\) shown; continue with offset=${shown + 1}\\]$`,
+      ),
+    );
   });
 });
 
@@ -310,7 +446,8 @@ describe('fs_modify_file with several edits', () => {
 
   it('changes nothing when one edit cannot apply, and says which one and where the nearest text is', async () => {
     const sandbox = cleanup.sandbox();
-    const original = 'function start() {\n    return load(config);\n}\n\nfunction stop() {\n  close(handle);\n}\nclose(handle);\n';
+    const original =
+      'function start() {\n    return load(config);\n}\n\nfunction stop() {\n  close(handle);\n}\nclose(handle);\n';
     sandbox.write('app.js', original);
     const [notFound, whitespace, ambiguous, both] = await callTools(sandbox, [
       {
@@ -323,16 +460,31 @@ describe('fs_modify_file with several edits', () => {
           ],
         },
       },
-      { name: 'fs_modify_file', arguments: { path: 'app.js', old_string: 'function stop() {\n    close(handle);', new_string: 'x' } },
-      { name: 'fs_modify_file', arguments: { path: 'app.js', old_string: 'close(handle);', new_string: 'release(handle);' } },
-      { name: 'fs_modify_file', arguments: { path: 'app.js', old_string: 'a', new_string: 'b', edits: [{ old_string: 'a', new_string: 'b' }] } },
+      {
+        name: 'fs_modify_file',
+        arguments: { path: 'app.js', old_string: 'function stop() {\n    close(handle);', new_string: 'x' },
+      },
+      {
+        name: 'fs_modify_file',
+        arguments: { path: 'app.js', old_string: 'close(handle);', new_string: 'release(handle);' },
+      },
+      {
+        name: 'fs_modify_file',
+        arguments: { path: 'app.js', old_string: 'a', new_string: 'b', edits: [{ old_string: 'a', new_string: 'b' }] },
+      },
     ]);
     assert.equal(
       notFound,
       'edit 2 of 2: old_string was not found in app.js (after the edits before it): the nearest line to its first line is line 2: "return load(config);". Nothing was changed: the edits apply all or none.',
     );
-    assert.equal(whitespace, 'old_string was not found in app.js: the same text with different whitespace or indentation is at line 5; copy it exactly from fs_read_file (without the line-number prefix).');
-    assert.equal(ambiguous, 'old_string occurs 2 times in app.js (at lines 6, 8); include more of the surrounding text to make it unique, or set replace_all.');
+    assert.equal(
+      whitespace,
+      'old_string was not found in app.js: the same text with different whitespace or indentation is at line 5; copy it exactly from fs_read_file (without the line-number prefix).',
+    );
+    assert.equal(
+      ambiguous,
+      'old_string occurs 2 times in app.js (at lines 6, 8); include more of the surrounding text to make it unique, or set replace_all.',
+    );
     assert.match(both!, /^give either old_string and new_string, or edits/);
     assert.equal(sandbox.read('app.js'), original, 'untouched');
   });

@@ -30,23 +30,33 @@ describe('first hour', () => {
   it('piped input with a message: the title is the message, not the first line of the input', async () => {
     const sandbox = cleanup.sandbox();
     const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'ok' }] }] });
-    const run = await runJp(sandbox, ['query', ...script, 'explain this'], { stdin: 'ERROR 42: disk on fire\nmore log\n' });
+    const run = await runJp(sandbox, ['query', ...script, 'explain this'], {
+      stdin: 'ERROR 42: disk on fire\nmore log\n',
+    });
     assert.equal(run.code, 0, run.stderr);
     const listed = await runJp(sandbox, ['conversation', 'ls', '--json']);
     const [conversation] = JSON.parse(listed.stdout) as { title: string }[];
     assert.equal(conversation!.title, 'explain this');
     const piped = await runJp(sandbox, ['query', '--new', ...script], { stdin: 'only piped\nsecond line\n' });
     assert.equal(piped.code, 0, piped.stderr);
-    const titles = (JSON.parse((await runJp(sandbox, ['conversation', 'ls', '--json'])).stdout) as { title: string }[]).map((entry) => entry.title);
+    const titles = (
+      JSON.parse((await runJp(sandbox, ['conversation', 'ls', '--json'])).stdout) as { title: string }[]
+    ).map((entry) => entry.title);
     assert.ok(titles.includes('only piped'), `with no message the piped text titles it: ${titles.join(' | ')}`);
   });
 
   it('JP_FRONTEND=noninteractive at a terminal prompts for nothing, as --non-interactive', async () => {
     const sandbox = cleanup.sandbox();
     const script = testProvider(sandbox, {
-      steps: [{ parts: [{ tool_call: { name: 'fs_create_file', arguments: { path: 'made.txt', content: 'x' } } }] }, { parts: [{ text: 'finished' }] }],
+      steps: [
+        { parts: [{ tool_call: { name: 'fs_create_file', arguments: { path: 'made.txt', content: 'x' } } }] },
+        { parts: [{ text: 'finished' }] },
+      ],
     });
-    const screen = Screen.jp(sandbox, ['query', ...script, 'make it'], { env: { JP_FRONTEND: 'noninteractive' }, cleanup });
+    const screen = Screen.jp(sandbox, ['query', ...script, 'make it'], {
+      env: { JP_FRONTEND: 'noninteractive' },
+      cleanup,
+    });
     // A prompt would wait for a key: it fails the test instead of hanging it.
     const prompted = screen.waitFor('Run fs_create_file?').then(
       () => 'prompted',
@@ -72,8 +82,16 @@ describe('first hour', () => {
     assert.equal(result.log_file, path.join('.jp', 'conversations', result.conversation_id, 'events.ndjson'));
     assert.ok(existsSync(path.join(sandbox.workspace, result.log_file)));
     const failed = await runJp(sandbox, ['--json', 'query', '-m', 'x/y', 'hi']);
-    const failedResult = JSON.parse(failed.stdout.trim().split('\n').pop()!) as { log_file: string | null; conversation_id: string | null };
-    assert.equal(failedResult.log_file, failedResult.conversation_id === null ? null : path.join('.jp', 'conversations', failedResult.conversation_id, 'events.ndjson'));
+    const failedResult = JSON.parse(failed.stdout.trim().split('\n').pop()!) as {
+      log_file: string | null;
+      conversation_id: string | null;
+    };
+    assert.equal(
+      failedResult.log_file,
+      failedResult.conversation_id === null
+        ? null
+        : path.join('.jp', 'conversations', failedResult.conversation_id, 'events.ndjson'),
+    );
   });
 });
 
@@ -84,7 +102,10 @@ describe('attaching right after --detach', () => {
     // ready: attach connects before the turn (and its message) is written.
     const userConfig = path.join(sandbox.env.XDG_CONFIG_HOME!, 'jp');
     mkdirSync(userConfig, { recursive: true });
-    writeFileSync(path.join(userConfig, 'config.toml'), '[mcp.servers.slow]\ncommand = "sleep"\nargs = ["30"]\nstartup_timeout_secs = 2\n');
+    writeFileSync(
+      path.join(userConfig, 'config.toml'),
+      '[mcp.servers.slow]\ncommand = "sleep"\nargs = ["30"]\nstartup_timeout_secs = 2\n',
+    );
     const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'the answer' }] }] });
     const detached = await runJp(sandbox, ['query', '--detach', ...script, 'the race message']);
     assert.equal(detached.code, 0, detached.stderr);

@@ -12,7 +12,9 @@ import { gate, startFakeProvider, textStep } from '../support/fake-provider.ts';
 import { fakeModel, fakeModelArguments, readEvents, runJp, useCleanup } from '../support/jp.ts';
 
 const cleanup = useCleanup();
-const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const version = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 const nodeMajor = Number(process.versions.node.split('.')[0]);
 
 /** Every file under a directory with its size and modification time, sorted. */
@@ -45,32 +47,63 @@ describe(`first steps on Node ${process.version}`, () => {
     assert.equal(answered.code, 0, answered.stderr);
     assert.equal(answered.stdout, 'First answer.\n');
 
-    sandbox.write('later.json', JSON.stringify({ steps: [{ parts: [{ text: 'done ' }, { delay_ms: 200 }, { text: 'later' }] }] }));
-    const detached = await runJp(sandbox, ['query', '--new', '--detach', '-m', 'test', '-c', 'providers.test.script=later.json', 'go']);
+    sandbox.write(
+      'later.json',
+      JSON.stringify({ steps: [{ parts: [{ text: 'done ' }, { delay_ms: 200 }, { text: 'later' }] }] }),
+    );
+    const detached = await runJp(sandbox, [
+      'query',
+      '--new',
+      '--detach',
+      '-m',
+      'test',
+      '-c',
+      'providers.test.script=later.json',
+      'go',
+    ]);
     assert.equal(detached.code, 0, detached.stderr);
     const conversationId = detached.stdout.trim();
     const waited = await runJp(sandbox, ['conversation', 'wait', conversationId]);
     assert.equal(waited.code, 0, waited.stderr);
-    assert.equal(readEvents(sandbox, conversationId).filter((event) => event.type === 'chat_response').map((event) => event.message).join(''), 'done later');
+    assert.equal(
+      readEvents(sandbox, conversationId)
+        .filter((event) => event.type === 'chat_response')
+        .map((event) => event.message)
+        .join(''),
+      'done later',
+    );
   });
 
-  it(nodeMajor >= 22 ? 'compiled code is kept in a private cache, and a mistyped command adds nothing to it' : 'Node 20 keeps no compiled code, and nothing else takes its place', async () => {
-    const sandbox = cleanup.sandbox();
-    const cache = path.join(sandbox.env.HOME!, '.cache', 'jp', 'compile-cache');
-    for (const args of [['conversation', 'ls'], ['config', 'show']]) assert.equal((await runJp(sandbox, args)).code, 0);
-    if (nodeMajor < 22) {
-      assert.deepEqual(readdirSync(sandbox.env.HOME!), [], 'nothing under HOME');
-    } else {
-      assert.ok(snapshot(cache).length > 0, 'compiled code was kept');
-      assert.equal(statSync(cache).mode & 0o777, 0o700);
-    }
-    const before = snapshot(sandbox.env.HOME!);
-    for (const typo of ['quer', 'conversation-ls']) assert.equal((await runJp(sandbox, [typo, 'x'])).code, 2);
-    assert.deepEqual(snapshot(sandbox.env.HOME!), before);
-  });
+  it(
+    nodeMajor >= 22
+      ? 'compiled code is kept in a private cache, and a mistyped command adds nothing to it'
+      : 'Node 20 keeps no compiled code, and nothing else takes its place',
+    async () => {
+      const sandbox = cleanup.sandbox();
+      const cache = path.join(sandbox.env.HOME!, '.cache', 'jp', 'compile-cache');
+      for (const args of [
+        ['conversation', 'ls'],
+        ['config', 'show'],
+      ])
+        assert.equal((await runJp(sandbox, args)).code, 0);
+      if (nodeMajor < 22) {
+        assert.deepEqual(readdirSync(sandbox.env.HOME!), [], 'nothing under HOME');
+      } else {
+        assert.ok(snapshot(cache).length > 0, 'compiled code was kept');
+        assert.equal(statSync(cache).mode & 0o777, 0o700);
+      }
+      const before = snapshot(sandbox.env.HOME!);
+      for (const typo of ['quer', 'conversation-ls']) assert.equal((await runJp(sandbox, [typo, 'x'])).code, 2);
+      assert.deepEqual(snapshot(sandbox.env.HOME!), before);
+    },
+  );
 
   const serverOptions =
-    nodeMajor < 22 ? ['--v8-pool-size=1', '--liftoff-only', '--max-semi-space-size=1', '--heap-growing-percent=10'] : nodeMajor < 24 ? [] : ['--max-semi-space-size=2'];
+    nodeMajor < 22
+      ? ['--v8-pool-size=1', '--liftoff-only', '--max-semi-space-size=1', '--heap-growing-percent=10']
+      : nodeMajor < 24
+        ? []
+        : ['--max-semi-space-size=2'];
   it(`query servers run with the options chosen for Node ${nodeMajor}: ${serverOptions.join(' ') || 'none'}`, async () => {
     const sandbox = cleanup.sandbox();
     // The answer holds until the test has read the server's command line.

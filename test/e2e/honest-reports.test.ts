@@ -9,7 +9,16 @@ import http from 'node:http';
 import type net from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { conversationIds, eventually, fakeModelArguments, processAlive, readEvents, runJp, testProvider, useCleanup } from '../support/jp.ts';
+import {
+  conversationIds,
+  eventually,
+  fakeModelArguments,
+  processAlive,
+  readEvents,
+  runJp,
+  testProvider,
+  useCleanup,
+} from '../support/jp.ts';
 
 const cleanup = useCleanup();
 
@@ -25,7 +34,10 @@ describe('a provider that answers 200 with an HTML page', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     cleanup.add(() => new Promise<void>((resolve) => server.close(() => resolve())));
     const sandbox = cleanup.sandbox();
-    const model = fakeModelArguments('openai-chat', `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/v1`);
+    const model = fakeModelArguments(
+      'openai-chat',
+      `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/v1`,
+    );
     const run = await runJp(sandbox, ['query', ...model.args, 'hello'], { env: model.env });
     assert.equal(run.code, 1, run.stderr);
     assert.match(run.stderr, /answered with something that is not an event stream \(content-type text\/html\)/);
@@ -51,15 +63,38 @@ describe('a running query whose processes/ directory was removed', () => {
   it('is still listed as running and stopped by kill (found by its lock)', async () => {
     const sandbox = cleanup.sandbox();
     const script = testProvider(sandbox, {
-      steps: [{ parts: [{ tool_call: { name: 'run_command', arguments: { command: 'while [ ! -f go ]; do sleep 0.05; done' } } }] }, { parts: [{ text: 'done' }] }],
+      steps: [
+        {
+          parts: [
+            { tool_call: { name: 'run_command', arguments: { command: 'while [ ! -f go ]; do sleep 0.05; done' } } },
+          ],
+        },
+        { parts: [{ text: 'done' }] },
+      ],
     });
-    const detached = await runJp(sandbox, ['query', '--detach', ...script, '-c', 'conversation.tools.run_command.run="unattended"', '-c', 'conversation.tools.run_command.detached="auto"', 'wait']);
+    const detached = await runJp(sandbox, [
+      'query',
+      '--detach',
+      ...script,
+      '-c',
+      'conversation.tools.run_command.run="unattended"',
+      '-c',
+      'conversation.tools.run_command.detached="auto"',
+      'wait',
+    ]);
     assert.equal(detached.code, 0, detached.stderr);
     const conversationId = detached.stdout.trim();
     const processes = path.join(sandbox.userDirectory(), 'processes');
-    const entry = await eventually('the run is registered', () => existsSync(path.join(processes, `${conversationId}.json`)) && JSON.parse(readFileSync(path.join(processes, `${conversationId}.json`), 'utf8')));
+    const entry = await eventually(
+      'the run is registered',
+      () =>
+        existsSync(path.join(processes, `${conversationId}.json`)) &&
+        JSON.parse(readFileSync(path.join(processes, `${conversationId}.json`), 'utf8')),
+    );
     cleanup.add(() => processAlive(entry.pid) && process.kill(entry.pid, 'SIGKILL'));
-    await eventually('the tool runs', () => readEvents(sandbox, conversationId).some((event) => event.type === 'tool_call_start'));
+    await eventually('the tool runs', () =>
+      readEvents(sandbox, conversationId).some((event) => event.type === 'tool_call_start'),
+    );
     rmSync(processes, { recursive: true, force: true });
 
     const listed = await runJp(sandbox, ['conversation', 'ls', '--json']);
@@ -88,7 +123,19 @@ describe('a retry with a zero backoff', () => {
     const port = (server.address() as net.AddressInfo).port;
     await new Promise<void>((resolve) => server.close(() => resolve()));
     const model = fakeModelArguments('openai-chat', `http://127.0.0.1:${port}/v1`);
-    const run = await runJp(sandbox, ['query', ...model.args, '-c', 'assistant.request.backoff_base_ms=0', '-c', 'assistant.request.max_retries=2', 'hello'], { env: model.env });
+    const run = await runJp(
+      sandbox,
+      [
+        'query',
+        ...model.args,
+        '-c',
+        'assistant.request.backoff_base_ms=0',
+        '-c',
+        'assistant.request.max_retries=2',
+        'hello',
+      ],
+      { env: model.env },
+    );
     assert.equal(run.code, 6, run.stderr);
     assert.match(run.stderr, /ECONNREFUSED.*; retrying now \(attempt 1 of 2\)/);
     assert.doesNotMatch(run.stderr, /NaN|in 0\.0 s/);

@@ -11,16 +11,27 @@ const cleanup = useCleanup();
 /** The menu lines (after the error line), and the column where each line's explanation starts. */
 function menu(stderr: string): { commands: string[]; columns: number[] } {
   const lines = stderr.trimEnd().split('\n').slice(1);
-  const parsed = lines.map((line) => /^  (\S.*?\S)( {3,})(\S.*)$/.exec(line));
+  const parsed = lines.map((line) => /^ {2}(\S.*?\S)( {3,})(\S.*)$/.exec(line));
   assert.ok(parsed.every(Boolean), `every menu line is "  <command>   <what it does>":\n${stderr}`);
-  return { commands: parsed.map((match) => match![1]!), columns: parsed.map((match) => match![1]!.length + match![2]!.length) };
+  return {
+    commands: parsed.map((match) => match![1]!),
+    columns: parsed.map((match) => match![1]!.length + match![2]!.length),
+  };
 }
 
 describe('a new message on an incomplete turn, with no terminal', () => {
   it('after a defer: exit 2, nothing sent, an aligned menu of exact commands with the message', async () => {
     const sandbox = cleanup.sandbox();
-    const script = testProvider(sandbox, { steps: [{ parts: [{ tool_call: { name: 'fs_create_file', arguments: { path: 'a.txt', content: 'a' } } }] }] });
-    const deferred = await runJp(sandbox, ['query', ...script, '-c', 'conversation.tools.defaults.detached="defer"', 'make a']);
+    const script = testProvider(sandbox, {
+      steps: [{ parts: [{ tool_call: { name: 'fs_create_file', arguments: { path: 'a.txt', content: 'a' } } }] }],
+    });
+    const deferred = await runJp(sandbox, [
+      'query',
+      ...script,
+      '-c',
+      'conversation.tools.defaults.detached="defer"',
+      'make a',
+    ]);
     assert.equal(deferred.code, 4, deferred.stderr);
     const [conversationId] = conversationIds(sandbox);
     const before = readEvents(sandbox, conversationId!).length;
@@ -28,7 +39,12 @@ describe('a new message on an incomplete turn, with no terminal', () => {
     const refused = await runJp(sandbox, ['query', ...script, 'x']);
     assert.equal(refused.code, 2);
     assert.equal(refused.stdout, '');
-    assert.match(refused.stderr, new RegExp(`^error: conversation ${conversationId} has an incomplete turn \\(pending inquiry\\); nothing was sent`));
+    assert.match(
+      refused.stderr,
+      new RegExp(
+        `^error: conversation ${conversationId} has an incomplete turn \\(pending inquiry\\); nothing was sent`,
+      ),
+    );
     assert.doesNotMatch(refused.stderr, /a new message is sent after it completes/);
     const { commands, columns } = menu(refused.stderr);
     assert.deepEqual(commands, ['jp query --continue', 'jp query --discard-turn "x"', 'jp query --new "x"']);
@@ -46,11 +62,15 @@ describe('a new message on an incomplete turn, with no terminal', () => {
 
   it('after a kill: the same menu, and its discard command then sends the message', async () => {
     const sandbox = cleanup.sandbox();
-    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'Started.\n\n' }, { delay_ms: 60_000 }, { text: 'never' }] }] });
+    const script = testProvider(sandbox, {
+      steps: [{ parts: [{ text: 'Started.\n\n' }, { delay_ms: 60_000 }, { text: 'never' }] }],
+    });
     const detached = await runJp(sandbox, ['query', '--detach', ...script, 'long']);
     assert.equal(detached.code, 0, detached.stderr);
     const conversationId = detached.stdout.trim();
-    await eventually('streaming started', () => readEvents(sandbox, conversationId).some((event) => event.type === 'chat_response'));
+    await eventually('streaming started', () =>
+      readEvents(sandbox, conversationId).some((event) => event.type === 'chat_response'),
+    );
     assert.equal((await runJp(sandbox, ['conversation', 'kill', conversationId])).code, 0);
 
     const refused = await runJp(sandbox, ['query', ...script, 'x']);

@@ -12,10 +12,21 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { gate, textStep } from '../support/fake-provider.ts';
-import { collect, eventually, fakeModel, processesMatching, readEvents, repositoryRoot, type RunResult, type Sandbox, useCleanup } from '../support/jp.ts';
+import {
+  collect,
+  eventually,
+  fakeModel,
+  processesMatching,
+  readEvents,
+  repositoryRoot,
+  type RunResult,
+  type Sandbox,
+  useCleanup,
+} from '../support/jp.ts';
 
 const cleanup = useCleanup();
-const version = (JSON.parse(readFileSync(path.join(repositoryRoot, 'package.json'), 'utf8')) as { version: string }).version;
+const version = (JSON.parse(readFileSync(path.join(repositoryRoot, 'package.json'), 'utf8')) as { version: string })
+  .version;
 
 /** npm's own cache (where `npm ci` put the packages), so that installing needs no network when warm. */
 const npmCache = process.env.npm_config_cache ?? path.join(os.homedir(), '.npm');
@@ -38,7 +49,12 @@ function npm(args: string[], options: { cwd: string; home: string; environment?:
   return result.stdout;
 }
 
-function run(command: string[], sandbox: Sandbox, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<RunResult> {
+function run(
+  command: string[],
+  sandbox: Sandbox,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<RunResult> {
   const child = spawn(command[0]!, [...command.slice(1), ...args], {
     cwd: options.cwd ?? sandbox.workspace,
     env: { ...sandbox.env, ...options.env },
@@ -64,7 +80,10 @@ async function firstSteps(command: string[], packageDirectory: string): Promise<
 
   // The detached run's answer holds until the test has looked at its server.
   const serverSeen = gate();
-  const model = await fakeModel(cleanup, [textStep('Installed and answering.'), { parts: [{ text: 'in the ' }, { gate: serverSeen }, { text: 'background' }] }]);
+  const model = await fakeModel(cleanup, [
+    textStep('Installed and answering.'),
+    { parts: [{ text: 'in the ' }, { gate: serverSeen }, { text: 'background' }] },
+  ]);
   const answered = await run(command, sandbox, ['query', ...model.args, 'hello'], { env: model.env });
   assert.equal(answered.code, 0, answered.stderr);
   assert.equal(answered.stdout, 'Installed and answering.\n');
@@ -73,7 +92,7 @@ async function firstSteps(command: string[], packageDirectory: string): Promise<
   assert.equal(detached.code, 0, detached.stderr);
   const conversationId = detached.stdout.trim();
   // The run lasts a while yet: its server is there to look at.
-  const server = await eventually('the detached run\'s server', () =>
+  const server = await eventually("the detached run's server", () =>
     processesMatching('__serve').find((pid) => {
       try {
         return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`XDG_DATA_HOME=${sandbox.dataHome}`);
@@ -83,11 +102,17 @@ async function firstSteps(command: string[], packageDirectory: string): Promise<
     }),
   );
   const commandLine = readFileSync(`/proc/${server}/cmdline`, 'utf8').split('\0');
-  assert.ok(commandLine.includes(path.join(realpathSync(packageDirectory), 'dist', 'jp.mjs')), `the server runs from the package's real location: ${commandLine.join(' ')}`);
+  assert.ok(
+    commandLine.includes(path.join(realpathSync(packageDirectory), 'dist', 'jp.mjs')),
+    `the server runs from the package's real location: ${commandLine.join(' ')}`,
+  );
   serverSeen.open();
   const waited = await run(command, sandbox, ['conversation', 'wait', conversationId]);
   assert.equal(waited.code, 0, waited.stderr);
-  const answer = readEvents(sandbox, conversationId).filter((event) => event.type === 'chat_response').map((event) => event.message).join('');
+  const answer = readEvents(sandbox, conversationId)
+    .filter((event) => event.type === 'chat_response')
+    .map((event) => event.message)
+    .join('');
   assert.equal(answer, 'in the background');
 }
 
@@ -99,7 +124,10 @@ describe('installed as users install it', () => {
     root = cleanup.sandbox({ init: false }).root;
     home = path.join(root, 'empty home');
     mkdirSync(home);
-    const packed = npm(['pack', '--ignore-scripts', '--pack-destination', root, '--json'], { cwd: repositoryRoot, home });
+    const packed = npm(['pack', '--ignore-scripts', '--pack-destination', root, '--json'], {
+      cwd: repositoryRoot,
+      home,
+    });
     tarball = path.join(root, (JSON.parse(packed) as { filename: string }[])[0]!.filename);
   });
 
@@ -136,11 +164,23 @@ describe('installed as users install it', () => {
       for (const entry of existsSync(npxDirectory) ? readdirSync(npxDirectory) : []) {
         if (before.has(entry)) continue;
         const manifest = path.join(npxDirectory, entry, 'package.json');
-        if (existsSync(manifest) && readFileSync(manifest, 'utf8').includes(JSON.stringify(tarball))) rmSync(path.join(npxDirectory, entry), { recursive: true, force: true });
+        if (existsSync(manifest) && readFileSync(manifest, 'utf8').includes(JSON.stringify(tarball)))
+          rmSync(path.join(npxDirectory, entry), { recursive: true, force: true });
       }
     });
     // npm's cache for npx, jp's own HOME for jp (an empty one, like npm's).
-    const npx = ['env', `npm_config_cache=${npmCache}`, 'npx', '--yes', '--prefer-offline', '--no-audit', '--no-fund', `--package=${tarball}`, '--', 'jp'];
+    const npx = [
+      'env',
+      `npm_config_cache=${npmCache}`,
+      'npx',
+      '--yes',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      `--package=${tarball}`,
+      '--',
+      'jp',
+    ];
     const versionResult = await run(npx, cleanup.sandbox({ init: false }), ['--version']);
     assert.equal(versionResult.code, 0, versionResult.stderr);
     assert.equal(versionResult.stdout, `jp ${version}\n`);
@@ -148,7 +188,11 @@ describe('installed as users install it', () => {
     const bare = await run(npx, cleanup.sandbox({ init: false }), []);
     assert.equal(bare.code, 2, bare.stderr);
     assert.ok(bare.stderr.includes(`npx --package ${tarball} jp init`), bare.stderr);
-    const entry = readdirSync(npxDirectory).find((name) => !before.has(name) && readFileSync(path.join(npxDirectory, name, 'package.json'), 'utf8').includes(JSON.stringify(tarball)));
+    const entry = readdirSync(npxDirectory).find(
+      (name) =>
+        !before.has(name) &&
+        readFileSync(path.join(npxDirectory, name, 'package.json'), 'utf8').includes(JSON.stringify(tarball)),
+    );
     assert.ok(entry, 'npx installed the tarball');
     await firstSteps(npx, path.join(npxDirectory, entry, 'node_modules', 'jp-agent'));
   });

@@ -8,24 +8,48 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { startFakeProvider, textStep } from '../support/fake-provider.ts';
-import { collect, conversationIds, eventually, fakeModelArguments, jpBinary, readEvents, runJp, useCleanup } from '../support/jp.ts';
+import {
+  collect,
+  conversationIds,
+  eventually,
+  fakeModelArguments,
+  jpBinary,
+  readEvents,
+  runJp,
+  useCleanup,
+} from '../support/jp.ts';
 import { shellQuote } from '../support/pty.ts';
 
 const cleanup = useCleanup();
 
 /** The level names of a text log, in order of first appearance. */
 function levelsIn(log: string): Set<string> {
-  return new Set(log.split('\n').filter((line) => line !== '').map((line) => line.split(/\s+/)[1]!));
+  return new Set(
+    log
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => line.split(/\s+/)[1]!),
+  );
 }
 
 describe('-v … -vvvvv', () => {
   it('each -v adds a level: warnings, info, debug, trace, then the provider wire traffic', async () => {
     // Every other request fails once with a 500, so each run has a retry to warn about.
-    const provider = await startFakeProvider({ wire: 'openai-responses', steps: (_request, index) => (index % 2 === 0 ? { status: 500 } : textStep('logged answer')) });
+    const provider = await startFakeProvider({
+      wire: 'openai-responses',
+      steps: (_request, index) => (index % 2 === 0 ? { status: 500 } : textStep('logged answer')),
+    });
     cleanup.add(() => provider.close());
     const sandbox = cleanup.sandbox();
     const model = fakeModelArguments('openai-responses', provider.baseUrl);
-    const retryQuickly = ['-c', 'assistant.request.max_retries=1', '-c', 'assistant.request.backoff_base_ms=1', '-c', 'assistant.request.backoff_max_ms=1'];
+    const retryQuickly = [
+      '-c',
+      'assistant.request.max_retries=1',
+      '-c',
+      'assistant.request.backoff_base_ms=1',
+      '-c',
+      'assistant.request.backoff_max_ms=1',
+    ];
     const expected: [string, string[], string[]][] = [
       ['-v', ['WARN'], ['INFO', 'DEBUG', 'TRACE', 'WIRE']],
       ['-vv', ['WARN', 'INFO'], ['DEBUG', 'TRACE', 'WIRE']],
@@ -35,7 +59,11 @@ describe('-v … -vvvvv', () => {
     ];
     for (const [flag, present, absent] of expected) {
       const logFile = path.join(sandbox.root, `log${flag}.log`);
-      const result = await runJp(sandbox, [flag, `--log-file=${logFile}`, 'query', '--new', ...model.args, ...retryQuickly, 'hello'], { env: model.env });
+      const result = await runJp(
+        sandbox,
+        [flag, `--log-file=${logFile}`, 'query', '--new', ...model.args, ...retryQuickly, 'hello'],
+        { env: model.env },
+      );
       assert.equal(result.code, 0, result.stderr);
       assert.equal(result.stdout, 'logged answer\n');
       const log = readFileSync(logFile, 'utf8');
@@ -43,7 +71,8 @@ describe('-v … -vvvvv', () => {
       for (const level of present) assert.ok(levels.has(level), `${flag}: no ${level} line in\n${log}`);
       for (const level of absent) assert.ok(!levels.has(level), `${flag}: a ${level} line in\n${log}`);
       assert.doesNotMatch(log, /sk-test-key/, 'the API key never reaches the log');
-      if (flag === '-vvvvv') assert.match(log, /WIRE .*response chunk .*logged answer/, 'the raw provider stream is in the log');
+      if (flag === '-vvvvv')
+        assert.match(log, /WIRE .*response chunk .*logged answer/, 'the raw provider stream is in the log');
     }
     const quiet = await runJp(sandbox, ['query', '--new', ...model.args, ...retryQuickly, 'hello'], { env: model.env });
     assert.equal(quiet.code, 0, quiet.stderr);
@@ -59,7 +88,12 @@ describe('a log destination that goes away', () => {
     const sandbox = cleanup.sandbox();
     const model = fakeModelArguments('anthropic', provider.baseUrl);
     const command = `node ${shellQuote(jpBinary)} -vvvvv --log-file=- query ${model.args.map(shellQuote).join(' ')} long 2>&1 | head -c 300 >/dev/null`;
-    const shell = spawn('bash', ['-c', command], { cwd: sandbox.workspace, env: { ...sandbox.env, ...model.env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const shell = spawn('bash', ['-c', command], {
+      cwd: sandbox.workspace,
+      env: { ...sandbox.env, ...model.env },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const pipeline = await collect(shell, ['bash', '-c', command], 60_000);
     assert.equal(pipeline.code, 0, pipeline.stderr);
     const [conversationId] = conversationIds(sandbox);
@@ -77,7 +111,11 @@ describe('a log destination that goes away', () => {
 
   it('only the log destination closes (`--log-file=-`, stderr a pipe read by nobody, stdout a file): the run completes, exit 0, the whole answer in the file, no stack trace', async () => {
     const words = Array.from({ length: 100 }, (_, index) => `word${index}`);
-    const provider = await startFakeProvider({ wire: 'anthropic', chunkDelayMs: 5, steps: [{ parts: words.map((word) => ({ text: `${word} ` })) }] });
+    const provider = await startFakeProvider({
+      wire: 'anthropic',
+      chunkDelayMs: 5,
+      steps: [{ parts: words.map((word) => ({ text: `${word} ` })) }],
+    });
     cleanup.add(() => provider.close());
     const sandbox = cleanup.sandbox();
     const model = fakeModelArguments('anthropic', provider.baseUrl);
@@ -86,10 +124,19 @@ describe('a log destination that goes away', () => {
     // `2>&1 >file`: stderr (the log) goes to the pipe, stdout to the file. `true` exits at once, so
     // the pipe has no reader before jp writes its first log line.
     const command = `node ${shellQuote(jpBinary)} -vvvvv --log-file=- query ${model.args.map(shellQuote).join(' ')} long 2>&1 >${shellQuote(answerFile)} | true; echo "\${PIPESTATUS[0]}" >${shellQuote(codeFile)}`;
-    const shell = spawn('bash', ['-c', command], { cwd: sandbox.workspace, env: { ...sandbox.env, ...model.env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const shell = spawn('bash', ['-c', command], {
+      cwd: sandbox.workspace,
+      env: { ...sandbox.env, ...model.env },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const pipeline = await collect(shell, ['bash', '-c', command], 60_000);
     assert.equal(pipeline.code, 0, pipeline.stderr);
-    assert.equal(readFileSync(codeFile, 'utf8').trim(), '0', `jp's exit status; its answer file: ${readFileSync(answerFile, 'utf8')}`);
+    assert.equal(
+      readFileSync(codeFile, 'utf8').trim(),
+      '0',
+      `jp's exit status; its answer file: ${readFileSync(answerFile, 'utf8')}`,
+    );
     assert.equal(readFileSync(answerFile, 'utf8'), `${words.map((word) => `${word} `).join('')}\n`, 'the whole answer');
     assert.doesNotMatch(pipeline.stdout + pipeline.stderr, /EPIPE|uncaught|\n\s+at /);
     const [conversationId] = conversationIds(sandbox);
@@ -114,7 +161,12 @@ describe('the log file is private', () => {
     sandbox.write('script.json', JSON.stringify({ steps: [{ parts: [{ text: 'ok' }] }] }));
     const run = async (extra: string[]): Promise<void> => {
       const command = `umask 000; exec node ${shellQuote(jpBinary)} -vv ${extra.map(shellQuote).join(' ')} query --new ${script.map(shellQuote).join(' ')} hi`;
-      const child = spawn('bash', ['-c', command], { cwd: sandbox.workspace, env: sandbox.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn('bash', ['-c', command], {
+        cwd: sandbox.workspace,
+        env: sandbox.env,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       const result = await collect(child, ['bash', '-c', command], 60_000);
       assert.equal(result.code, 0, result.stderr);
     };

@@ -9,8 +9,25 @@
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { startFakeProvider, stepByToolResults, textStep, toolStep, type FakeProvider, type RecordedRequest, type ScriptedStep } from '../support/fake-provider.ts';
-import { conversationIds, eventually, fakeModelArguments, readEvents, runJp, sleep, useCleanup, type Sandbox } from '../support/jp.ts';
+import {
+  startFakeProvider,
+  stepByToolResults,
+  textStep,
+  toolStep,
+  type FakeProvider,
+  type RecordedRequest,
+  type ScriptedStep,
+} from '../support/fake-provider.ts';
+import {
+  conversationIds,
+  eventually,
+  fakeModelArguments,
+  readEvents,
+  runJp,
+  sleep,
+  useCleanup,
+  type Sandbox,
+} from '../support/jp.ts';
 import { createAjv, schemaProblem } from '../support/schemas.ts';
 import { everythingStdio, killServers, writeUserConfig } from '../support/mcp.ts';
 import { keys, Screen } from '../support/screen.ts';
@@ -55,15 +72,25 @@ describe('MCP elicitation', { concurrency: 4 }, () => {
   });
 
   function configure(sandbox: Sandbox, policy: string, extra = '', serverExtra = ''): void {
-    writeUserConfig(sandbox, `${everythingStdio('everything', sandbox.root, serverExtra)}\n[conversation.tools."${tool}"]\nrun = "unattended"\ndetached = { tool = "${policy}" }\n${extra}`);
+    writeUserConfig(
+      sandbox,
+      `${everythingStdio('everything', sandbox.root, serverExtra)}\n[conversation.tools."${tool}"]\nrun = "unattended"\ndetached = { tool = "${policy}" }\n${extra}`,
+    );
   }
 
   async function headless(sandbox: Sandbox, words: string) {
     const model = fakeModelArguments('openai-chat', provider.baseUrl);
-    const run = await runJp(sandbox, ['query', '--json', ...model.args, `${sandbox.root} ${words}`], { env: { ...model.env, CI: 'true' } });
+    const run = await runJp(sandbox, ['query', '--json', ...model.args, `${sandbox.root} ${words}`], {
+      env: { ...model.env, CI: 'true' },
+    });
     const lines = run.stdout.trim().split('\n');
     const conversationId = conversationIds(sandbox)[0]!;
-    return { ...run, result: JSON.parse(lines[lines.length - 1]!) as Record<string, any>, events: readEvents(sandbox, conversationId), conversationId };
+    return {
+      ...run,
+      result: JSON.parse(lines[lines.length - 1]!) as Record<string, any>,
+      events: readEvents(sandbox, conversationId),
+      conversationId,
+    };
   }
 
   function toolResult(events: Record<string, any>[]): string {
@@ -85,10 +112,18 @@ describe('MCP elicitation', { concurrency: 4 }, () => {
     assert.deepEqual(response.answer, { action: 'accept', content: { name: 'Ada Lovelace', integer: 7 } });
     const request = provider.requests.find((entry) => entry.wantsJson && userMessage(entry).startsWith(sandbox.root))!;
     const schema = request.body.response_format.json_schema.schema.properties.answer;
-    assert.deepEqual(schema.properties.integer.anyOf[0], { type: 'integer', minimum: 1, maximum: 100, description: 'Integer: Your favorite integer (do not give us your phone number, pin, or other sensitive info)' });
+    assert.deepEqual(schema.properties.integer.anyOf[0], {
+      type: 'integer',
+      minimum: 1,
+      maximum: 100,
+      description: 'Integer: Your favorite integer (do not give us your phone number, pin, or other sensitive info)',
+    });
     // The server's own report of what it received, and jp's note for the model.
     assert.match(toolResult(run.events), /- Name: Ada Lovelace\n- Favorite Integer: 7/);
-    assert.match(toolResult(run.events), /\[jp: decided without a human\] The question "Please provide inputs for the following fields:" was answered by the assistant: no user is available/);
+    assert.match(
+      toolResult(run.events),
+      /\[jp: decided without a human\] The question "Please provide inputs for the following fields:" was answered by the assistant: no user is available/,
+    );
   });
 
   it('auto: an answer that does not fit the schema is not sent; the server is told no (exit 3)', async () => {
@@ -119,7 +154,10 @@ describe('MCP elicitation', { concurrency: 4 }, () => {
     assert.equal(run.code, 3, run.stderr);
     assert.match(run.result.unanswered[0].reason, /the form's required field "name" has no default/);
     assert.match(toolResult(run.events), /User declined/);
-    assert.match(toolResult(run.events), /\[jp: decided without a human\] Unanswered: no user is available .*; the tool was told the user declined\.$/);
+    assert.match(
+      toolResult(run.events),
+      /\[jp: decided without a human\] Unanswered: no user is available .*; the tool was told the user declined\.$/,
+    );
   });
 
   it('deny: declined, and the model is told (exit 3)', async () => {
@@ -144,14 +182,20 @@ describe('MCP elicitation', { concurrency: 4 }, () => {
     const request = run.events.find((event) => event.type === 'inquiry_request')!;
     assert.equal(request.during_call, true);
     const ajv = createAjv();
-    for (const event of run.events) assert.equal(schemaProblem(ajv, 'event.schema.json', event), undefined, JSON.stringify(event));
-    for (const line of run.stdout.trim().split('\n')) assert.equal(schemaProblem(ajv, 'output-line.schema.json', JSON.parse(line)), undefined, line);
+    for (const event of run.events)
+      assert.equal(schemaProblem(ajv, 'event.schema.json', event), undefined, JSON.stringify(event));
+    for (const line of run.stdout.trim().split('\n'))
+      assert.equal(schemaProblem(ajv, 'output-line.schema.json', JSON.parse(line)), undefined, line);
     assert.ok(!run.events.some((event) => event.type === 'tool_call_response'), 'the call has no result yet');
     const listed = await runJp(sandbox, ['conversation', 'ls', '--json']);
     assert.match(JSON.parse(listed.stdout)[0].status, new RegExp(`waiting-for-input \\(${tool}\\)`));
 
     const model = fakeModelArguments('openai-chat', provider.baseUrl);
-    const screen = Screen.jp(sandbox, ['query', '--continue', `--id=${run.conversationId}`, ...model.args], { ...size, env: model.env, cleanup });
+    const screen = Screen.jp(sandbox, ['query', '--continue', `--id=${run.conversationId}`, ...model.args], {
+      ...size,
+      env: model.env,
+      cleanup,
+    });
     await fillTheForm(screen, 'Grace Hopper');
     assert.equal((await screen.exited).exitCode, 0, screen.text());
     const events = readEvents(sandbox, run.conversationId);
@@ -164,15 +208,25 @@ describe('MCP elicitation', { concurrency: 4 }, () => {
     const sandbox = sandboxed();
     configure(sandbox, 'deny', '', 'tool_timeout_secs = 1\n');
     const model = fakeModelArguments('openai-chat', provider.baseUrl);
-    const screen = Screen.jp(sandbox, ['query', ...model.args, `${sandbox.root} call:elicit`], { ...size, env: model.env, cleanup });
+    const screen = Screen.jp(sandbox, ['query', ...model.args, `${sandbox.root} call:elicit`], {
+      ...size,
+      env: model.env,
+      cleanup,
+    });
     // The person takes longer than the call's time limit to answer: the limit does not run meanwhile.
     const shown = await fillTheForm(screen, 'Grace Hopper', { thinkMs: 2000 });
-    assert.ok(shown.some((line) => line.includes(`${tool} asks: Please provide inputs for the following fields:`)), shown.join('\n'));
+    assert.ok(
+      shown.some((line) => line.includes(`${tool} asks: Please provide inputs for the following fields:`)),
+      shown.join('\n'),
+    );
     const integer = shown.find((line) => line.includes('Integer — Your favorite integer'))!;
     assert.ok(integer, shown.join('\n'));
     assert.match(integer, /\(1 to 100, whole number\) \(optional\) \(42\)/, 'bounds and default shown');
     assert.equal((await screen.exited).exitCode, 0, screen.text());
-    assert.ok(screen.lines().some((line) => /✔ Integer — .* 7$/.test(line)), `the answer stays on the screen:\n${screen.text()}`);
+    assert.ok(
+      screen.lines().some((line) => /✔ Integer — .* 7$/.test(line)),
+      `the answer stays on the screen:\n${screen.text()}`,
+    );
     const events = readEvents(sandbox, conversationIds(sandbox)[0]!);
     const response = events.find((event) => event.type === 'inquiry_response')!;
     assert.equal(response.by, 'user');
@@ -187,7 +241,11 @@ describe('MCP elicitation', { concurrency: 4 }, () => {
       `${everythingStdio('everything', sandbox.root)}\n[conversation.tools."${tool}"]\nrun = "unattended"\n[conversation.tools.run_command]\nrun = "unattended"\n`,
     );
     const model = fakeModelArguments('openai-chat', provider.baseUrl);
-    const detached = await runJp(sandbox, ['query', '--detach', ...model.args, `${sandbox.root} call:wait-then-elicit`], { env: model.env });
+    const detached = await runJp(
+      sandbox,
+      ['query', '--detach', ...model.args, `${sandbox.root} call:wait-then-elicit`],
+      { env: model.env },
+    );
     assert.equal(detached.code, 0, detached.stderr);
     const conversationId = detached.stdout.trim();
     const screen = Screen.jp(sandbox, ['conversation', 'attach', conversationId], { ...size, cleanup });
@@ -203,8 +261,13 @@ describe('MCP elicitation', { concurrency: 4 }, () => {
     assert.equal(response.by, 'user');
     assert.deepEqual(response.answer, { action: 'decline' });
     const results = events.filter((event) => event.type === 'tool_call_response').map((event) => String(event.content));
-    assert.ok(results.some((content) => content.includes('User declined')), results.join('\n'));
-    await eventually('the run to end', () => readEvents(sandbox, conversationId).some((event) => event.type === 'turn_end'));
+    assert.ok(
+      results.some((content) => content.includes('User declined')),
+      results.join('\n'),
+    );
+    await eventually('the run to end', () =>
+      readEvents(sandbox, conversationId).some((event) => event.type === 'turn_end'),
+    );
   });
 });
 
@@ -221,7 +284,12 @@ async function fillTheForm(screen: Screen, name: string, options: { thinkMs?: nu
   screen.press(`${name}${keys.enter}`);
   await asked('Boolean — Agree to the terms and conditions (optional)');
   screen.press(keys.down + keys.enter); // "yes"
-  for (const field of ['String with default', 'String with email format', 'String with uri format', 'String with date format']) {
+  for (const field of [
+    'String with default',
+    'String with email format',
+    'String with uri format',
+    'String with date format',
+  ]) {
     await asked(field);
     screen.press(keys.enter);
   }

@@ -8,25 +8,60 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startFakeProvider, stepByToolResults, textStep, toolStep, type FakeProvider, type RecordedRequest, type ScriptedStep } from '../support/fake-provider.ts';
-import { conversationIds, createSandbox, fakeModelArguments, jpBinary, readEvents, runJp, type Sandbox } from '../support/jp.ts';
+import {
+  startFakeProvider,
+  stepByToolResults,
+  textStep,
+  toolStep,
+  type FakeProvider,
+  type RecordedRequest,
+  type ScriptedStep,
+} from '../support/fake-provider.ts';
+import {
+  conversationIds,
+  createSandbox,
+  fakeModelArguments,
+  jpBinary,
+  readEvents,
+  runJp,
+  type Sandbox,
+} from '../support/jp.ts';
 import { runInTerminal, shellQuote } from '../support/pty.ts';
 
 type InquiryName = 'run' | 'deliver' | 'question' | 'exclusive-question' | 'question-with-default';
 type Policy = 'auto' | 'defaults' | 'deny';
-type Context = 'terminal' | 'terminal-stdout-piped' | 'terminal-non-interactive' | 'JP_NON_INTERACTIVE' | 'setsid-no-terminal' | 'CI';
+type Context =
+  | 'terminal'
+  | 'terminal-stdout-piped'
+  | 'terminal-non-interactive'
+  | 'JP_NON_INTERACTIVE'
+  | 'setsid-no-terminal'
+  | 'CI';
 
 const inquiryNames: InquiryName[] = ['run', 'deliver', 'question', 'exclusive-question', 'question-with-default'];
 const policies: Policy[] = ['auto', 'defaults', 'deny'];
-const contexts: Context[] = ['terminal', 'terminal-stdout-piped', 'terminal-non-interactive', 'JP_NON_INTERACTIVE', 'setsid-no-terminal', 'CI'];
+const contexts: Context[] = [
+  'terminal',
+  'terminal-stdout-piped',
+  'terminal-non-interactive',
+  'JP_NON_INTERACTIVE',
+  'setsid-no-terminal',
+  'CI',
+];
 const hasHuman = (context: Context): boolean => context === 'terminal' || context === 'terminal-stdout-piped';
 
 const toolCallFor: Record<InquiryName, { name: string; arguments: unknown }> = {
   run: { name: 'fs_create_file', arguments: { path: 'created.txt', content: 'made' } },
   deliver: { name: 'fs_read_file', arguments: { path: 'secret.txt' } },
   question: { name: 'ask_user', arguments: { question: 'Which color?', options: ['red', 'blue'] } },
-  'exclusive-question': { name: 'ask_user', arguments: { question: 'Which color?', options: ['red', 'blue'], exclusive: true } },
-  'question-with-default': { name: 'ask_user', arguments: { question: 'Which color?', options: ['red', 'blue'], default: 'blue' } },
+  'exclusive-question': {
+    name: 'ask_user',
+    arguments: { question: 'Which color?', options: ['red', 'blue'], exclusive: true },
+  },
+  'question-with-default': {
+    name: 'ask_user',
+    arguments: { question: 'Which color?', options: ['red', 'blue'], default: 'blue' },
+  },
 };
 
 interface Expected {
@@ -40,7 +75,14 @@ interface Expected {
 }
 
 function expected(inquiry: InquiryName, policy: Policy, context: Context): Expected {
-  if (hasHuman(context)) return { action: 'PromptClient', exitCode: 0, denials: 0, unanswered: 0, ...(inquiry === 'run' ? { fileCreated: true } : {}) };
+  if (hasHuman(context))
+    return {
+      action: 'PromptClient',
+      exitCode: 0,
+      denials: 0,
+      unanswered: 0,
+      ...(inquiry === 'run' ? { fileCreated: true } : {}),
+    };
   const fail = (kind: 'denial' | 'unanswered'): Expected => ({
     action: 'Fail',
     exitCode: 3,
@@ -48,7 +90,13 @@ function expected(inquiry: InquiryName, policy: Policy, context: Context): Expec
     unanswered: kind === 'unanswered' ? 1 : 0,
     ...(inquiry === 'run' ? { fileCreated: false } : {}),
   });
-  const ok = (action: Expected['action']): Expected => ({ action, exitCode: 0, denials: 0, unanswered: 0, ...(inquiry === 'run' ? { fileCreated: true } : {}) });
+  const ok = (action: Expected['action']): Expected => ({
+    action,
+    exitCode: 0,
+    denials: 0,
+    unanswered: 0,
+    ...(inquiry === 'run' ? { fileCreated: true } : {}),
+  });
   switch (inquiry) {
     case 'run':
       return policy === 'auto' ? ok('AutoApprove') : fail('denial');
@@ -116,11 +164,13 @@ describe('non-interactive matrix', { concurrency: 4 }, () => {
             exitCode = run.code;
             result = JSON.parse(run.stdout.trim().split('\n').pop()!);
           } else {
-            const prefix = context === 'JP_NON_INTERACTIVE' ? 'JP_NON_INTERACTIVE=1 ' : context === 'CI' ? 'CI=true ' : '';
+            const prefix =
+              context === 'JP_NON_INTERACTIVE' ? 'JP_NON_INTERACTIVE=1 ' : context === 'CI' ? 'CI=true ' : '';
             const extra = context === 'terminal-non-interactive' ? ['--non-interactive'] : [];
             const json = context === 'terminal' ? [] : ['--json'];
             const jp = `${prefix}node ${shellQuote(jpBinary)} ${[...json, ...args.slice(0, 1), ...extra, ...args.slice(1)].map(shellQuote).join(' ')}`;
-            const commandLine = context === 'terminal' ? `${jp}; echo $? > code.txt` : `(${jp}; echo $? > code.txt) | cat > out.txt`;
+            const commandLine =
+              context === 'terminal' ? `${jp}; echo $? > code.txt` : `(${jp}; echo $? > code.txt) | cat > out.txt`;
             const terminal = runInTerminal(sandbox, commandLine, { env: model.env });
             if (hasHuman(context)) {
               await terminal.waitFor(keysFor[inquiry].prompt);
@@ -145,7 +195,8 @@ describe('non-interactive matrix', { concurrency: 4 }, () => {
             assert.equal(response.action, want.action);
             if (want.action === 'Fail') assert.match(response.reason, /no user is available/);
           }
-          if (want.fileCreated !== undefined) assert.equal(existsSync(path.join(sandbox.workspace, 'created.txt')), want.fileCreated, 'file effect');
+          if (want.fileCreated !== undefined)
+            assert.equal(existsSync(path.join(sandbox.workspace, 'created.txt')), want.fileCreated, 'file effect');
           if (result) {
             assert.equal(result.type, 'result');
             assert.equal(result.exit_code, want.exitCode);
@@ -156,7 +207,8 @@ describe('non-interactive matrix', { concurrency: 4 }, () => {
           const toolResponse = events.find((event) => event.type === 'tool_call_response')!;
           if (want.action === 'Fail') assert.match(toolResponse.content, /no user is available/);
           if (want.action === 'UseDefault') assert.match(toolResponse.content, /default answer was used: blue/);
-          if (want.action === 'LlmInquiry') assert.match(toolResponse.content, /assistant answered on the user's behalf: red/);
+          if (want.action === 'LlmInquiry')
+            assert.match(toolResponse.content, /assistant answered on the user's behalf: red/);
         });
       }
     }

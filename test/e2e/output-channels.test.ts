@@ -8,7 +8,16 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { startFakeProvider, stepByToolResults, textStep, toolStep } from '../support/fake-provider.ts';
-import { collect, conversationIds, fakeModelArguments, readEvents, runJp, startJp, testProvider, useCleanup } from '../support/jp.ts';
+import {
+  collect,
+  conversationIds,
+  fakeModelArguments,
+  readEvents,
+  runJp,
+  startJp,
+  testProvider,
+  useCleanup,
+} from '../support/jp.ts';
 import { createAjv, schemaProblem } from '../support/schemas.ts';
 
 describe('with the default config and no terminal', () => {
@@ -18,7 +27,12 @@ describe('with the default config and no terminal', () => {
     const provider = await startFakeProvider({
       wire: 'openai-chat',
       steps: stepByToolResults([
-        toolStep([{ name: 'fs_modify_file', arguments: { path: 'app.conf', old_string: 'debug = false', new_string: 'debug = true' } }]),
+        toolStep([
+          {
+            name: 'fs_modify_file',
+            arguments: { path: 'app.conf', old_string: 'debug = false', new_string: 'debug = true' },
+          },
+        ]),
         textStep('I could not change it.'),
       ]),
     });
@@ -34,7 +48,11 @@ describe('with the default config and no terminal', () => {
     assert.equal(final.exit_code, 3);
     assert.equal(final.permission_denials.length, 1);
     assert.equal(final.permission_denials[0].tool_name, 'fs_modify_file');
-    assert.deepEqual(final.permission_denials[0].tool_input, { path: 'app.conf', old_string: 'debug = false', new_string: 'debug = true' });
+    assert.deepEqual(final.permission_denials[0].tool_input, {
+      path: 'app.conf',
+      old_string: 'debug = false',
+      new_string: 'debug = true',
+    });
     assert.equal(final.tools[0].status, 'denied');
     // The model was told in plain words, with the key that would change it.
     const toolResult = provider.requests[1]!.messages.flatMap((message) => message.toolResults)[0]!;
@@ -48,7 +66,11 @@ describe('standard input', () => {
 
   it('an open pipe that never writes does not hang a run that has a MESSAGE', async () => {
     const sandbox = cleanup.sandbox();
-    const args = ['query', ...testProvider(sandbox, { steps: [{ parts: [{ text: 'answer without stdin' }] }] }), 'a message'];
+    const args = [
+      'query',
+      ...testProvider(sandbox, { steps: [{ parts: [{ text: 'answer without stdin' }] }] }),
+      'a message',
+    ];
     const child = startJp(sandbox, args, { stdin: 'open-pipe' });
     const result = await collect(child, args, 30_000);
     assert.equal(result.code, 0, result.stderr);
@@ -65,14 +87,23 @@ describe('standard input', () => {
     result = await runJp(sandbox, ['query', '--new', ...script, 'the question'], { stdin: 'some context\n' });
     assert.equal(result.code, 0, result.stderr);
     const [first, second] = conversationIds(sandbox);
-    assert.equal(readEvents(sandbox, first!).find((event) => event.type === 'chat_request')!.content, 'the whole message');
-    assert.equal(readEvents(sandbox, second!).find((event) => event.type === 'chat_request')!.content, 'some context\n\nthe question');
+    assert.equal(
+      readEvents(sandbox, first!).find((event) => event.type === 'chat_request')!.content,
+      'the whole message',
+    );
+    assert.equal(
+      readEvents(sandbox, second!).find((event) => event.type === 'chat_request')!.content,
+      'some context\n\nthe question',
+    );
   });
 
   it('"y" on stdin never answers a prompt: it is content, and the inquiry follows the policy', async () => {
     const sandbox = cleanup.sandbox();
     const script = testProvider(sandbox, {
-      steps: [{ parts: [{ tool_call: { name: 'fs_create_file', arguments: { path: 'x.txt', content: 'x' } } }] }, { parts: [{ text: 'done' }] }],
+      steps: [
+        { parts: [{ tool_call: { name: 'fs_create_file', arguments: { path: 'x.txt', content: 'x' } } }] },
+        { parts: [{ text: 'done' }] },
+      ],
     });
     const result = await runJp(sandbox, ['query', ...script, 'create x'], { stdin: 'y\ny\n' });
     assert.equal(result.code, 3);
@@ -81,7 +112,9 @@ describe('standard input', () => {
 
   it('no MESSAGE and nothing on stdin is a usage error (exit 2)', async () => {
     const sandbox = cleanup.sandbox();
-    const result = await runJp(sandbox, ['query', ...testProvider(sandbox, { steps: [{ parts: [{ text: 'x' }] }] })], { stdin: 'null' });
+    const result = await runJp(sandbox, ['query', ...testProvider(sandbox, { steps: [{ parts: [{ text: 'x' }] }] })], {
+      stdin: 'null',
+    });
     assert.equal(result.code, 2);
     assert.match(result.stderr, /no message/);
     assert.equal(result.stdout, '');
@@ -92,7 +125,12 @@ describe('channels and formats', () => {
   const cleanup = useCleanup();
   const script = {
     steps: [
-      { parts: [{ text: '# Title\n\nSome **bold** text.\n\n' }, { tool_call: { name: 'fs_read_file', arguments: { path: 'a.txt' } } }] },
+      {
+        parts: [
+          { text: '# Title\n\nSome **bold** text.\n\n' },
+          { tool_call: { name: 'fs_read_file', arguments: { path: 'a.txt' } } },
+        ],
+      },
       { parts: [{ text: 'Final words.' }] },
     ],
   };
@@ -111,12 +149,18 @@ describe('channels and formats', () => {
   it('text-pretty renders markdown with ANSI; NO_COLOR removes colour from chrome', async () => {
     const sandbox = cleanup.sandbox();
     sandbox.write('a.txt', 'A');
-    const pretty = await runJp(sandbox, ['query', '--format', 'text-pretty', ...testProvider(sandbox, script), 'go'], { env: { FORCE_COLOR: '1' } });
+    const pretty = await runJp(sandbox, ['query', '--format', 'text-pretty', ...testProvider(sandbox, script), 'go'], {
+      env: { FORCE_COLOR: '1' },
+    });
     assert.equal(pretty.code, 0, pretty.stderr);
     assert.doesNotMatch(pretty.stdout, /\*\*bold\*\*/, 'markdown was rendered');
     assert.match(pretty.stdout, /bold/);
     assert.match(pretty.stderr, /\u001b\[/, 'chrome coloured with FORCE_COLOR');
-    const plain = await runJp(sandbox, ['query', '--new', '--format', 'text-pretty', ...testProvider(sandbox, script), 'go'], { env: { NO_COLOR: '1', FORCE_COLOR: '1' } });
+    const plain = await runJp(
+      sandbox,
+      ['query', '--new', '--format', 'text-pretty', ...testProvider(sandbox, script), 'go'],
+      { env: { NO_COLOR: '1', FORCE_COLOR: '1' } },
+    );
     assert.doesNotMatch(plain.stderr, /\u001b\[3[0-9]m/, 'NO_COLOR wins');
   });
 
@@ -132,7 +176,14 @@ describe('channels and formats', () => {
     }
     const log = readFileSync(path.join(sandbox.dataHome, 'jp', 'logs', 'jp.log'), 'utf8');
     assert.match(log, /INFO/);
-    const loud = await runJp(sandbox, ['query', '--new', '-vvv', '--log-file=-', ...testProvider(sandbox, script), 'go']);
+    const loud = await runJp(sandbox, [
+      'query',
+      '--new',
+      '-vvv',
+      '--log-file=-',
+      ...testProvider(sandbox, script),
+      'go',
+    ]);
     assert.match(loud.stderr, /INFO/);
     assert.equal(loud.stdout, '# Title\n\nSome **bold** text.\n\nFinal words.\n');
   });
@@ -147,7 +198,19 @@ describe('--format json validates against schema/', () => {
     sandbox.write('app.conf', 'debug = false\n');
     const script = testProvider(sandbox, {
       steps: [
-        { parts: [{ reasoning: 'Thinking about it.' }, { text: 'Let me check.\n\n' }, { tool_call: { name: 'fs_read_file', arguments: { path: 'app.conf' } } }, { tool_call: { name: 'fs_modify_file', arguments: { path: 'app.conf', old_string: 'false', new_string: 'true' } } }] },
+        {
+          parts: [
+            { reasoning: 'Thinking about it.' },
+            { text: 'Let me check.\n\n' },
+            { tool_call: { name: 'fs_read_file', arguments: { path: 'app.conf' } } },
+            {
+              tool_call: {
+                name: 'fs_modify_file',
+                arguments: { path: 'app.conf', old_string: 'false', new_string: 'true' },
+              },
+            },
+          ],
+        },
         { parts: [{ text: 'I could not modify it.' }] },
       ],
     });
@@ -163,7 +226,11 @@ describe('--format json validates against schema/', () => {
       for (const line of lines) {
         const value = JSON.parse(line);
         assert.equal(schemaProblem(ajv, 'output-line.schema.json', value), undefined, `${stream}: ${line}`);
-        assert.equal(schemaProblem(ajv, `output-line.schema.json#/$defs/${stream}_line`, value), undefined, `${line} belongs on ${stream}`);
+        assert.equal(
+          schemaProblem(ajv, `output-line.schema.json#/$defs/${stream}_line`, value),
+          undefined,
+          `${line} belongs on ${stream}`,
+        );
       }
     }
     const last = JSON.parse(stdoutLines[stdoutLines.length - 1]!);
@@ -181,13 +248,18 @@ describe('--format json validates against schema/', () => {
   it('a usage error in json mode still ends stdout with a result line', async () => {
     const ajv = createAjv();
     const sandbox = cleanup.sandbox();
-    for (const args of [['query', '--json', '--bogus-flag', 'x'], ['query', '--json', '-c', 'assistant.nope=1', 'x'], ['query', '--json', '-m', 'openai/x', 'x']]) {
+    for (const args of [
+      ['query', '--json', '--bogus-flag', 'x'],
+      ['query', '--json', '-c', 'assistant.nope=1', 'x'],
+      ['query', '--json', '-m', 'openai/x', 'x'],
+    ]) {
       const result = await runJp(sandbox, args);
       assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
       const last = JSON.parse(result.stdout.trim().split('\n').pop()!);
       assert.equal(schemaProblem(ajv, 'output-line.schema.json', last), undefined);
       assert.deepEqual([last.type, last.status, last.exit_code], ['result', 'usage', 2]);
-      for (const line of result.stderr.trim().split('\n')) assert.equal(schemaProblem(ajv, 'output-line.schema.json', JSON.parse(line)), undefined, line);
+      for (const line of result.stderr.trim().split('\n'))
+        assert.equal(schemaProblem(ajv, 'output-line.schema.json', JSON.parse(line)), undefined, line);
     }
   });
 });

@@ -7,7 +7,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { readEvents, runJp, useCleanup } from '../support/jp.ts';
-import { eventsThrough, loadRecording, recordedText, replayModelArguments, startReplayProvider, type Recording } from '../support/replay-provider.ts';
+import {
+  eventsThrough,
+  loadRecording,
+  recordedText,
+  replayModelArguments,
+  startReplayProvider,
+  type Recording,
+} from '../support/replay-provider.ts';
 import { checkJson, replayRun, stderrLines, writeUserConfig } from '../support/replay-run.ts';
 
 const openaiText = loadRecording('vercel-ai/openai/chat/openai-text.chunks.txt')[0]!;
@@ -23,14 +30,21 @@ function chatTextOf(recording: Recording, events: number): string {
   return recording.events
     .slice(0, events)
     .filter((event) => event.startsWith('data: {'))
-    .map((event) => (JSON.parse(event.slice('data: '.length)) as { choices: { delta?: { content?: string } }[] }).choices[0]?.delta?.content ?? '')
+    .map(
+      (event) =>
+        (JSON.parse(event.slice('data: '.length)) as { choices: { delta?: { content?: string } }[] }).choices[0]?.delta
+          ?.content ?? '',
+    )
     .join('');
 }
 
 const fullAnswer = chatTextOf(openaiText, openaiText.events.length);
 
 function messageText(events: Record<string, any>[]): string {
-  return events.filter((event) => event.type === 'chat_response' && typeof event.message === 'string').map((event) => event.message).join('');
+  return events
+    .filter((event) => event.type === 'chat_response' && typeof event.message === 'string')
+    .map((event) => event.message)
+    .join('');
 }
 
 describe('a stream cut before its finish', () => {
@@ -45,7 +59,11 @@ describe('a stream cut before its finish', () => {
     for (const writes of ['event', 'byte'] as const) {
       it(`after text was shown (connection ${close === 'end' ? 'ended cleanly' : 'destroyed'}, ${writes} writes): exit 6, the partial text kept and marked incomplete`, async () => {
         const box = sandbox();
-        const replay = await replayRun(box, { kind: 'openai-chat', replies: [{ recording: openaiText, cutAfterEvents: 12, close }], writes });
+        const replay = await replayRun(box, {
+          kind: 'openai-chat',
+          replies: [{ recording: openaiText, cutAfterEvents: 12, close }],
+          writes,
+        });
         const result = checkJson(replay);
         assert.equal(replay.code, 6, replay.stderr);
         assert.deepEqual([result.status, result.exit_code, result.error.code], ['retryable', 6, 'stream_broken']);
@@ -68,7 +86,11 @@ describe('a stream cut before its finish', () => {
   }
 
   it('text mode: the partial answer on stdout, the error and the resume command on stderr', async () => {
-    const replay = await replayRun(sandbox(), { kind: 'openai-chat', replies: [{ recording: openaiText, cutAfterEvents: 12, close: 'end' }], mode: 'text' });
+    const replay = await replayRun(sandbox(), {
+      kind: 'openai-chat',
+      replies: [{ recording: openaiText, cutAfterEvents: 12, close: 'end' }],
+      mode: 'text',
+    });
     assert.equal(replay.code, 6);
     assert.equal(replay.stdout, `${chatTextOf(openaiText, 12)}\n`);
     assert.match(replay.stderr, /error: openai\/recorded-model: the connection to OpenAI broke while streaming/);
@@ -78,12 +100,18 @@ describe('a stream cut before its finish', () => {
 
   it('inside Anthropic tool input: exit 6 and no tool call, never run', async () => {
     const firstInput = anthropicJsonTool.events.findIndex((event) => event.includes('input_json_delta'));
-    const replay = await replayRun(sandbox(), { kind: 'anthropic', replies: [{ recording: anthropicJsonTool, cutAfterEvents: firstInput + 2, close: 'destroy' }] });
+    const replay = await replayRun(sandbox(), {
+      kind: 'anthropic',
+      replies: [{ recording: anthropicJsonTool, cutAfterEvents: firstInput + 2, close: 'destroy' }],
+    });
     checkJson(replay);
     assert.equal(replay.code, 6, replay.stderr);
     assert.equal(replay.result!.status, 'retryable');
     assert.deepEqual(replay.result!.tools, []);
-    assert.ok(!replay.events.some((event) => event.type.startsWith('tool_call')), 'no tool call from an incomplete step');
+    assert.ok(
+      !replay.events.some((event) => event.type.startsWith('tool_call')),
+      'no tool call from an incomplete step',
+    );
     assert.match(messageText(replay.events), /^I'll invoke/);
     assert.equal(replay.events.filter((event) => event.type === 'chat_response').pop()!.incomplete, true);
   });
@@ -117,9 +145,15 @@ describe('a stream cut before its finish', () => {
 
   it('--continue against a server that then answers completes the turn: the partial stays marked, the answer comes once', async () => {
     const box = sandbox();
-    const provider = await startReplayProvider({ replies: [{ recording: openaiText, cutAfterEvents: 12, close: 'end' }, { recording: openaiText }] });
+    const provider = await startReplayProvider({
+      replies: [{ recording: openaiText, cutAfterEvents: 12, close: 'end' }, { recording: openaiText }],
+    });
     cleanup.add(() => provider.close());
-    const cut = await replayRun(box, { kind: 'openai-chat', replies: [], message: 'tell me about a holiday' }, provider);
+    const cut = await replayRun(
+      box,
+      { kind: 'openai-chat', replies: [], message: 'tell me about a holiday' },
+      provider,
+    );
     checkJson(cut);
     assert.equal(cut.code, 6, cut.stderr);
 
@@ -146,7 +180,6 @@ describe('a stream cut before its finish', () => {
       ['error', 'completed'],
     );
     assert.equal(events.filter((event) => event.type === 'turn_start').length, 1, 'one turn');
-
   });
   describe('an OpenAI Responses recording', () => {
     /** Just past the sixth output_text delta: "Received your test message. How" was shown. */
@@ -159,7 +192,11 @@ describe('a stream cut before its finish', () => {
     ] as const) {
       it(`cut after text was shown (connection ${close === 'end' ? 'ended cleanly' : 'destroyed'}, ${writes} writes): exit 6 retryable, the partial text kept and marked incomplete`, async () => {
         assert.equal(partial, 'Received your test message. How');
-        const replay = await replayRun(sandbox(), { kind: 'openai-responses', replies: [{ recording: responsesText, cutAfterEvents: afterText, close }], writes });
+        const replay = await replayRun(sandbox(), {
+          kind: 'openai-responses',
+          replies: [{ recording: responsesText, cutAfterEvents: afterText, close }],
+          writes,
+        });
         const result = checkJson(replay);
         assert.deepEqual([replay.code, result.status, result.error.code], [6, 'retryable', 'stream_broken']);
         assert.match(result.error.message, /the connection to OpenAI broke while streaming/);
@@ -175,7 +212,12 @@ describe('a stream cut before its finish', () => {
     }
 
     it('cut after text was shown, text mode: the partial answer on stdout, the error and the resume command on stderr (exit 6)', async () => {
-      const replay = await replayRun(sandbox(), { kind: 'openai-responses', replies: [{ recording: responsesText, cutAfterEvents: afterText, close: 'destroy' }], writes: 'byte', mode: 'text' });
+      const replay = await replayRun(sandbox(), {
+        kind: 'openai-responses',
+        replies: [{ recording: responsesText, cutAfterEvents: afterText, close: 'destroy' }],
+        writes: 'byte',
+        mode: 'text',
+      });
       assert.equal(replay.code, 6, replay.stderr);
       assert.equal(replay.stdout, `${partial}\n`);
       assert.match(replay.stderr, /error: openai\/recorded-model: the connection to OpenAI broke while streaming/);
@@ -188,7 +230,10 @@ describe('a stream cut before its finish', () => {
       assert.equal(recordedText(responsesText, beforeAnything), '');
       const replay = await replayRun(sandbox(), {
         kind: 'openai-responses',
-        replies: [{ recording: responsesText, cutAfterEvents: beforeAnything, close: 'destroy' }, { recording: responsesText }],
+        replies: [
+          { recording: responsesText, cutAfterEvents: beforeAnything, close: 'destroy' },
+          { recording: responsesText },
+        ],
       });
       const result = checkJson(replay);
       assert.equal(replay.code, 0, replay.stderr);
@@ -196,7 +241,13 @@ describe('a stream cut before its finish', () => {
       assert.equal(result.answer, recordedText(responsesText));
       assert.equal(messageText(replay.events), result.answer, 'the answer once in the log');
       assert.ok(!replay.events.some((event) => event.incomplete));
-      assert.ok(stderrLines(replay).some((line) => line.type === 'warning' && /the connection to OpenAI broke while streaming.*retrying in/.test(line.message)), replay.stderr);
+      assert.ok(
+        stderrLines(replay).some(
+          (line) =>
+            line.type === 'warning' && /the connection to OpenAI broke while streaming.*retrying in/.test(line.message),
+        ),
+        replay.stderr,
+      );
     });
 
     it('a stall before anything was shown (past the idle timeout): retried from scratch, the answer once on stdout (exit 0)', async () => {
@@ -221,7 +272,11 @@ describe('a stream cut before its finish', () => {
 
     it('cut after text was shown: exit 6 retryable, the partial text kept and marked incomplete', async () => {
       assert.equal(partial, 'Hello! This');
-      const replay = await replayRun(sandbox(), { kind: 'compatible:llamacpp', replies: [{ recording: llamacppText, cutAfterEvents: afterText, close: 'destroy' }], writes: 'byte' });
+      const replay = await replayRun(sandbox(), {
+        kind: 'compatible:llamacpp',
+        replies: [{ recording: llamacppText, cutAfterEvents: afterText, close: 'destroy' }],
+        writes: 'byte',
+      });
       const result = checkJson(replay);
       assert.deepEqual([replay.code, result.status, result.error.code], [6, 'retryable', 'stream_broken']);
       assert.match(result.error.message, /the connection to llamacpp broke while streaming/);
@@ -233,7 +288,11 @@ describe('a stream cut before its finish', () => {
     });
 
     it('cut after text was shown (connection ended cleanly, no [DONE]), text mode: the partial answer on stdout, exit 6', async () => {
-      const replay = await replayRun(sandbox(), { kind: 'compatible:llamacpp', replies: [{ recording: llamacppText, cutAfterEvents: afterText, close: 'end' }], mode: 'text' });
+      const replay = await replayRun(sandbox(), {
+        kind: 'compatible:llamacpp',
+        replies: [{ recording: llamacppText, cutAfterEvents: afterText, close: 'end' }],
+        mode: 'text',
+      });
       assert.equal(replay.code, 6, replay.stderr);
       assert.equal(replay.stdout, `${partial}\n`);
       assert.match(replay.stderr, /error: llamacpp\/recorded-model: the connection to llamacpp broke while streaming/);
@@ -267,6 +326,11 @@ describe('a stream cut before its finish', () => {
     assert.equal(result.answer, recordedText(anthropicText));
     assert.equal(messageText(replay.events), result.answer);
     assert.ok(!replay.events.some((event) => event.incomplete));
-    assert.ok(stderrLines(replay).some((line) => line.type === 'warning' && /no data from the provider for 1 s; retrying in/.test(line.message)), replay.stderr);
+    assert.ok(
+      stderrLines(replay).some(
+        (line) => line.type === 'warning' && /no data from the provider for 1 s; retrying in/.test(line.message),
+      ),
+      replay.stderr,
+    );
   });
 });

@@ -15,13 +15,23 @@ import { conversationIds, fakeModelArguments, readEvents, runJp, useCleanup } fr
 import { loadRecording, plainResponse, recordedText } from '../support/replay-provider.ts';
 import { checkJson, replayRun, stderrLines, writeUserConfig } from '../support/replay-run.ts';
 
-const fastRetries = ['-c', 'assistant.request.backoff_base_ms=5', '-c', 'assistant.request.backoff_max_ms=20', '-c', 'assistant.request.max_retries=3'];
+const fastRetries = [
+  '-c',
+  'assistant.request.backoff_base_ms=5',
+  '-c',
+  'assistant.request.backoff_max_ms=20',
+  '-c',
+  'assistant.request.max_retries=3',
+];
 
 describe('provider failures', () => {
   const cleanup = useCleanup();
 
   it('500 twice, then 200: retries and succeeds', async () => {
-    const provider = await startFakeProvider({ wire: 'openai-chat', steps: [{ status: 500, body: 'boom' }, { status: 500 }, textStep('Recovered answer.')] });
+    const provider = await startFakeProvider({
+      wire: 'openai-chat',
+      steps: [{ status: 500, body: 'boom' }, { status: 500 }, textStep('Recovered answer.')],
+    });
     const sandbox = cleanup.sandbox();
     cleanup.add(() => provider.close());
     const model = fakeModelArguments('openai-chat', provider.baseUrl);
@@ -36,13 +46,18 @@ describe('provider failures', () => {
   it('always 429: exit 6 with a clear error, and the partial turn is already on disk', async () => {
     const provider = await startFakeProvider({
       wire: 'anthropic',
-      steps: [toolStep([{ name: 'fs_read_file', arguments: { path: 'input.txt' } }], 'Reading the input first.'), { status: 429, body: '{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}' }],
+      steps: [
+        toolStep([{ name: 'fs_read_file', arguments: { path: 'input.txt' } }], 'Reading the input first.'),
+        { status: 429, body: '{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}' },
+      ],
     });
     const sandbox = cleanup.sandbox();
     cleanup.add(() => provider.close());
     sandbox.write('input.txt', 'the input');
     const model = fakeModelArguments('anthropic', provider.baseUrl);
-    const result = await runJp(sandbox, ['query', '--json', ...model.args, ...fastRetries, 'summarize input.txt'], { env: model.env });
+    const result = await runJp(sandbox, ['query', '--json', ...model.args, ...fastRetries, 'summarize input.txt'], {
+      env: model.env,
+    });
     assert.equal(result.code, 6, result.stderr);
     const last = JSON.parse(result.stdout.trim().split('\n').pop()!);
     assert.equal(last.type, 'result');
@@ -66,7 +81,10 @@ describe('provider failures', () => {
   });
 
   it('a hang-up mid stream is a retryable network error; the text streamed so far is kept', async () => {
-    const provider = await startFakeProvider({ wire: 'openai-responses', steps: [{ hangUpAfterParts: [{ text: 'First part of the answer' }] }] });
+    const provider = await startFakeProvider({
+      wire: 'openai-responses',
+      steps: [{ hangUpAfterParts: [{ text: 'First part of the answer' }] }],
+    });
     const sandbox = cleanup.sandbox();
     cleanup.add(() => provider.close());
     const model = fakeModelArguments('openai-responses', provider.baseUrl);
@@ -81,17 +99,24 @@ describe('provider failures', () => {
     assert.doesNotMatch(result.stderr, /Failed to process successful response/);
   });
 
-  it('a 404 shows the provider\'s message, not its JSON, and what to check: the model name and how to list models', async () => {
-    const body = '{"error":{"message":"The model `gpt-nope` does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}';
+  it("a 404 shows the provider's message, not its JSON, and what to check: the model name and how to list models", async () => {
+    const body =
+      '{"error":{"message":"The model `gpt-nope` does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}';
     const provider = await startFakeProvider({ wire: 'openai-responses', steps: [{ status: 404, body }] });
     const sandbox = cleanup.sandbox();
     cleanup.add(() => provider.close());
     const model = fakeModelArguments('openai-responses', provider.baseUrl);
     const result = await runJp(sandbox, ['query', ...model.args, 'hello'], { env: model.env });
     assert.equal(result.code, 1, result.stderr);
-    assert.match(result.stderr, /error: openai\/gpt-test: OpenAI does not know the model "gpt-test" or the endpoint \(HTTP 404\): The model `gpt-nope` does not exist or you do not have access to it\./);
+    assert.match(
+      result.stderr,
+      /error: openai\/gpt-test: OpenAI does not know the model "gpt-test" or the endpoint \(HTTP 404\): The model `gpt-nope` does not exist or you do not have access to it\./,
+    );
     assert.doesNotMatch(result.stderr, /\{"error"/);
-    assert.match(result.stderr, /Check the model name in -m \/ assistant\.model; list the models with:\n\s+curl http:\/\/127\.0\.0\.1:\d+\/v1\/models -H "Authorization: Bearer \$OPENAI_API_KEY"/);
+    assert.match(
+      result.stderr,
+      /Check the model name in -m \/ assistant\.model; list the models with:\n\s+curl http:\/\/127\.0\.0\.1:\d+\/v1\/models -H "Authorization: Bearer \$OPENAI_API_KEY"/,
+    );
     assert.match(result.stderr, /Check providers\.openai\.base_url \(now http:\/\/127\.0\.0\.1:\d+\/v1\)/);
   });
 
@@ -99,27 +124,53 @@ describe('provider failures', () => {
     const provider = await startFakeProvider({ wire: 'anthropic', steps: [{ status: 401 }] });
     const sandbox = cleanup.sandbox();
     cleanup.add(() => provider.close());
-    const result = await runJp(sandbox, ['query', '-m', 'anthropic/claude-x', '-c', `providers.anthropic={ base_url = "${provider.baseUrl}", api_key_env = "TEAM_CLAUDE_KEY" }`, 'hello'], {
-      env: { TEAM_CLAUDE_KEY: 'team-key-000000000000' },
-    });
+    const result = await runJp(
+      sandbox,
+      [
+        'query',
+        '-m',
+        'anthropic/claude-x',
+        '-c',
+        `providers.anthropic={ base_url = "${provider.baseUrl}", api_key_env = "TEAM_CLAUDE_KEY" }`,
+        'hello',
+      ],
+      {
+        env: { TEAM_CLAUDE_KEY: 'team-key-000000000000' },
+      },
+    );
     assert.equal(result.code, 1, result.stderr);
-    assert.match(result.stderr, /Anthropic refused the API key in TEAM_CLAUDE_KEY \(HTTP 401\): Request failed \(scripted status 401\)/);
+    assert.match(
+      result.stderr,
+      /Anthropic refused the API key in TEAM_CLAUDE_KEY \(HTTP 401\): Request failed \(scripted status 401\)/,
+    );
     assert.match(result.stderr, /Check TEAM_CLAUDE_KEY/);
   });
 
-  it('an unreachable server: the hint names the provider\'s own base_url key', async () => {
+  it("an unreachable server: the hint names the provider's own base_url key", async () => {
     const closed = net.createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const sandbox = cleanup.sandbox();
     const openai = fakeModelArguments('openai-chat', `http://127.0.0.1:${port}/v1`);
-    const refused = await runJp(sandbox, ['query', ...openai.args, '-c', 'assistant.request.max_retries=0', 'hello'], { env: openai.env });
+    const refused = await runJp(sandbox, ['query', ...openai.args, '-c', 'assistant.request.max_retries=0', 'hello'], {
+      env: openai.env,
+    });
     assert.equal(refused.code, 6, refused.stderr);
     assert.match(refused.stderr, /cannot reach OpenAI at http:\/\/127\.0\.0\.1:\d+\/v1: .*ECONNREFUSED/);
     assert.match(refused.stderr, /providers\.openai\.base_url/);
     assert.doesNotMatch(refused.stderr, /providers\.<name>/);
-    const local = await runJp(sandbox, ['query', '--new', '-m', 'local/m', '-c', `providers.openai-compatible.local.base_url="http://127.0.0.1:${port}/v1"`, '-c', 'assistant.request.max_retries=0', 'hello']);
+    const local = await runJp(sandbox, [
+      'query',
+      '--new',
+      '-m',
+      'local/m',
+      '-c',
+      `providers.openai-compatible.local.base_url="http://127.0.0.1:${port}/v1"`,
+      '-c',
+      'assistant.request.max_retries=0',
+      'hello',
+    ]);
     assert.equal(local.code, 6, local.stderr);
     assert.match(local.stderr, /cannot reach local at/);
     assert.match(local.stderr, /providers\.openai-compatible\.local\.base_url/);
@@ -138,7 +189,10 @@ describe('provider failures', () => {
 
   it('secrets never reach the log, the events, or an error message', async () => {
     const secret = 'sk-test-key-000000000000000000';
-    const provider = await startFakeProvider({ wire: 'openai-chat', steps: [{ status: 401, body: `{"error":{"message":"bad key ${secret}"}}` }] });
+    const provider = await startFakeProvider({
+      wire: 'openai-chat',
+      steps: [{ status: 401, body: `{"error":{"message":"bad key ${secret}"}}` }],
+    });
     const sandbox = cleanup.sandbox();
     cleanup.add(() => provider.close());
     const model = fakeModelArguments('openai-chat', provider.baseUrl);
@@ -160,42 +214,80 @@ describe('provider failures', () => {
   const openaiText = loadRecording('vercel-ai/openai/chat/openai-text.chunks.txt')[0]!;
   const headerSized = ['-c', 'assistant.request.backoff_max_ms=10000'];
 
-  it('429 with Retry-After: 1, then an answer: jp waits the header\'s 1 s (not its own backoff), retries once, exit 0', async () => {
+  it("429 with Retry-After: 1, then an answer: jp waits the header's 1 s (not its own backoff), retries once, exit 0", async () => {
     const sandbox = cleanup.sandbox();
     writeUserConfig(sandbox);
-    const limited = plainResponse(429, '{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}', { 'retry-after': '1' });
-    const replay = await replayRun(sandbox, { kind: 'anthropic', replies: [{ recording: limited }, { recording: anthropicText }], args: headerSized });
+    const limited = plainResponse(
+      429,
+      '{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}',
+      { 'retry-after': '1' },
+    );
+    const replay = await replayRun(sandbox, {
+      kind: 'anthropic',
+      replies: [{ recording: limited }, { recording: anthropicText }],
+      args: headerSized,
+    });
     const result = checkJson(replay);
     assert.equal(result.status, 'success', replay.stderr);
     assert.equal(result.answer, recordedText(anthropicText));
     assert.equal(replay.provider.requests.length, 2, 'one retry');
     const retries = stderrLines(replay).filter((line) => line.type === 'warning' && /retrying in/.test(line.message));
     assert.equal(retries.length, 1, replay.stderr);
-    assert.match(retries[0]!.message, /rate limited \(HTTP 429\): Number of request tokens has exceeded your per-minute rate limit; retrying in 1\.0 s \(attempt 1 of 4\)$/);
+    assert.match(
+      retries[0]!.message,
+      /rate limited \(HTTP 429\): Number of request tokens has exceeded your per-minute rate limit; retrying in 1\.0 s \(attempt 1 of 4\)$/,
+    );
   });
 
   it('429 with Retry-After: 60, longer than the longest backoff: no retry sooner than asked; exit 6 at once, saying how long to wait', async () => {
     const sandbox = cleanup.sandbox();
     writeUserConfig(sandbox);
-    const limited = plainResponse(429, '{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}', { 'retry-after': '60' });
-    const replay = await replayRun(sandbox, { kind: 'anthropic', replies: [{ recording: limited }, { recording: anthropicText }], args: headerSized });
+    const limited = plainResponse(
+      429,
+      '{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}',
+      { 'retry-after': '60' },
+    );
+    const replay = await replayRun(sandbox, {
+      kind: 'anthropic',
+      replies: [{ recording: limited }, { recording: anthropicText }],
+      args: headerSized,
+    });
     const result = checkJson(replay);
     assert.equal(result.status, 'retryable', replay.stderr);
     assert.equal(replay.code, 6);
     assert.equal(replay.provider.requests.length, 1, 'no retry before the minute the provider asked for');
-    assert.match(result.error.message, /rate limited \(HTTP 429\): Number of request tokens has exceeded your per-minute rate limit; the provider asks to wait 60 s before a retry/);
-    assert.equal(stderrLines(replay).filter((line) => line.type === 'warning' && /retrying in/.test(line.message)).length, 0, replay.stderr);
+    assert.match(
+      result.error.message,
+      /rate limited \(HTTP 429\): Number of request tokens has exceeded your per-minute rate limit; the provider asks to wait 60 s before a retry/,
+    );
+    assert.equal(
+      stderrLines(replay).filter((line) => line.type === 'warning' && /retrying in/.test(line.message)).length,
+      0,
+      replay.stderr,
+    );
   });
 
-  it('429 with retry-after-ms: 1500 (OpenAI\'s, preferred to Retry-After), then an answer: jp waits 1.5 s, text mode, exit 0', async () => {
+  it("429 with retry-after-ms: 1500 (OpenAI's, preferred to Retry-After), then an answer: jp waits 1.5 s, text mode, exit 0", async () => {
     const sandbox = cleanup.sandbox();
     writeUserConfig(sandbox);
-    const limited = plainResponse(429, '{"error":{"message":"Rate limit reached for requests","type":"requests","code":"rate_limit_exceeded"}}', { 'retry-after-ms': '1500', 'retry-after': '7' });
-    const replay = await replayRun(sandbox, { kind: 'openai-chat', replies: [{ recording: limited }, { recording: openaiText }], args: headerSized, mode: 'text' });
+    const limited = plainResponse(
+      429,
+      '{"error":{"message":"Rate limit reached for requests","type":"requests","code":"rate_limit_exceeded"}}',
+      { 'retry-after-ms': '1500', 'retry-after': '7' },
+    );
+    const replay = await replayRun(sandbox, {
+      kind: 'openai-chat',
+      replies: [{ recording: limited }, { recording: openaiText }],
+      args: headerSized,
+      mode: 'text',
+    });
     assert.equal(replay.code, 0, replay.stderr);
     assert.equal(replay.stdout, `${recordedText(openaiText)}\n`);
     assert.equal(replay.provider.requests.length, 2);
     assert.equal((replay.stderr.match(/retrying in/g) ?? []).length, 1, replay.stderr);
-    assert.match(replay.stderr, /rate limited \(HTTP 429\): Rate limit reached for requests; retrying in 1\.5 s \(attempt 1 of 4\)/);
+    assert.match(
+      replay.stderr,
+      /rate limited \(HTTP 429\): Rate limit reached for requests; retrying in 1\.5 s \(attempt 1 of 4\)/,
+    );
   });
 });

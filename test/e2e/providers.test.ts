@@ -22,7 +22,10 @@ describe('a tool call with its prompt on the terminal, for each provider wire fo
       const provider: FakeProvider = await startFakeProvider({
         wire,
         steps: [
-          toolStep([{ name: 'fs_create_file', arguments: { path: 'notes/hello.txt', content: 'hello from the model\n' } }], 'I will create the file.'),
+          toolStep(
+            [{ name: 'fs_create_file', arguments: { path: 'notes/hello.txt', content: 'hello from the model\n' } }],
+            'I will create the file.',
+          ),
           textStep('The file notes/hello.txt now exists.'),
         ],
       });
@@ -43,7 +46,10 @@ describe('a tool call with its prompt on the terminal, for each provider wire fo
       assert.equal(sandbox.read('notes/hello.txt'), 'hello from the model\n');
       assert.equal(sandbox.read('out.txt'), 'I will create the file.\nThe file notes/hello.txt now exists.\n');
       // The prompt and the chrome went to the terminal, not to stdout.
-      assert.match(terminal.text(), /⚙ fs_create_file notes\/hello.txt[\s\S]*\+ hello from the model[\s\S]*Run fs_create_file\? y \(run\)/);
+      assert.match(
+        terminal.text(),
+        /⚙ fs_create_file notes\/hello.txt[\s\S]*\+ hello from the model[\s\S]*Run fs_create_file\? y \(run\)/,
+      );
       assert.match(terminal.text(), /fs_create_file: ok/);
       // stdin was query content, sent before the message.
       assert.equal(provider.requests.length, 2);

@@ -23,10 +23,19 @@ async function startProxy(): Promise<LocalProxy> {
   const server = createServer((request, response) => {
     seen.push(`${request.method} ${request.url}`);
     const target = new URL(request.url ?? '');
-    const upstream = httpRequest({ host: target.hostname, port: target.port, path: target.pathname + target.search, method: request.method, headers: request.headers }, (reply) => {
-      response.writeHead(reply.statusCode ?? 502, reply.headers);
-      reply.pipe(response);
-    });
+    const upstream = httpRequest(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname + target.search,
+        method: request.method,
+        headers: request.headers,
+      },
+      (reply) => {
+        response.writeHead(reply.statusCode ?? 502, reply.headers);
+        reply.pipe(response);
+      },
+    );
     upstream.on('error', () => response.destroy());
     request.pipe(upstream);
   });
@@ -75,12 +84,16 @@ describe('provider requests through a proxy and a redirect', () => {
     const sandbox = cleanup.sandbox();
     const model = fakeModelArguments('openai-chat', provider.baseUrl);
 
-    const proxied = await runJp(sandbox, ['query', '--new', ...model.args, 'hello'], { env: { ...model.env, HTTP_PROXY: proxy.url } });
+    const proxied = await runJp(sandbox, ['query', '--new', ...model.args, 'hello'], {
+      env: { ...model.env, HTTP_PROXY: proxy.url },
+    });
     assert.equal(proxied.code, 0, proxied.stderr);
     assert.equal(proxied.stdout, 'Answer through the proxy.\n');
     assert.equal(provider.requests.length, 1);
     assert.ok(
-      proxy.seen.some((line) => line === `CONNECT 127.0.0.1:${provider.port}` || line === `POST ${provider.baseUrl}/chat/completions`),
+      proxy.seen.some(
+        (line) => line === `CONNECT 127.0.0.1:${provider.port}` || line === `POST ${provider.baseUrl}/chat/completions`,
+      ),
       `the proxy saw: ${JSON.stringify(proxy.seen)}`,
     );
 
@@ -104,9 +117,13 @@ describe('provider requests through a proxy and a redirect', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const result = await runJp(sandbox, ['query', '--new', ...model.args, '-c', 'assistant.request.max_retries=0', 'hello'], {
-      env: { ...model.env, HTTP_PROXY: `http://127.0.0.1:${port}` },
-    });
+    const result = await runJp(
+      sandbox,
+      ['query', '--new', ...model.args, '-c', 'assistant.request.max_retries=0', 'hello'],
+      {
+        env: { ...model.env, HTTP_PROXY: `http://127.0.0.1:${port}` },
+      },
+    );
     assert.equal(result.code, 6, result.stderr);
     assert.equal(provider.requests.length, 0, 'nothing bypassed the proxy');
     assert.equal(result.stdout, '');
@@ -118,7 +135,10 @@ describe('provider requests through a proxy and a redirect', () => {
     const sockets = new Set<net.Socket>();
     const redirector = createServer((request, response) => {
       request.resume();
-      response.writeHead(307, { location: `${provider.baseUrl}${(request.url ?? '').replace(/^\/old/, '')}`, 'content-length': '0' });
+      response.writeHead(307, {
+        location: `${provider.baseUrl}${(request.url ?? '').replace(/^\/old/, '')}`,
+        'content-length': '0',
+      });
       response.end();
     });
     redirector.on('connection', (socket) => {
@@ -128,7 +148,10 @@ describe('provider requests through a proxy and a redirect', () => {
     await new Promise<void>((resolve) => redirector.listen(0, '127.0.0.1', resolve));
     cleanup.add(() => closeServer(redirector, sockets));
     const sandbox = cleanup.sandbox();
-    const model = fakeModelArguments('openai-chat', `http://127.0.0.1:${(redirector.address() as AddressInfo).port}/old`);
+    const model = fakeModelArguments(
+      'openai-chat',
+      `http://127.0.0.1:${(redirector.address() as AddressInfo).port}/old`,
+    );
     const result = await runJp(sandbox, ['query', '--new', ...model.args, 'hello there'], { env: model.env });
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, 'Answer after a redirect.\n');

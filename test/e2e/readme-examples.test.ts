@@ -51,24 +51,38 @@ const exceptions: Exception[] = [
   {
     command: 'npm ci && npm run demo',
     skip: true,
-    reason: 'reinstalls the dependencies from the npm registry (no network in a sandbox) and rebuilds dist/ under the tests that are running it',
+    reason:
+      'reinstalls the dependencies from the npm registry (no network in a sandbox) and rebuilds dist/ under the tests that are running it',
   },
   { command: 'npm test', skip: true, reason: 'the test suite that runs this test' },
-  { command: 'npm install -g .', skip: true, reason: "changes the user's global prefix; installing into a temporary prefix is tested in install.test.ts" },
+  {
+    command: 'npm install -g .',
+    skip: true,
+    reason: "changes the user's global prefix; installing into a temporary prefix is tested in install.test.ts",
+  },
   {
     command: 'npm pack && npm install -g ./jp-agent-0.1.0.tgz',
     skip: true,
-    reason: "changes the user's global prefix; packing and installing the tarball into a temporary prefix is tested in install.test.ts",
+    reason:
+      "changes the user's global prefix; packing and installing the tarball into a temporary prefix is tested in install.test.ts",
   },
-  { command: 'jp', outcomes: [{ exitCode: 2, stderr: /no command given\. Start here:/ }], reason: 'bare jp is a usage case: where to start, then the commands, exit 2' },
+  {
+    command: 'jp',
+    outcomes: [{ exitCode: 2, stderr: /no command given\. Start here:/ }],
+    reason: 'bare jp is a usage case: where to start, then the commands, exit 2',
+  },
   {
     command: 'jp query --continue',
     outcomes: [{ exitCode: 2, stderr: /has no incomplete turn to continue/ }],
-    reason: 'needs a turn that stopped half way; in the sandbox every turn before it completed, and jp says so (resuming is tested in resume.test.ts)',
+    reason:
+      'needs a turn that stopped half way; in the sandbox every turn before it completed, and jp says so (resuming is tested in resume.test.ts)',
   },
   {
     command: 'jp conversation attach "$cid"',
-    outcomes: [{ exitCode: 0 }, { exitCode: 1, stderr: /no running process for jp-c\d+, and its last turn is complete/ }],
+    outcomes: [
+      { exitCode: 0 },
+      { exitCode: 1, stderr: /no running process for jp-c\d+, and its last turn is complete/ },
+    ],
     reason:
       'the scripted model answers at once, so the detached run may be over before attach starts: attach then says so (exit 1) instead of watching it to its end (exit 0); attaching is tested in attach.test.ts',
   },
@@ -175,23 +189,41 @@ describe('README examples', () => {
       providers.push(provider);
       return provider.baseUrl;
     };
-    const [openai, anthropic, chat] = [await start('openai-responses'), await start('anthropic'), await start('openai-chat')];
+    const [openai, anthropic, chat] = [
+      await start('openai-responses'),
+      await start('anthropic'),
+      await start('openai-chat'),
+    ];
 
     const workspace = path.join(root, 'w');
     const bin = path.join(root, 'bin');
     const outputs = path.join(root, 'out');
-    for (const directory of [workspace, bin, outputs, path.join(root, 'home'), path.join(root, 'c', 'jp')]) mkdirSync(directory, { recursive: true });
-    writeFileSync(path.join(bin, 'jp'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(jpBinary)} "$@"\n`, { mode: 0o755 });
+    for (const directory of [workspace, bin, outputs, path.join(root, 'home'), path.join(root, 'c', 'jp')])
+      mkdirSync(directory, { recursive: true });
+    writeFileSync(
+      path.join(bin, 'jp'),
+      `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(jpBinary)} "$@"\n`,
+      { mode: 0o755 },
+    );
     writeFileSync(
       path.join(root, 'c', 'jp', 'config.toml'),
-      [`[providers.openai]`, `base_url = "${openai}"`, `[providers.anthropic]`, `base_url = "${anthropic}"`, `[providers.ollama]`, `base_url = "${chat}"`, ''].join('\n'),
+      [
+        `[providers.openai]`,
+        `base_url = "${openai}"`,
+        `[providers.anthropic]`,
+        `base_url = "${anthropic}"`,
+        `[providers.ollama]`,
+        `base_url = "${chat}"`,
+        '',
+      ].join('\n'),
     );
     for (const [name, content] of Object.entries(fixtureFiles)) writeFileSync(path.join(workspace, name), content);
 
-    const exceptionOf = (example: Example): Exception | undefined => exceptions.find((exception) => exception.command === example.command);
+    const exceptionOf = (example: Example): Exception | undefined =>
+      exceptions.find((exception) => exception.command === example.command);
     const script = ['set -o pipefail', `cd ${JSON.stringify(workspace)}`, '__jp_cid=jp-c0000000000000000'];
     examples.forEach((example, index) => {
-      const body = exceptionOf(example)?.skip ? ':' : example.text.replace(/\bjp-c\d{16}\b/g, '${__jp_cid}');
+      const body = exceptionOf(example)?.skip ? ':' : example.text.replace(/\bjp-c\d{16}\b/g, `$${'{'}__jp_cid}`);
       script.push(
         `__jp_cid=$(ls .jp/conversations 2>/dev/null | grep '^jp-c' | head -n 1)`,
         `{ ${body}`,
@@ -212,7 +244,12 @@ describe('README examples', () => {
       JP_SESSION: 'readme',
       ANTHROPIC_API_KEY: 'sk-ant-readme-0000000000000000',
     };
-    const shell = spawn('bash', [path.join(root, 'examples.sh')], { cwd: workspace, env: environment, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const shell = spawn('bash', [path.join(root, 'examples.sh')], {
+      cwd: workspace,
+      env: environment,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let shellError = '';
     shell.stderr.on('data', (chunk: Buffer) => (shellError += chunk.toString()));
     const safetyLimitMs = 240_000;
@@ -250,20 +287,35 @@ describe('README examples', () => {
       const stderr = read(index, 'err');
       const shown = `\n    stdout: ${JSON.stringify(stdout.slice(0, 400))}\n    stderr: ${JSON.stringify(stderr.slice(0, 600))}`;
       if (code === undefined) {
-        failures.push(`${where}: did not finish${finished ? '' : ` within the ${safetyLimitMs / 1000} s safety limit (it hung)`}${shown}`);
+        failures.push(
+          `${where}: did not finish${finished ? '' : ` within the ${safetyLimitMs / 1000} s safety limit (it hung)`}${shown}`,
+        );
         return;
       }
       const exception = exceptionOf(example);
       if (exception?.skip) return;
       const outcomes = exception?.outcomes ?? [{ exitCode: 0 }];
       const outcome = outcomes.find((candidate) => candidate.exitCode === code);
-      if (!outcome) failures.push(`${where}: exit ${code}, expected ${outcomes.map((candidate) => candidate.exitCode).join(' or ')}${shown}`);
-      else if (outcome.stderr && !outcome.stderr.test(stderr)) failures.push(`${where}: exit ${code} without saying ${outcome.stderr}${shown}`);
+      if (!outcome)
+        failures.push(
+          `${where}: exit ${code}, expected ${outcomes.map((candidate) => candidate.exitCode).join(' or ')}${shown}`,
+        );
+      else if (outcome.stderr && !outcome.stderr.test(stderr))
+        failures.push(`${where}: exit ${code} without saying ${outcome.stderr}${shown}`);
       const expected = expectedOutputs.find((candidate) => candidate.command === example.command);
-      if (expected && stdout !== expected.stdout) failures.push(`${where}: printed ${JSON.stringify(stdout)}, expected ${JSON.stringify(expected.stdout)} (${expected.reason})${shown}`);
-      if (/^null$/m.test(stdout)) failures.push(`${where}: printed \`null\` (a filter that matches nothing in jp's output?)${shown}`);
-      if (/internal error|This is a bug in jp/i.test(stderr)) failures.push(`${where}: reported an internal error${shown}`);
+      if (expected && stdout !== expected.stdout)
+        failures.push(
+          `${where}: printed ${JSON.stringify(stdout)}, expected ${JSON.stringify(expected.stdout)} (${expected.reason})${shown}`,
+        );
+      if (/^null$/m.test(stdout))
+        failures.push(`${where}: printed \`null\` (a filter that matches nothing in jp's output?)${shown}`);
+      if (/internal error|This is a bug in jp/i.test(stderr))
+        failures.push(`${where}: reported an internal error${shown}`);
     });
-    assert.deepEqual(failures, [], `README examples that do not work as documented:\n${failures.join('\n')}\n${shellError ? `bash: ${shellError}` : ''}`);
+    assert.deepEqual(
+      failures,
+      [],
+      `README examples that do not work as documented:\n${failures.join('\n')}\n${shellError ? `bash: ${shellError}` : ''}`,
+    );
   });
 });

@@ -7,12 +7,23 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { startFakeProvider, stepByToolResults, textStep, toolStep } from '../support/fake-provider.ts';
-import { collect, conversationIds, eventually, fakeModelArguments, jpBinary, readEvents, runJp, type Sandbox, startJp, testProvider, useCleanup } from '../support/jp.ts';
+import {
+  collect,
+  conversationIds,
+  eventually,
+  fakeModelArguments,
+  jpBinary,
+  readEvents,
+  runJp,
+  type Sandbox,
+  startJp,
+  testProvider,
+  useCleanup,
+} from '../support/jp.ts';
 import { runInTerminal, shellQuote } from '../support/pty.ts';
 
 const cleanup = useCleanup();
 const sandboxed = cleanup.sandbox;
-
 
 async function ls(sandbox: Sandbox): Promise<{ id: string; status: string }[]> {
   const result = await runJp(sandbox, ['conversation', 'ls', '--json']);
@@ -36,7 +47,11 @@ describe('defer round trip', () => {
     const sandbox = sandboxed();
     sandbox.write('input.txt', 'input contents');
     const model = fakeModelArguments('openai-chat', provider.baseUrl);
-    const deferred = await runJp(sandbox, ['query', '--json', ...model.args, '-c', 'conversation.tools.defaults.detached="defer"', 'do both'], { env: model.env });
+    const deferred = await runJp(
+      sandbox,
+      ['query', '--json', ...model.args, '-c', 'conversation.tools.defaults.detached="defer"', 'do both'],
+      { env: model.env },
+    );
     assert.equal(deferred.code, 4, deferred.stderr);
     const result = JSON.parse(deferred.stdout.trim().split('\n').pop()!);
     assert.equal(result.status, 'deferred');
@@ -52,18 +67,30 @@ describe('defer round trip', () => {
 
     // Still no human and still defer: exit 4 again, nothing duplicated.
     const before = readEvents(sandbox, conversationId);
-    const again = await runJp(sandbox, ['query', '--continue', `--id=${conversationId}`, '-c', 'conversation.tools.defaults.detached="defer"'], { env: model.env });
+    const again = await runJp(
+      sandbox,
+      ['query', '--continue', `--id=${conversationId}`, '-c', 'conversation.tools.defaults.detached="defer"'],
+      { env: model.env },
+    );
     assert.equal(again.code, 4, again.stderr);
     assert.deepEqual(readEvents(sandbox, conversationId), before);
 
-    const terminal = runInTerminal(sandbox, `node ${shellQuote(jpBinary)} query --continue --id=${conversationId}; echo EXIT=$?`, { env: model.env });
+    const terminal = runInTerminal(
+      sandbox,
+      `node ${shellQuote(jpBinary)} query --continue --id=${conversationId}; echo EXIT=$?`,
+      { env: model.env },
+    );
     await terminal.waitFor('Run fs_create_file?');
     terminal.write('y');
     await terminal.waitFor(/EXIT=\d+/);
     assert.match(terminal.text(), /EXIT=0/);
     assert.equal(sandbox.read('needs-permission.txt'), 'yes');
     events = readEvents(sandbox, conversationId);
-    assert.equal(events.filter((event) => event.type === 'tool_call_response').length, 2, 'each tool answered exactly once');
+    assert.equal(
+      events.filter((event) => event.type === 'tool_call_response').length,
+      2,
+      'each tool answered exactly once',
+    );
     assert.equal(events[events.length - 1]!.status, 'completed');
     assert.equal((await ls(sandbox))[0]!.status, 'idle');
   });
@@ -71,13 +98,22 @@ describe('defer round trip', () => {
 
 describe('incomplete turns', () => {
   const deferredScript = {
-    steps: [{ parts: [{ tool_call: { name: 'fs_create_file', arguments: { path: 'a.txt', content: 'a' } } }] }, { parts: [{ text: 'resumed answer' }] }],
+    steps: [
+      { parts: [{ tool_call: { name: 'fs_create_file', arguments: { path: 'a.txt', content: 'a' } } }] },
+      { parts: [{ text: 'resumed answer' }] },
+    ],
   };
 
   it('a new message on an incomplete turn with no terminal exits 2 naming the flags; --discard-turn drops it', async () => {
     const sandbox = sandboxed();
     const script = testProvider(sandbox, deferredScript);
-    const first = await runJp(sandbox, ['query', ...script, '-c', 'conversation.tools.defaults.detached="defer"', 'make a']);
+    const first = await runJp(sandbox, [
+      'query',
+      ...script,
+      '-c',
+      'conversation.tools.defaults.detached="defer"',
+      'make a',
+    ]);
     assert.equal(first.code, 4, first.stderr);
     const [conversationId] = conversationIds(sandbox);
     const refused = await runJp(sandbox, ['query', ...script, 'something else']);
@@ -85,22 +121,39 @@ describe('incomplete turns', () => {
     assert.match(refused.stderr, /has an incomplete turn \(pending inquiry\)/);
     assert.match(refused.stderr, /--continue/);
     assert.match(refused.stderr, /--discard-turn/);
-    const discarded = await runJp(sandbox, ['query', '--discard-turn', ...testProvider(sandbox, { steps: [{ parts: [{ text: 'fresh' }] }] }, 'fresh.json'), 'something else']);
+    const discarded = await runJp(sandbox, [
+      'query',
+      '--discard-turn',
+      ...testProvider(sandbox, { steps: [{ parts: [{ text: 'fresh' }] }] }, 'fresh.json'),
+      'something else',
+    ]);
     assert.equal(discarded.code, 0, discarded.stderr);
     assert.equal(discarded.stdout, 'fresh\n');
     const events = readEvents(sandbox, conversationId!);
-    assert.ok(events.some((event) => event.type === 'turn_end' && event.status === 'discarded'), 'the turn is marked discarded, its events kept');
-    assert.ok(events.some((event) => event.type === 'inquiry_request'), 'discarded events stay on disk');
+    assert.ok(
+      events.some((event) => event.type === 'turn_end' && event.status === 'discarded'),
+      'the turn is marked discarded, its events kept',
+    );
+    assert.ok(
+      events.some((event) => event.type === 'inquiry_request'),
+      'discarded events stay on disk',
+    );
     assert.equal((await ls(sandbox))[0]!.status, 'idle');
   });
 
   it('at a terminal, a new message on an incomplete turn asks: resume, discard or cancel', async () => {
     const sandbox = sandboxed();
     const script = testProvider(sandbox, deferredScript);
-    assert.equal((await runJp(sandbox, ['query', ...script, '-c', 'conversation.tools.defaults.detached="defer"', 'make a'])).code, 4);
+    assert.equal(
+      (await runJp(sandbox, ['query', ...script, '-c', 'conversation.tools.defaults.detached="defer"', 'make a'])).code,
+      4,
+    );
     const [conversationId] = conversationIds(sandbox);
     const fresh = testProvider(sandbox, { steps: [{ parts: [{ text: 'fresh answer' }] }] }, 'fresh.json');
-    const terminal = runInTerminal(sandbox, `node ${shellQuote(jpBinary)} query ${fresh.map(shellQuote).join(' ')} 'another message' > out.txt; echo EXIT=$?`);
+    const terminal = runInTerminal(
+      sandbox,
+      `node ${shellQuote(jpBinary)} query ${fresh.map(shellQuote).join(' ')} 'another message' > out.txt; echo EXIT=$?`,
+    );
     await terminal.waitFor('has an incomplete turn (pending inquiry)');
     await terminal.waitFor('cancel: do nothing');
     terminal.write('\u001b[B\r');
@@ -123,8 +176,16 @@ describe('incomplete turns', () => {
   it('--continue keeps the model and settings the conversation was started with', async () => {
     const sandbox = sandboxed();
     const script = testProvider(sandbox, deferredScript);
-    assert.equal((await runJp(sandbox, ['query', ...script, '-c', 'conversation.tools.defaults.detached="defer"', 'make a'])).code, 4);
-    const resumed = await runJp(sandbox, ['query', '--continue', '-c', 'conversation.tools.fs_create_file.detached.run="auto"']);
+    assert.equal(
+      (await runJp(sandbox, ['query', ...script, '-c', 'conversation.tools.defaults.detached="defer"', 'make a'])).code,
+      4,
+    );
+    const resumed = await runJp(sandbox, [
+      'query',
+      '--continue',
+      '-c',
+      'conversation.tools.fs_create_file.detached.run="auto"',
+    ]);
     assert.equal(resumed.code, 0, resumed.stderr);
     assert.equal(resumed.stdout, 'resumed answer\n');
     assert.equal(sandbox.read('a.txt'), 'a');
@@ -140,7 +201,9 @@ describe('signals', () => {
       it(`${signal} during streaming (${mode}): partial response persisted, turn interrupted, exit ${code}, resumable`, async () => {
         const sandbox = sandboxed();
         const script = testProvider(sandbox, {
-          steps: [{ parts: [{ text: 'The beginning of a long answer.\n\n' }, { delay_ms: 60_000 }, { text: 'never sent' }] }],
+          steps: [
+            { parts: [{ text: 'The beginning of a long answer.\n\n' }, { delay_ms: 60_000 }, { text: 'never sent' }] },
+          ],
         });
         const args = ['query', ...(mode === 'no-server' ? ['--no-server'] : []), ...script, 'long question'];
         const child = startJp(sandbox, args);
@@ -154,7 +217,10 @@ describe('signals', () => {
         assert.equal(result.code, code, result.stderr);
         assert.match(result.stderr, /interrupted/);
         const events = readEvents(sandbox, conversationIds(sandbox)[0]!);
-        assert.equal(events.find((event) => event.type === 'chat_response')!.message, 'The beginning of a long answer.\n\n');
+        assert.equal(
+          events.find((event) => event.type === 'chat_response')!.message,
+          'The beginning of a long answer.\n\n',
+        );
         const end = events[events.length - 1]!;
         assert.deepEqual([end.type, end.status, end.exit_code], ['turn_end', 'interrupted', code]);
         assert.equal((await ls(sandbox))[0]!.status, 'interrupted (awaiting LLM response)');
@@ -166,13 +232,36 @@ describe('signals', () => {
   it('SIGTERM while a tool runs kills its process group and reports the call as interrupted', async () => {
     const sandbox = sandboxed();
     const script = testProvider(sandbox, {
-      steps: [{ parts: [{ tool_call: { name: 'run_command', arguments: { command: 'echo $$ > tool.pid; sleep 60 & echo $! > child.pid; wait' } } }] }, { parts: [{ text: 'x' }] }],
+      steps: [
+        {
+          parts: [
+            {
+              tool_call: {
+                name: 'run_command',
+                arguments: { command: 'echo $$ > tool.pid; sleep 60 & echo $! > child.pid; wait' },
+              },
+            },
+          ],
+        },
+        { parts: [{ text: 'x' }] },
+      ],
     });
     // --sandbox off: the test checks host pids the command writes; in the sandbox they would be pids of its own namespace.
-    const args = ['query', ...script, '--sandbox', 'off', '-c', 'conversation.tools.run_command.run="unattended"', 'run it'];
+    const args = [
+      'query',
+      ...script,
+      '--sandbox',
+      'off',
+      '-c',
+      'conversation.tools.run_command.run="unattended"',
+      'run it',
+    ];
     const child = startJp(sandbox, args);
     const finished = collect(child, args, 30_000);
-    await eventually('the tool started its child', () => sandbox.exists('child.pid') && sandbox.read('child.pid').trim() !== '');
+    await eventually(
+      'the tool started its child',
+      () => sandbox.exists('child.pid') && sandbox.read('child.pid').trim() !== '',
+    );
     const toolChild = Number(sandbox.read('child.pid').trim());
     process.kill(child.pid!, 'SIGTERM');
     const result = await finished;
@@ -199,19 +288,26 @@ describe('sessions', () => {
   it('JP_SESSION=a and JP_SESSION=b alternate queries without touching each other', async () => {
     const sandbox = sandboxed();
     const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'ok' }] }] });
-    const run = (session: string, message: string) => runJp(sandbox, ['query', ...script, message], { env: { JP_SESSION: session } });
+    const run = (session: string, message: string) =>
+      runJp(sandbox, ['query', ...script, message], { env: { JP_SESSION: session } });
     assert.equal((await run('a', 'a1')).code, 0);
     assert.equal((await run('b', 'b1')).code, 0);
     assert.equal((await run('a', 'a2')).code, 0);
     assert.equal((await run('b', 'b2')).code, 0);
     const ids = conversationIds(sandbox);
     assert.equal(ids.length, 2);
-    const contents = ids.map((id) => readEvents(sandbox, id).filter((event) => event.type === 'chat_request').map((event) => event.content));
+    const contents = ids.map((id) =>
+      readEvents(sandbox, id)
+        .filter((event) => event.type === 'chat_request')
+        .map((event) => event.content),
+    );
     assert.deepEqual(contents.sort(), [
       ['a1', 'a2'],
       ['b1', 'b2'],
     ]);
-    const listedForA = JSON.parse((await runJp(sandbox, ['conversation', 'ls', '--json'], { env: { JP_SESSION: 'a' } })).stdout);
+    const listedForA = JSON.parse(
+      (await runJp(sandbox, ['conversation', 'ls', '--json'], { env: { JP_SESSION: 'a' } })).stdout,
+    );
     assert.equal(listedForA.filter((entry: { active: boolean }) => entry.active).length, 1);
   });
 
@@ -226,13 +322,17 @@ describe('sessions', () => {
     assert.equal((await runJp(sandbox, ['query', `--fork=${first}`, ...script, 'forked'])).code, 0);
     const fork = conversationIds(sandbox).find((id) => id !== first && id !== second)!;
     assert.deepEqual(
-      readEvents(sandbox, fork).filter((event) => event.type === 'chat_request').map((event) => event.content),
+      readEvents(sandbox, fork)
+        .filter((event) => event.type === 'chat_request')
+        .map((event) => event.content),
       ['first', 'first again', 'forked'],
     );
     assert.equal((await runJp(sandbox, ['conversation', 'use', second])).code, 0);
     assert.equal((await runJp(sandbox, ['query', ...script, 'to second'])).code, 0);
     assert.deepEqual(
-      readEvents(sandbox, second).filter((event) => event.type === 'chat_request').map((event) => event.content),
+      readEvents(sandbox, second)
+        .filter((event) => event.type === 'chat_request')
+        .map((event) => event.content),
       ['second', 'to second'],
     );
     const missing = await runJp(sandbox, ['query', '--id=jp-c1111111111111111', ...script, 'x']);

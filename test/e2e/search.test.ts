@@ -6,16 +6,34 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { conversationIds, readEvents, runJp, testProvider, useCleanup, type Sandbox } from '../support/jp.ts';
 
 const cleanup = useCleanup();
 
-async function callTools(sandbox: Sandbox, calls: { name: string; arguments: unknown }[], env: NodeJS.ProcessEnv): Promise<string[]> {
+async function callTools(
+  sandbox: Sandbox,
+  calls: { name: string; arguments: unknown }[],
+  env: NodeJS.ProcessEnv,
+): Promise<string[]> {
   const before = new Set(conversationIds(sandbox));
-  const script = testProvider(sandbox, { steps: [{ parts: calls.map((call) => ({ tool_call: call })) }, { parts: [{ text: 'done' }] }] }, `.script-${before.size}.json`);
+  const script = testProvider(
+    sandbox,
+    { steps: [{ parts: calls.map((call) => ({ tool_call: call })) }, { parts: [{ text: 'done' }] }] },
+    `.script-${before.size}.json`,
+  );
   const result = await runJp(sandbox, ['query', '--new', ...script, 'search'], { env });
   assert.equal(result.code, 0, result.stderr);
   const id = conversationIds(sandbox).find((candidate) => !before.has(candidate))!;
@@ -38,11 +56,14 @@ function searchTree(sandbox: Sandbox): void {
   sandbox.write('anchored.txt', 'needle (ignored: /anchored.txt)\n');
   sandbox.write('deep/anchored.txt', 'needle (not ignored: the rule is anchored at the root)\n');
   sandbox.write('node_modules/m/index.js', 'needle (node_modules)\n');
-  sandbox.write('.jp/notes.txt', 'needle (jp\'s own directory)\n');
+  sandbox.write('.jp/notes.txt', "needle (jp's own directory)\n");
   sandbox.write('.hidden/h.txt', 'needle (a dot directory is searched)\n');
   sandbox.write('a/b.txt', 'needle in a/b\n');
   sandbox.write('a-c.txt', 'needle in a-c\n');
-  writeFileSync(path.join(sandbox.workspace, 'binary.dat'), Buffer.concat([Buffer.from('needle'), Buffer.from([0, 1, 2])]));
+  writeFileSync(
+    path.join(sandbox.workspace, 'binary.dat'),
+    Buffer.concat([Buffer.from('needle'), Buffer.from([0, 1, 2])]),
+  );
   // A file over 16 MB, written without holding it in memory.
   const fd = openSync(path.join(sandbox.workspace, 'huge.txt'), 'w');
   const block = Buffer.from(`${'needle '.repeat(146)}\n`.repeat(1024));
@@ -82,7 +103,13 @@ const expected = [
     `src/sub/c.ts:1: ${longLine}`,
     '[jp: not searched: 1 binary file; 1 file larger than 16 MB (huge.txt)]',
   ].join('\n'),
-  ['4 matches in 3 files:', 'src/a.ts:2: const needle = 2;', 'src/a.ts:3: // needle again', 'src/b.ts:1: export const NEEDLE = 3;', `src/sub/c.ts:1: ${longLine}`].join('\n'),
+  [
+    '4 matches in 3 files:',
+    'src/a.ts:2: const needle = 2;',
+    'src/a.ts:3: // needle again',
+    'src/b.ts:1: export const NEEDLE = 3;',
+    `src/sub/c.ts:1: ${longLine}`,
+  ].join('\n'),
   [
     'The first 2 matches in 1 file (results cut at max_results = 2; there are more: narrow the pattern, path or glob, or raise max_results):',
     'src/a.ts:2: const needle = 2;',
@@ -101,7 +128,10 @@ describe('fs_search', () => {
     const wrapperDirectory = path.join(sandbox.root, 'bin');
     mkdirSync(wrapperDirectory);
     const record = path.join(sandbox.root, 'rg-ran');
-    writeFileSync(path.join(wrapperDirectory, 'rg'), `#!/bin/sh\necho "$@" >> '${record}'\nexec '${realRipgrep}' "$@"\n`);
+    writeFileSync(
+      path.join(wrapperDirectory, 'rg'),
+      `#!/bin/sh\necho "$@" >> '${record}'\nexec '${realRipgrep}' "$@"\n`,
+    );
     chmodSync(path.join(wrapperDirectory, 'rg'), 0o755);
 
     const withRipgrep = await callTools(sandbox, calls, { PATH: `${wrapperDirectory}:/usr/bin:/bin` });
@@ -114,7 +144,10 @@ describe('fs_search', () => {
       assert.equal(withoutRipgrep[index], want, `call ${index} without ripgrep`);
     }
     assert.deepEqual(withoutRipgrep, withRipgrep, 'the same bytes, every call');
-    assert.match(withRipgrep[6]!, /^invalid regular expression "\(unclosed": .*The pattern is a JavaScript regular expression/);
+    assert.match(
+      withRipgrep[6]!,
+      /^invalid regular expression "\(unclosed": .*The pattern is a JavaScript regular expression/,
+    );
     assert.match(withRipgrep[7]!, /is outside the workspace/);
     assert.match(withRipgrep[8]!, /^refused: ".jp" is off limits to file tools/);
   });
@@ -122,12 +155,20 @@ describe('fs_search', () => {
   it('runs unattended by default, like fs_read_file (no approval asked, none needed)', async () => {
     const sandbox = cleanup.sandbox();
     sandbox.write('one.txt', 'needle\n');
-    const script = testProvider(sandbox, { steps: [{ parts: [{ tool_call: { name: 'fs_search', arguments: { pattern: 'needle', glob: '*.txt' } } }] }, { parts: [{ text: 'done' }] }] });
+    const script = testProvider(sandbox, {
+      steps: [
+        { parts: [{ tool_call: { name: 'fs_search', arguments: { pattern: 'needle', glob: '*.txt' } } }] },
+        { parts: [{ text: 'done' }] },
+      ],
+    });
     const result = await runJp(sandbox, ['query', '--json', ...script, 'search']);
     assert.equal(result.code, 0, result.stderr);
     const id = conversationIds(sandbox)[0]!;
     const events = readEvents(sandbox, id);
     assert.ok(!events.some((event) => event.type === 'inquiry_request'));
-    assert.match(events.find((event) => event.type === 'tool_call_response')!.content, /^1 match in 1 file:\none\.txt:1: needle$/);
+    assert.match(
+      events.find((event) => event.type === 'tool_call_response')!.content,
+      /^1 match in 1 file:\none\.txt:1: needle$/,
+    );
   });
 });

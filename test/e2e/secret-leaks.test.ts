@@ -18,7 +18,8 @@ const deployKey = 'deploy-api-key-1a2b3c4d';
 const databasePassword = 'db-password-0o9i8u7y';
 
 function assertNone(where: string, text: string, secrets: string[]): void {
-  for (const secret of secrets) assert.equal(text.includes(secret), false, `${where} holds ${secret}:\n${text.slice(0, 3000)}`);
+  for (const secret of secrets)
+    assert.equal(text.includes(secret), false, `${where} holds ${secret}:\n${text.slice(0, 3000)}`);
 }
 
 describe('an MCP server env value named *_TOKEN, *_API_KEY, *_PASSWORD', () => {
@@ -34,14 +35,22 @@ describe('an MCP server env value named *_TOKEN, *_API_KEY, *_PASSWORD', () => {
     const crashing = `process.stderr.write("cannot log in with " + process.env.SERVICE_TOKEN + "\\n"); process.exit(1)`;
     writeUserConfig(
       sandbox,
-      everythingStdio('everything', sandbox.root, `env = { SERVICE_TOKEN = "${serviceToken}", DEPLOY_API_KEY = "${deployKey}", DB_PASSWORD = "${databasePassword}", GREETING = "plain-value-visible" }\n`) +
+      everythingStdio(
+        'everything',
+        sandbox.root,
+        `env = { SERVICE_TOKEN = "${serviceToken}", DEPLOY_API_KEY = "${deployKey}", DB_PASSWORD = "${databasePassword}", GREETING = "plain-value-visible" }\n`,
+      ) +
         `\n[mcp.servers.crashing]\ncommand = ${JSON.stringify(process.execPath)}\nargs = ["-e", ${JSON.stringify(crashing)}]\nenv = { SERVICE_TOKEN = "${serviceToken}" }\n` +
         '\n[conversation.tools.defaults]\ndetached = { run = "auto" }\n',
     );
     cleanup.add(() => killServers(sandbox.root));
     const model = fakeModelArguments('openai-chat', provider.baseUrl);
     const traceLog = path.join(sandbox.root, 'trace.log');
-    const run = await runJp(sandbox, ['query', '--json', '-vvvvv', '--log-file', traceLog, ...model.args, 'show the environment'], { env: model.env });
+    const run = await runJp(
+      sandbox,
+      ['query', '--json', '-vvvvv', '--log-file', traceLog, ...model.args, 'show the environment'],
+      { env: model.env },
+    );
     assert.equal(run.code, 0, run.stderr);
 
     const toolResult = JSON.parse(JSON.stringify(provider.requests[1]!.body)) as unknown;
@@ -54,7 +63,8 @@ describe('an MCP server env value named *_TOKEN, *_API_KEY, *_PASSWORD', () => {
     assertNone('events.ndjson', sandbox.read(`.jp/conversations/${conversationId}/events.ndjson`), secrets);
     assertNone('the trace log', readFileSync(traceLog, 'utf8'), secrets);
     const processes = path.join(sandbox.userDirectory(), 'processes');
-    for (const name of readdirSync(processes)) assertNone(`processes/${name}`, readFileSync(path.join(processes, name), 'utf8'), secrets);
+    for (const name of readdirSync(processes))
+      assertNone(`processes/${name}`, readFileSync(path.join(processes, name), 'utf8'), secrets);
 
     const listed = await runJp(sandbox, ['mcp', 'ls', '-vvvvv', '--log-file', traceLog]);
     assert.match(listed.stdout + listed.stderr, /crashing/);
@@ -68,15 +78,31 @@ describe('a secret holding " and \\ at -vvvvv', () => {
     const canary = 'quote"and\\back-canary-5150';
     const provider = await startFakeProvider({
       wire: 'openai-chat',
-      steps: stepByToolResults([toolStep([{ name: 'run_command', arguments: { command: 'printenv JP_TEST_CANARY' } }]), textStep('Done.')]),
+      steps: stepByToolResults([
+        toolStep([{ name: 'run_command', arguments: { command: 'printenv JP_TEST_CANARY' } }]),
+        textStep('Done.'),
+      ]),
     });
     cleanup.add(() => provider.close());
     const sandbox = cleanup.sandbox({ config: '[secrets]\nenv_vars = ["JP_TEST_CANARY"]\n' });
     const model = fakeModelArguments('openai-chat', provider.baseUrl);
     const traceLog = path.join(sandbox.root, 'trace.log');
-    const run = await runJp(sandbox, ['query', '-vvvvv', '--log-file', traceLog, ...model.args, '-c', 'conversation.tools.run_command.run="unattended"', `say ${canary}`], {
-      env: { ...model.env, JP_TEST_CANARY: canary },
-    });
+    const run = await runJp(
+      sandbox,
+      [
+        'query',
+        '-vvvvv',
+        '--log-file',
+        traceLog,
+        ...model.args,
+        '-c',
+        'conversation.tools.run_command.run="unattended"',
+        `say ${canary}`,
+      ],
+      {
+        env: { ...model.env, JP_TEST_CANARY: canary },
+      },
+    );
     assert.equal(run.code, 0, run.stderr);
     const log = readFileSync(traceLog, 'utf8');
     assert.match(log, /\[REDACTED\]/);
@@ -92,24 +118,43 @@ describe('a query server', () => {
     const providerKey = 'sk-environ-canary-key-31415926';
     const provider = await startFakeProvider({
       wire: 'openai-chat',
-      steps: stepByToolResults([toolStep([{ name: 'run_command', arguments: { command: 'while [ ! -f go ]; do sleep 0.05; done' } }]), textStep('Done.')]),
+      steps: stepByToolResults([
+        toolStep([{ name: 'run_command', arguments: { command: 'while [ ! -f go ]; do sleep 0.05; done' } }]),
+        textStep('Done.'),
+      ]),
     });
     cleanup.add(() => provider.close());
     const sandbox = cleanup.sandbox();
     const model = fakeModelArguments('openai-chat', provider.baseUrl);
-    const detached = await runJp(sandbox, ['query', '--detach', ...model.args, '-c', 'conversation.tools.run_command.run="unattended"', '-c', 'conversation.tools.run_command.detached="auto"', 'wait'], {
-      env: { ...model.env, OPENAI_API_KEY: providerKey },
-    });
+    const detached = await runJp(
+      sandbox,
+      [
+        'query',
+        '--detach',
+        ...model.args,
+        '-c',
+        'conversation.tools.run_command.run="unattended"',
+        '-c',
+        'conversation.tools.run_command.detached="auto"',
+        'wait',
+      ],
+      {
+        env: { ...model.env, OPENAI_API_KEY: providerKey },
+      },
+    );
     assert.equal(detached.code, 0, detached.stderr);
     const conversationId = detached.stdout.trim();
     const entryFile = path.join(sandbox.userDirectory(), 'processes', `${conversationId}.json`);
-    const entry = await eventually('the run is registered', () => existsSync(entryFile) && JSON.parse(readFileSync(entryFile, 'utf8')));
+    const entry = await eventually(
+      'the run is registered',
+      () => existsSync(entryFile) && JSON.parse(readFileSync(entryFile, 'utf8')),
+    );
     await eventually('the tool runs', () => provider.requests.length === 1);
     const pid = entry.pid as number;
     try {
       const environ = readFileSync(`/proc/${pid}/environ`, 'utf8');
       assert.match(environ, /PATH=/, 'the environment was read');
-      assert.equal(environ.includes(providerKey), false, 'the provider key is in the server\'s /proc/<pid>/environ');
+      assert.equal(environ.includes(providerKey), false, "the provider key is in the server's /proc/<pid>/environ");
       assert.match(readFileSync(`/proc/${pid}/limits`, 'utf8'), /Max core file size\s+0\s+/);
       const cwd = readlinkSync(`/proc/${pid}/cwd`);
       assert.equal(cwd.startsWith(sandbox.workspace), false, `the server runs in ${cwd}`);

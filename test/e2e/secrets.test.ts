@@ -11,7 +11,17 @@ import net from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { startFakeProvider, stepByToolResults, textStep, toolStep } from '../support/fake-provider.ts';
-import { collect, eventually, fakeModelArguments, readEvents, runJp, type Sandbox, startJp, testProvider, useCleanup } from '../support/jp.ts';
+import {
+  collect,
+  eventually,
+  fakeModelArguments,
+  readEvents,
+  runJp,
+  type Sandbox,
+  startJp,
+  testProvider,
+  useCleanup,
+} from '../support/jp.ts';
 
 const cleanup = useCleanup();
 
@@ -35,12 +45,16 @@ function tapSocket(socketPath: string): { greeted: Promise<void>; closed: Promis
   const chunks: Buffer[] = [];
   let greet: () => void;
   const greeted = new Promise<void>((resolve) => (greet = resolve));
-  socket.on('connect', () => socket.write(JSON.stringify({ type: 'hello', version: 1, can_prompt: false, read_only: true }) + '\n'));
+  socket.on('connect', () =>
+    socket.write(JSON.stringify({ type: 'hello', version: 1, can_prompt: false, read_only: true }) + '\n'),
+  );
   socket.on('data', (chunk: Buffer) => {
     chunks.push(chunk);
     if (Buffer.concat(chunks).includes('"type":"hello"')) greet();
   });
-  const closed = new Promise<string>((resolve) => socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8'))));
+  const closed = new Promise<string>((resolve) =>
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8'))),
+  );
   return { greeted, closed };
 }
 
@@ -49,22 +63,42 @@ describe('a secret printed by a tool', () => {
     const provider = await startFakeProvider({
       wire: 'openai-chat',
       steps: stepByToolResults([
-        toolStep([{ name: 'run_command', arguments: { command: 'while [ ! -f go ]; do sleep 0.05; done; echo "canary=$JP_TEST_CANARY key=$OPENAI_API_KEY"' } }], 'Checking.'),
+        toolStep(
+          [
+            {
+              name: 'run_command',
+              arguments: {
+                command: 'while [ ! -f go ]; do sleep 0.05; done; echo "canary=$JP_TEST_CANARY key=$OPENAI_API_KEY"',
+              },
+            },
+          ],
+          'Checking.',
+        ),
         textStep('All done.'),
       ]),
     });
     cleanup.add(() => provider.close());
     const sandbox = cleanup.sandbox({ config: '[secrets]\nenv_vars = ["JP_TEST_CANARY"]\n' });
-    writeUserConfig(sandbox, '[conversation.tools.run_command]\nrun = "unattended"\ndetached = "auto"\nenv_vars = ["OPENAI_API_KEY"]\n');
+    writeUserConfig(
+      sandbox,
+      '[conversation.tools.run_command]\nrun = "unattended"\ndetached = "auto"\nenv_vars = ["OPENAI_API_KEY"]\n',
+    );
     const model = fakeModelArguments('openai-chat', provider.baseUrl);
     const env = { ...model.env, OPENAI_API_KEY: providerKey, JP_TEST_CANARY: canary };
     const traceLog = path.join(sandbox.root, 'trace.log');
 
-    const detached = await runJp(sandbox, ['query', '--detach', '-vvvvv', '--log-file', traceLog, ...model.args, `is ${canary} safe to print?`], { env });
+    const detached = await runJp(
+      sandbox,
+      ['query', '--detach', '-vvvvv', '--log-file', traceLog, ...model.args, `is ${canary} safe to print?`],
+      { env },
+    );
     assert.equal(detached.code, 0, detached.stderr);
     const conversationId = detached.stdout.trim();
     const entryFile = path.join(sandbox.userDirectory(), 'processes', `${conversationId}.json`);
-    const entry = await eventually('the run is registered', () => existsSync(entryFile) && JSON.parse(readFileSync(entryFile, 'utf8')));
+    const entry = await eventually(
+      'the run is registered',
+      () => existsSync(entryFile) && JSON.parse(readFileSync(entryFile, 'utf8')),
+    );
 
     const raw = tapSocket(entry.socket_path);
     const attach = startJp(sandbox, ['conversation', 'attach', '--read-only', '--json', conversationId], { env });
@@ -82,21 +116,35 @@ describe('a secret printed by a tool', () => {
     assert.match(socketTraffic, /canary=\[REDACTED\] key=\[REDACTED\]/, 'the tool printed both, redacted');
     assertNoSecret('the socket traffic', socketTraffic);
     assertNoSecret('attach --read-only --json', attachResult.stdout + attachResult.stderr);
-    const result = attachResult.stdout.trim().split('\n').map((line) => JSON.parse(line)).find((line) => line.type === 'result');
+    const result = attachResult.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+      .find((line) => line.type === 'result');
     assert.ok(result, 'the viewer got the result');
     assert.match(result.tools[0].result, /canary=\[REDACTED\]/);
     assert.equal(result.query, 'is [REDACTED] safe to print?');
 
     const conversationDirectory = path.join(sandbox.workspace, '.jp', 'conversations', conversationId);
-    for (const name of readdirSync(conversationDirectory)) assertNoSecret(`.jp/conversations/${conversationId}/${name}`, readFileSync(path.join(conversationDirectory, name), 'utf8'));
-    assert.ok(readEvents(sandbox, conversationId).some((event) => event.type === 'tool_call_response' && event.content.includes('canary=[REDACTED]')));
+    for (const name of readdirSync(conversationDirectory))
+      assertNoSecret(
+        `.jp/conversations/${conversationId}/${name}`,
+        readFileSync(path.join(conversationDirectory, name), 'utf8'),
+      );
+    assert.ok(
+      readEvents(sandbox, conversationId).some(
+        (event) => event.type === 'tool_call_response' && event.content.includes('canary=[REDACTED]'),
+      ),
+    );
     assert.ok(readFileSync(traceLog, 'utf8').length > 0, 'the trace log was written');
     assertNoSecret('the trace log', readFileSync(traceLog, 'utf8'));
     const processes = path.join(sandbox.userDirectory(), 'processes');
-    for (const name of readdirSync(processes)) assertNoSecret(`processes/${name}`, readFileSync(path.join(processes, name), 'utf8'));
+    for (const name of readdirSync(processes))
+      assertNoSecret(`processes/${name}`, readFileSync(path.join(processes, name), 'utf8'));
 
     assert.equal(provider.requests.length, 2);
-    for (const request of provider.requests) assertNoSecret('a request body sent to the model', JSON.stringify(request.body));
+    for (const request of provider.requests)
+      assertNoSecret('a request body sent to the model', JSON.stringify(request.body));
     assert.match(JSON.stringify(provider.requests[1]!.body), /canary=\[REDACTED\] key=\[REDACTED\]/);
     assert.equal(provider.requests[0]!.headers.authorization, `Bearer ${providerKey}`, 'the key goes where it belongs');
   });
@@ -104,11 +152,18 @@ describe('a secret printed by a tool', () => {
   it('appears nowhere on stdout or stderr of a --json run', async () => {
     const sandbox = cleanup.sandbox({ config: '[secrets]\nenv_vars = ["JP_TEST_CANARY"]\n' });
     const script = testProvider(sandbox, {
-      steps: [{ parts: [{ tool_call: { name: 'run_command', arguments: { command: 'echo "canary=$JP_TEST_CANARY"' } } }] }, { parts: [{ text: 'done' }] }],
+      steps: [
+        { parts: [{ tool_call: { name: 'run_command', arguments: { command: 'echo "canary=$JP_TEST_CANARY"' } } }] },
+        { parts: [{ text: 'done' }] },
+      ],
     });
-    const result = await runJp(sandbox, ['query', '--json', ...script, '-c', 'conversation.tools.run_command.run="unattended"', `say ${canary}`], {
-      env: { JP_TEST_CANARY: canary },
-    });
+    const result = await runJp(
+      sandbox,
+      ['query', '--json', ...script, '-c', 'conversation.tools.run_command.run="unattended"', `say ${canary}`],
+      {
+        env: { JP_TEST_CANARY: canary },
+      },
+    );
     assert.equal(result.code, 0, result.stderr);
     assertNoSecret('stdout', result.stdout);
     assertNoSecret('stderr', result.stderr);
@@ -122,15 +177,22 @@ describe('a secret listed in the user config', () => {
   it('stays a secret when an untrusted workspace config sets secrets.env_vars = []: a layer only adds secrets', async () => {
     const provider = await startFakeProvider({
       wire: 'openai-chat',
-      steps: stepByToolResults([toolStep([{ name: 'run_command', arguments: { command: 'echo "canary=$JP_TEST_CANARY"' } }], 'Checking.'), textStep('All done.')]),
+      steps: stepByToolResults([
+        toolStep([{ name: 'run_command', arguments: { command: 'echo "canary=$JP_TEST_CANARY"' } }], 'Checking.'),
+        textStep('All done.'),
+      ]),
     });
     cleanup.add(() => provider.close());
     const sandbox = cleanup.sandbox({ config: '[secrets]\nenv_vars = []\n' });
     writeUserConfig(sandbox, '[secrets]\nenv_vars = ["JP_TEST_CANARY"]\n');
     const model = fakeModelArguments('openai-chat', provider.baseUrl);
-    const result = await runJp(sandbox, ['query', '--json', ...model.args, '-c', 'conversation.tools.run_command.run="unattended"', 'print it'], {
-      env: { ...model.env, JP_TEST_CANARY: canary },
-    });
+    const result = await runJp(
+      sandbox,
+      ['query', '--json', ...model.args, '-c', 'conversation.tools.run_command.run="unattended"', 'print it'],
+      {
+        env: { ...model.env, JP_TEST_CANARY: canary },
+      },
+    );
     assert.equal(result.code, 0, result.stderr);
 
     assertNoSecret('stdout', result.stdout);
@@ -150,11 +212,35 @@ describe('the environment of a tool', () => {
   it('has no provider key variable unless the tool passes it through by name', async () => {
     const sandbox = cleanup.sandbox();
     writeUserConfig(sandbox, '[providers.anthropic]\napi_key_env = "MY_ANTHROPIC_KEY"\n');
-    const command = 'echo "openai=[$OPENAI_API_KEY] anthropic=[$ANTHROPIC_API_KEY] configured=[$MY_ANTHROPIC_KEY] other=[$GITHUB_TOKEN]"';
-    const script = testProvider(sandbox, { steps: [{ parts: [{ tool_call: { name: 'run_command', arguments: { command } } }] }, { parts: [{ text: 'done' }] }] });
-    const env = { OPENAI_API_KEY: 'openai-key-value', ANTHROPIC_API_KEY: 'anthropic-key-value', MY_ANTHROPIC_KEY: 'my-anthropic-value', GITHUB_TOKEN: 'gh-token' };
+    const command =
+      'echo "openai=[$OPENAI_API_KEY] anthropic=[$ANTHROPIC_API_KEY] configured=[$MY_ANTHROPIC_KEY] other=[$GITHUB_TOKEN]"';
+    const script = testProvider(sandbox, {
+      steps: [
+        { parts: [{ tool_call: { name: 'run_command', arguments: { command } } }] },
+        { parts: [{ text: 'done' }] },
+      ],
+    });
+    const env = {
+      OPENAI_API_KEY: 'openai-key-value',
+      ANTHROPIC_API_KEY: 'anthropic-key-value',
+      MY_ANTHROPIC_KEY: 'my-anthropic-value',
+      GITHUB_TOKEN: 'gh-token',
+    };
     const run = async (...extra: string[]): Promise<string> => {
-      const result = await runJp(sandbox, ['query', '--json', '--new', ...script, '-c', 'conversation.tools.run_command.run="unattended"', ...extra, 'env'], { env });
+      const result = await runJp(
+        sandbox,
+        [
+          'query',
+          '--json',
+          '--new',
+          ...script,
+          '-c',
+          'conversation.tools.run_command.run="unattended"',
+          ...extra,
+          'env',
+        ],
+        { env },
+      );
       assert.equal(result.code, 0, result.stderr);
       return JSON.parse(result.stdout.trim().split('\n').at(-1)!).tools[0].result;
     };

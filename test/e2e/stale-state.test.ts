@@ -10,13 +10,26 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { startFakeProvider } from '../support/fake-provider.ts';
-import { conversationIds, eventually, fakeModelArguments, readEvents, runJp, type Sandbox, testProvider, useCleanup } from '../support/jp.ts';
+import {
+  conversationIds,
+  eventually,
+  fakeModelArguments,
+  readEvents,
+  runJp,
+  type Sandbox,
+  testProvider,
+  useCleanup,
+} from '../support/jp.ts';
 
 const cleanup = useCleanup();
 
 /** A conversation with one complete turn. */
 async function finishedConversation(sandbox: Sandbox): Promise<string> {
-  const done = await runJp(sandbox, ['query', ...testProvider(sandbox, { steps: [{ parts: [{ text: 'done' }] }] }), 'hi']);
+  const done = await runJp(sandbox, [
+    'query',
+    ...testProvider(sandbox, { steps: [{ parts: [{ text: 'done' }] }] }),
+    'hi',
+  ]);
   assert.equal(done.code, 0, done.stderr);
   return conversationIds(sandbox)[0]!;
 }
@@ -46,7 +59,17 @@ function leaveDeadRun(sandbox: Sandbox, conversationId: string): { entry: string
     }),
   );
   const lock = path.join(locks, `${conversationId}.lock`);
-  writeFileSync(lock, JSON.stringify({ pid: process.pid, start_time: 'a-start-time-this-pid-never-had', host: os.hostname(), acquired_at: new Date().toISOString(), role: 'server', detached: true }));
+  writeFileSync(
+    lock,
+    JSON.stringify({
+      pid: process.pid,
+      start_time: 'a-start-time-this-pid-never-had',
+      host: os.hostname(),
+      acquired_at: new Date().toISOString(),
+      role: 'server',
+      detached: true,
+    }),
+  );
   return { entry, socket, lock };
 }
 
@@ -77,7 +100,10 @@ describe('conversation kill when nothing runs', () => {
 
 describe('per-run logs and dead locks', () => {
   it('a detached run that fails says why in its run log; a run that went well leaves no log', async () => {
-    const provider = await startFakeProvider({ wire: 'openai-chat', steps: [{ status: 401, body: '{"error":{"message":"Incorrect API key provided"}}' }] });
+    const provider = await startFakeProvider({
+      wire: 'openai-chat',
+      steps: [{ status: 401, body: '{"error":{"message":"Incorrect API key provided"}}' }],
+    });
     cleanup.add(() => provider.close());
     const sandbox = cleanup.sandbox();
     const model = fakeModelArguments('openai-chat', provider.baseUrl);
@@ -89,20 +115,31 @@ describe('per-run logs and dead locks', () => {
     const runLog = readFileSync(path.join(sandbox.userDirectory(), 'processes', `${failed}.log`), 'utf8');
     assert.match(runLog, new RegExp(`${failed}: run ended: \\w+ \\(exit ${waited.code}\\): .*(401|API key)`));
 
-    const fine = await runJp(sandbox, ['query', '--new', ...testProvider(sandbox, { steps: [{ parts: [{ text: 'fine' }] }] }), 'hello']);
+    const fine = await runJp(sandbox, [
+      'query',
+      '--new',
+      ...testProvider(sandbox, { steps: [{ parts: [{ text: 'fine' }] }] }),
+      'hello',
+    ]);
     assert.equal(fine.code, 0, fine.stderr);
     const succeeded = conversationIds(sandbox).find((id) => id !== failed)!;
     assert.equal(existsSync(path.join(sandbox.userDirectory(), 'processes', `${succeeded}.log`)), false);
   });
 
-  it('ls removes dead locks, stray lock temporaries, and run logs that are empty, a week old or orphaned; never a live run\'s', async () => {
+  it("ls removes dead locks, stray lock temporaries, and run logs that are empty, a week old or orphaned; never a live run's", async () => {
     const sandbox = cleanup.sandbox();
     const done = await finishedConversation(sandbox);
-    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'Started.\n\n' }, { delay_ms: 60_000 }] }] }, 'slow.json');
+    const script = testProvider(
+      sandbox,
+      { steps: [{ parts: [{ text: 'Started.\n\n' }, { delay_ms: 60_000 }] }] },
+      'slow.json',
+    );
     const detached = await runJp(sandbox, ['query', '--new', '--detach', ...script, 'long']);
     assert.equal(detached.code, 0, detached.stderr);
     const running = detached.stdout.trim();
-    await eventually('streaming started', () => readEvents(sandbox, running).some((event) => event.type === 'chat_response'));
+    await eventually('streaming started', () =>
+      readEvents(sandbox, running).some((event) => event.type === 'chat_response'),
+    );
 
     const processes = path.join(sandbox.userDirectory(), 'processes');
     const locks = path.join(sandbox.userDirectory(), 'locks');
@@ -127,7 +164,12 @@ describe('per-run logs and dead locks', () => {
     assert.equal(listed.code, 0, listed.stderr);
     assert.equal(existsSync(deadLock), false, 'the dead lock is gone');
     assert.equal(existsSync(stray), false, 'the stray lock temporary is gone');
-    assert.deepEqual(readdirSync(processes).filter((name) => name.endsWith('.log')).sort(), [`${kept}.log`, `${running}.log`].sort());
+    assert.deepEqual(
+      readdirSync(processes)
+        .filter((name) => name.endsWith('.log'))
+        .sort(),
+      [`${kept}.log`, `${running}.log`].sort(),
+    );
     assert.ok(existsSync(path.join(locks, `${running}.lock`)), "the live run's lock stays");
     assert.equal((await runJp(sandbox, ['conversation', 'kill', running])).code, 0);
   });

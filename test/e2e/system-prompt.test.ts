@@ -11,8 +11,23 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { startFakeProvider, stepByToolResults, textStep, toolStep, type FakeProvider, type RecordedRequest } from '../support/fake-provider.ts';
-import { conversationIds, fakeModelArguments, readEvents, runJp, testProvider, useCleanup, type Sandbox } from '../support/jp.ts';
+import {
+  startFakeProvider,
+  stepByToolResults,
+  textStep,
+  toolStep,
+  type FakeProvider,
+  type RecordedRequest,
+} from '../support/fake-provider.ts';
+import {
+  conversationIds,
+  fakeModelArguments,
+  readEvents,
+  runJp,
+  testProvider,
+  useCleanup,
+  type Sandbox,
+} from '../support/jp.ts';
 import { writeUserConfig } from '../support/mcp.ts';
 import { Screen } from '../support/screen.ts';
 import { createAjv, schemaProblem } from '../support/schemas.ts';
@@ -31,9 +46,17 @@ async function provider(steps: Parameters<typeof startFakeProvider>[0]['steps'])
   return started;
 }
 
-async function query(sandbox: Sandbox, fake: FakeProvider, args: string[], options: { cwd?: string } = {}): Promise<{ stdout: string; stderr: string }> {
+async function query(
+  sandbox: Sandbox,
+  fake: FakeProvider,
+  args: string[],
+  options: { cwd?: string } = {},
+): Promise<{ stdout: string; stderr: string }> {
   const model = fakeModelArguments('openai-chat', fake.baseUrl);
-  const result = await runJp(sandbox, ['query', ...model.args, ...args], { env: model.env, ...(options.cwd ? { cwd: options.cwd } : {}) });
+  const result = await runJp(sandbox, ['query', ...model.args, ...args], {
+    env: model.env,
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+  });
   assert.equal(result.code, 0, result.stderr);
   return result;
 }
@@ -46,7 +69,7 @@ function userFile(sandbox: Sandbox, name: string, content: string): string {
 }
 
 describe('the built-in system prompt', () => {
-  it('tells the model where it is, its tools, that nobody can answer, and the conversation\'s date', async () => {
+  it("tells the model where it is, its tools, that nobody can answer, and the conversation's date", async () => {
     const fake = await provider([textStep('ok')]);
     const sandbox = cleanup.sandbox();
     const subdirectory = path.join(sandbox.workspace, 'src', 'lib');
@@ -55,13 +78,20 @@ describe('the built-in system prompt', () => {
     const text = systemText(fake.requests[0]!);
     assert.match(text, new RegExp(`Workspace root: ${sandbox.workspace.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} `));
     assert.match(text, new RegExp(`Working directory: ${subdirectory.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n`));
-    assert.ok(text.includes(`Operating system: ${os.type()} ${os.release()} (${os.arch()}); commands run with /bin/sh -c`), text);
+    assert.ok(
+      text.includes(`Operating system: ${os.type()} ${os.release()} (${os.arch()}); commands run with /bin/sh -c`),
+      text,
+    );
     assert.match(text, /Model: openai\/gpt-test/);
-    assert.match(text, /^- Sandbox: Commands \(run_command, local tools\) run in a sandbox \(workspace-write, no network\): the workspace is writable except \.jp\/.*the network is off.*"escalate": true/m);
+    assert.match(
+      text,
+      /^- Sandbox: Commands \(run_command, local tools\) run in a sandbox \(workspace-write, no network\): the workspace is writable except \.jp\/.*the network is off.*"escalate": true/m,
+    );
     const events = readEvents(sandbox, conversationIds(sandbox)[0]!);
     assert.ok(text.includes(`Date: ${(events[0]!.timestamp as string).slice(0, 10)}\n`), text);
     assert.doesNotMatch(text, /\d\d:\d\d/, 'no clock time in it');
-    for (const tool of fake.requests[0]!.toolNames) assert.match(text, new RegExp(`^- ${tool}: \\S`, 'm'), `a line for ${tool}`);
+    for (const tool of fake.requests[0]!.toolNames)
+      assert.match(text, new RegExp(`^- ${tool}: \\S`, 'm'), `a line for ${tool}`);
     assert.ok(fake.requests[0]!.toolNames.includes('fs_search'));
     assert.match(text, /No human is available right now/);
     assert.match(text, /"unanswered: no user available" means nobody could answer/);
@@ -78,7 +108,10 @@ describe('the built-in system prompt', () => {
     const exit = await screen.exited;
     assert.equal(exit.exitCode, 0, screen.text());
     const recorded = readEvents(sandbox, conversationIds(sandbox)[0]!).find((event) => event.type === 'system_prompt')!;
-    assert.match(recorded.text, /A human is at the terminal: they approve tools that change things and answer your questions\./);
+    assert.match(
+      recorded.text,
+      /A human is at the terminal: they approve tools that change things and answer your questions\./,
+    );
     assert.doesNotMatch(recorded.text, /No human is available/);
   });
 
@@ -87,30 +120,50 @@ describe('the built-in system prompt', () => {
     const sandbox = cleanup.sandbox();
     await query(sandbox, fake, ['--cfg', 'sandbox.mode="read-only"', '--cfg', 'sandbox.network=true', 'hello']);
     await query(sandbox, fake, ['--new', '--cfg', 'sandbox.mode="off"', 'hello']);
-    assert.match(systemText(fake.requests[0]!), /^- Sandbox: Commands \(run_command, local tools\) run in a sandbox \(read-only, network\): nothing is writable but \$TMPDIR; the network is reachable;/m);
-    assert.match(systemText(fake.requests[1]!), /^- Sandbox: Commands run without a sandbox \(sandbox\.mode = "off"\)\.$/m);
+    assert.match(
+      systemText(fake.requests[0]!),
+      /^- Sandbox: Commands \(run_command, local tools\) run in a sandbox \(read-only, network\): nothing is writable but \$TMPDIR; the network is reachable;/m,
+    );
+    assert.match(
+      systemText(fake.requests[1]!),
+      /^- Sandbox: Commands run without a sandbox \(sandbox\.mode = "off"\)\.$/m,
+    );
   });
 
   it('is byte-identical across the requests of a turn and across turns, and recorded once', async () => {
-    const fake = await provider(stepByToolResults([toolStep([{ name: 'fs_list_files', arguments: {} }]), textStep('listed')]));
+    const fake = await provider(
+      stepByToolResults([toolStep([{ name: 'fs_list_files', arguments: {} }]), textStep('listed')]),
+    );
     const sandbox = cleanup.sandbox();
     sandbox.write('AGENTS.md', 'Run the tests with `make check`.\n');
     await query(sandbox, fake, ['first turn']);
     await query(sandbox, fake, ['second turn']);
     assert.equal(fake.requests.length, 4);
     const texts = fake.requests.map(systemText);
-    assert.ok(texts.every((text) => text === texts[0]), 'the same bytes in every request');
+    assert.ok(
+      texts.every((text) => text === texts[0]),
+      'the same bytes in every request',
+    );
     assert.equal(conversationIds(sandbox).length, 1, 'both turns in one conversation');
     const events = readEvents(sandbox, conversationIds(sandbox)[0]!);
     assert.equal(events.filter((event) => event.type === 'system_prompt').length, 1);
   });
 
   it('a resumed turn sends what its first request sent, even when AGENTS.md changed in between', async () => {
-    const fake = await provider(stepByToolResults([toolStep([{ name: 'fs_create_file', arguments: { path: 'made.txt', content: 'x' } }]), textStep('made')]));
+    const fake = await provider(
+      stepByToolResults([
+        toolStep([{ name: 'fs_create_file', arguments: { path: 'made.txt', content: 'x' } }]),
+        textStep('made'),
+      ]),
+    );
     const sandbox = cleanup.sandbox();
     sandbox.write('AGENTS.md', 'version one\n');
     const model = fakeModelArguments('openai-chat', fake.baseUrl);
-    const deferred = await runJp(sandbox, ['query', ...model.args, '--cfg', 'conversation.tools.fs_create_file.detached.run="defer"', 'make it'], { env: model.env });
+    const deferred = await runJp(
+      sandbox,
+      ['query', ...model.args, '--cfg', 'conversation.tools.fs_create_file.detached.run="defer"', 'make it'],
+      { env: model.env },
+    );
     assert.equal(deferred.code, 4, deferred.stderr);
     sandbox.write('AGENTS.md', 'version two\n');
     await query(sandbox, fake, ['--continue', '--cfg', 'conversation.tools.fs_create_file.detached.run="auto"']);
@@ -118,7 +171,10 @@ describe('the built-in system prompt', () => {
     assert.equal(fake.requests.length, 2);
     assert.equal(systemText(fake.requests[1]!), systemText(fake.requests[0]!));
     assert.match(systemText(fake.requests[1]!), /version one/);
-    assert.equal(readEvents(sandbox, conversationIds(sandbox)[0]!).filter((event) => event.type === 'system_prompt').length, 1);
+    assert.equal(
+      readEvents(sandbox, conversationIds(sandbox)[0]!).filter((event) => event.type === 'system_prompt').length,
+      1,
+    );
   });
 
   it('a changed AGENTS.md is a new system prompt from the next turn on, recorded again', async () => {
@@ -130,7 +186,9 @@ describe('the built-in system prompt', () => {
     await query(sandbox, fake, ['second']);
     assert.match(systemText(fake.requests[0]!), /version one/);
     assert.match(systemText(fake.requests[1]!), /version two/);
-    const recorded = readEvents(sandbox, conversationIds(sandbox)[0]!).filter((event) => event.type === 'system_prompt');
+    const recorded = readEvents(sandbox, conversationIds(sandbox)[0]!).filter(
+      (event) => event.type === 'system_prompt',
+    );
     assert.equal(recorded.length, 2);
   });
 
@@ -141,7 +199,10 @@ describe('the built-in system prompt', () => {
     writeUserConfig(sandbox, '[assistant]\ninstructions = "Answer in French."\n');
     await query(sandbox, fake, ['--cfg', 'assistant.system_prompt="You are a pirate."', 'hello']);
     const text = systemText(fake.requests[0]!);
-    assert.ok(text.startsWith('You are a pirate.\n\n# The user\'s instructions\n\nAnswer in French.\n\n# Project instructions'), text);
+    assert.ok(
+      text.startsWith("You are a pirate.\n\n# The user's instructions\n\nAnswer in French.\n\n# Project instructions"),
+      text,
+    );
     assert.doesNotMatch(text, /Workspace root:/);
     assert.match(text, /## AGENTS\.md\n\nproject rule$/);
   });
@@ -158,7 +219,7 @@ describe('the built-in system prompt', () => {
 });
 
 describe('instruction files', () => {
-  it('the user\'s own, then the workspace root down to the working directory, nearer later; instruction_files adds names', async () => {
+  it("the user's own, then the workspace root down to the working directory, nearer later; instruction_files adds names", async () => {
     const fake = await provider([textStep('ok')]);
     const sandbox = cleanup.sandbox();
     writeUserConfig(sandbox, '[assistant]\ninstruction_files = ["CLAUDE.md"]\n');
@@ -170,9 +231,21 @@ describe('instruction files', () => {
     mkdirSync(path.join(sandbox.workspace, 'packages', 'app', 'src'), { recursive: true });
     await query(sandbox, fake, ['hello'], { cwd: path.join(sandbox.workspace, 'packages', 'app', 'src') });
     const text = systemText(fake.requests[0]!);
-    const order = [`## ${mine}\n\nuser rule`, '## AGENTS.md\n\nroot rule', '## CLAUDE.md\n\nroot claude rule', '## packages/app/AGENTS.md\n\napp rule'].map((part) => text.indexOf(part));
-    assert.ok(order.every((position) => position > 0), `${JSON.stringify(order)}\n${text}`);
-    assert.deepEqual([...order].sort((a, b) => a - b), order, 'in that order');
+    const order = [
+      `## ${mine}\n\nuser rule`,
+      '## AGENTS.md\n\nroot rule',
+      '## CLAUDE.md\n\nroot claude rule',
+      '## packages/app/AGENTS.md\n\napp rule',
+    ].map((part) => text.indexOf(part));
+    assert.ok(
+      order.every((position) => position > 0),
+      `${JSON.stringify(order)}\n${text}`,
+    );
+    assert.deepEqual(
+      [...order].sort((a, b) => a - b),
+      order,
+      'in that order',
+    );
     assert.match(text, /a later \(nearer\) file takes precedence/);
     assert.doesNotMatch(text, /sibling/);
     const recorded = readEvents(sandbox, conversationIds(sandbox)[0]!).find((event) => event.type === 'system_prompt')!;
@@ -193,10 +266,17 @@ describe('instruction files', () => {
     const section = (shown: string): string => text.slice(text.indexOf(`## ${shown}\n\n`)).split('\n\n')[1]!;
     assert.equal(section('a/b/AGENTS.md').match(/B/g)!.length, 32 * 1024, 'the nearest file cut at the per-file cap');
     assert.equal(section('a/AGENTS.md'), 'A'.repeat(30_000), 'the next one whole');
-    assert.equal(section('AGENTS.md').match(/R/g)!.length, 64 * 1024 - 32 * 1024 - 30_000, 'the farthest gets what is left of the total');
+    assert.equal(
+      section('AGENTS.md').match(/R/g)!.length,
+      64 * 1024 - 32 * 1024 - 30_000,
+      'the farthest gets what is left of the total',
+    );
     assert.match(text, /\[… jp cut this file here: it has 40000 bytes; the limit is 32768 bytes per file …\]/);
     assert.match(result.stderr, /instruction file a\/b\/AGENTS\.md was cut to its first 32768 of 40000 bytes/);
-    assert.match(result.stderr, /instruction file AGENTS\.md was cut to its first 2768 of 30000 bytes \(the limit is 65536 bytes for all instruction files together, nearer files first\)/);
+    assert.match(
+      result.stderr,
+      /instruction file AGENTS\.md was cut to its first 2768 of 30000 bytes \(the limit is 65536 bytes for all instruction files together, nearer files first\)/,
+    );
     const recorded = readEvents(sandbox, conversationIds(sandbox)[0]!).find((event) => event.type === 'system_prompt')!;
     assert.equal(schemaProblem(createAjv(), 'event.schema.json', recorded), undefined);
     assert.deepEqual(recorded.files, [
@@ -207,7 +287,10 @@ describe('instruction files', () => {
     // `print` renders from the log what the model was told.
     const printed = await runJp(sandbox, ['conversation', 'print', conversationIds(sandbox)[0]!]);
     assert.equal(printed.code, 0, printed.stderr);
-    assert.match(printed.stderr, /^\[instructions: AGENTS\.md \(cut to 2768 of 30000 bytes\), a\/AGENTS\.md, a\/b\/AGENTS\.md \(cut to 32768 of 40000 bytes\)\]$/m);
+    assert.match(
+      printed.stderr,
+      /^\[instructions: AGENTS\.md \(cut to 2768 of 30000 bytes\), a\/AGENTS\.md, a\/b\/AGENTS\.md \(cut to 32768 of 40000 bytes\)\]$/m,
+    );
   });
 
   it('a repository cannot make jp read other files: a symlink out of the workspace, a FIFO, a name from an untrusted config', async () => {
@@ -223,7 +306,10 @@ describe('instruction files', () => {
     const text = systemText(fake.requests[0]!);
     assert.doesNotMatch(text, /SECRET-NOTES-7f3a|MY-OWN-SETTINGS-91c2/);
     assert.doesNotMatch(text, /# Project instructions/);
-    assert.match(result.stderr, /instruction file AGENTS\.md is a symbolic link to \S+secret\.txt, outside the workspace \(or inside \.jp\/\); it was not read/);
+    assert.match(
+      result.stderr,
+      /instruction file AGENTS\.md is a symbolic link to \S+secret\.txt, outside the workspace \(or inside \.jp\/\); it was not read/,
+    );
     assert.match(result.stderr, /instruction file sub\/AGENTS\.md is a FIFO, not a regular file; it was not read/);
     assert.match(result.stderr, /assistant\.instruction_files/, 'the untrusted key is named');
   });

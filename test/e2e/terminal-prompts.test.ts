@@ -7,7 +7,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { gate } from '../support/fake-provider.ts';
-import { conversationIds, eventually, fakeModel, jpBinary, readEvents, runJp, type Sandbox, testProvider, useCleanup } from '../support/jp.ts';
+import {
+  conversationIds,
+  eventually,
+  fakeModel,
+  jpBinary,
+  readEvents,
+  runJp,
+  type Sandbox,
+  testProvider,
+  useCleanup,
+} from '../support/jp.ts';
 import { shellQuote } from '../support/pty.ts';
 import { keys, Screen, type ScreenOptions } from '../support/screen.ts';
 
@@ -17,14 +27,19 @@ function jp(sandbox: Sandbox, args: string[], options: ScreenOptions = {}): Scre
   return Screen.jp(sandbox, args, { cleanup, ...options });
 }
 
-const create = (path: string, content = path): { tool_call: { name: string; arguments: unknown } } => ({ tool_call: { name: 'fs_create_file', arguments: { path, content } } });
+const create = (path: string, content = path): { tool_call: { name: string; arguments: unknown } } => ({
+  tool_call: { name: 'fs_create_file', arguments: { path, content } },
+});
 
 /** The prompt for creating `path`, as the screen shows it: the call's one header, drawn by the prompt. */
 const promptFor = (path: string): string => `⚙ fs_create_file ${path} (`;
 
 /** An editor that says it opened (with the file's content), waits for Enter, then writes $EDITED. */
 function fakeEditor(sandbox: Sandbox): string {
-  const file = sandbox.write('editor.sh', `echo "EDITOR OPEN: $(tr -d '\\n ' < "$1")"\nread answer\nprintf '%s' "$EDITED" > "$1"\n`);
+  const file = sandbox.write(
+    'editor.sh',
+    `echo "EDITOR OPEN: $(tr -d '\\n ' < "$1")"\nread answer\nprintf '%s' "$EDITED" > "$1"\n`,
+  );
   return `sh ${file}`;
 }
 
@@ -32,7 +47,11 @@ describe('prompts of a batch and of the next step', () => {
   it('each prompt of a batch is drawn before it takes a key, with the content it creates: y runs, n skips, Y allows the rest of the turn', async () => {
     const sandbox = cleanup.sandbox();
     const script = testProvider(sandbox, {
-      steps: [{ parts: [{ text: 'Four files.\n\n' }, create('a.txt'), create('b.txt'), create('c.txt'), create('d.txt')] }, { parts: [create('e.txt')] }, { parts: [{ text: 'All done.' }] }],
+      steps: [
+        { parts: [{ text: 'Four files.\n\n' }, create('a.txt'), create('b.txt'), create('c.txt'), create('d.txt')] },
+        { parts: [create('e.txt')] },
+        { parts: [{ text: 'All done.' }] },
+      ],
     });
     const screen = jp(sandbox, ['query', ...script, 'make files']);
     await screen.waitFor(promptFor('a.txt'), { on: 'screen' });
@@ -45,7 +64,10 @@ describe('prompts of a batch and of the next step', () => {
     screen.press('Y');
     const exit = await screen.exited;
     assert.equal(exit.exitCode, 0, screen.text());
-    assert.deepEqual(['a.txt', 'b.txt', 'c.txt', 'd.txt', 'e.txt'].map((file) => sandbox.exists(file)), [true, false, true, true, true]);
+    assert.deepEqual(
+      ['a.txt', 'b.txt', 'c.txt', 'd.txt', 'e.txt'].map((file) => sandbox.exists(file)),
+      [true, false, true, true, true],
+    );
     assert.equal(screen.count(promptFor('d.txt')), 0, 'Y allowed the rest of the turn');
     assert.equal(screen.count(promptFor('e.txt')), 0);
     assert.equal(screen.count('All done.'), 1);
@@ -55,7 +77,11 @@ describe('prompts of a batch and of the next step', () => {
   it('a prompt in the next model step is drawn; N skips the tool for the rest of the turn', async () => {
     const sandbox = cleanup.sandbox();
     const script = testProvider(sandbox, {
-      steps: [{ parts: [create('a.txt')] }, { parts: [{ text: 'Next step.\n\n' }, create('b.txt'), create('c.txt')] }, { parts: [{ text: 'Finished.' }] }],
+      steps: [
+        { parts: [create('a.txt')] },
+        { parts: [{ text: 'Next step.\n\n' }, create('b.txt'), create('c.txt')] },
+        { parts: [{ text: 'Finished.' }] },
+      ],
     });
     const screen = jp(sandbox, ['query', ...script, 'go']);
     await screen.waitFor(promptFor('a.txt'), { on: 'screen' });
@@ -64,7 +90,10 @@ describe('prompts of a batch and of the next step', () => {
     screen.press('N');
     const exit = await screen.exited;
     assert.equal(exit.exitCode, 0, screen.text());
-    assert.deepEqual(['a.txt', 'b.txt', 'c.txt'].map((file) => sandbox.exists(file)), [true, false, false]);
+    assert.deepEqual(
+      ['a.txt', 'b.txt', 'c.txt'].map((file) => sandbox.exists(file)),
+      [true, false, false],
+    );
     assert.equal(screen.count(promptFor('c.txt')), 0);
     assert.equal(screen.count('Finished.'), 1);
   });
@@ -73,8 +102,12 @@ describe('prompts of a batch and of the next step', () => {
 describe('the editor', () => {
   it('e opens the editor at once, on the terminal; the edited arguments are what runs', async () => {
     const sandbox = cleanup.sandbox();
-    const script = testProvider(sandbox, { steps: [{ parts: [create('original.txt', 'original')] }, { parts: [{ text: 'Edited and done.' }] }] });
-    const screen = jp(sandbox, ['query', ...script, 'go'], { env: { EDITOR: fakeEditor(sandbox), EDITED: '{"path":"edited.txt","content":"edited"}' } });
+    const script = testProvider(sandbox, {
+      steps: [{ parts: [create('original.txt', 'original')] }, { parts: [{ text: 'Edited and done.' }] }],
+    });
+    const screen = jp(sandbox, ['query', ...script, 'go'], {
+      env: { EDITOR: fakeEditor(sandbox), EDITED: '{"path":"edited.txt","content":"edited"}' },
+    });
     await screen.waitFor(promptFor('original.txt'), { on: 'screen' });
     screen.press('e');
     await screen.waitFor('EDITOR OPEN: {"path":"original.txt","content":"original"}', { on: 'screen' });
@@ -87,7 +120,9 @@ describe('the editor', () => {
 
   it('run = "edit" opens the editor without asking first', async () => {
     const sandbox = cleanup.sandbox();
-    const script = testProvider(sandbox, { steps: [{ parts: [create('original.txt', 'original')] }, { parts: [{ text: 'Done.' }] }] });
+    const script = testProvider(sandbox, {
+      steps: [{ parts: [create('original.txt', 'original')] }, { parts: [{ text: 'Done.' }] }],
+    });
     const screen = jp(sandbox, ['query', ...script, '-c', 'conversation.tools.fs_create_file.run="edit"', 'go'], {
       env: { EDITOR: fakeEditor(sandbox), EDITED: '{"path":"edited.txt","content":"edited"}' },
     });
@@ -106,7 +141,17 @@ describe('the Ctrl+C menu', () => {
     // A paragraph, another one once the menu is open, and the last after "continue".
     const menuOpen = gate();
     const continued = gate();
-    const model = await fakeModel(cleanup, [{ parts: [{ text: 'Line one.\n\n' }, { gate: menuOpen }, { text: 'Line two.\n\n' }, { gate: continued }, { text: 'Line three.' }] }]);
+    const model = await fakeModel(cleanup, [
+      {
+        parts: [
+          { text: 'Line one.\n\n' },
+          { gate: menuOpen },
+          { text: 'Line two.\n\n' },
+          { gate: continued },
+          { text: 'Line three.' },
+        ],
+      },
+    ]);
     const screen = jp(sandbox, ['query', ...model.args, 'stream'], { env: model.env });
     await screen.waitFor('Line one.');
     screen.press(keys.ctrlC);
@@ -114,7 +159,9 @@ describe('the Ctrl+C menu', () => {
     menuOpen.open();
     const [conversationId] = conversationIds(sandbox);
     // The run went on streaming meanwhile: its text is on disk, and not on the screen.
-    await eventually('the second line persisted', () => readEvents(sandbox, conversationId!).some((event) => event.message?.includes('Line two.')));
+    await eventually('the second line persisted', () =>
+      readEvents(sandbox, conversationId!).some((event) => event.message?.includes('Line two.')),
+    );
     assert.equal(screen.count('Line two.'), 0, 'nothing was drawn under the open menu');
     screen.press(keys.down + keys.down);
     await screen.waitFor('❯ continue', { on: 'screen' });
@@ -134,7 +181,19 @@ describe('the Ctrl+C menu', () => {
   });
 
   /** Streams a paragraph, then another one while the test holds the menu open, then waits. */
-  const heldScript = { steps: [{ parts: [{ text: 'Line one.\n\n' }, { delay_ms: 400 }, { text: 'Line two.\n\n' }, { delay_ms: 60_000 }, { text: 'Line three.' }] }] };
+  const heldScript = {
+    steps: [
+      {
+        parts: [
+          { text: 'Line one.\n\n' },
+          { delay_ms: 400 },
+          { text: 'Line two.\n\n' },
+          { delay_ms: 60_000 },
+          { text: 'Line three.' },
+        ],
+      },
+    ],
+  };
 
   /** The menu once closed by a stop, chosen or by a second Ctrl+C: one line, as any chosen answer. */
   const stoppedMenu = '✔ Interrupted. What now? stop: save what was done and end the turn (resumable)';
@@ -152,7 +211,9 @@ describe('the Ctrl+C menu', () => {
       await screen.waitFor('❯ stop: save what was done and end the turn (resumable)', { on: 'screen' });
       await screen.waitFor('detach: let it run in the background', { on: 'screen' });
       const [conversationId] = conversationIds(sandbox);
-      await eventually('the second line persisted', () => readEvents(sandbox, conversationId!).some((event) => event.message?.includes('Line two.')));
+      await eventually('the second line persisted', () =>
+        readEvents(sandbox, conversationId!).some((event) => event.message?.includes('Line two.')),
+      );
       assert.equal(screen.count('Line two.'), 0, 'nothing was drawn under the open menu');
       screen.press(key);
       const exit = await screen.exited;
@@ -160,12 +221,23 @@ describe('the Ctrl+C menu', () => {
       const events = readEvents(sandbox, conversationId!);
       assert.deepEqual([events.at(-1)!.type, events.at(-1)!.status], ['turn_end', 'interrupted']);
       const lines = screen.lines();
-      assert.deepEqual(lines.filter((line) => /^Line (one|two|three)\.$/.test(line)), ['Line one.', 'Line two.'], 'each streamed line once, and nothing after the stop');
+      assert.deepEqual(
+        lines.filter((line) => /^Line (one|two|three)\.$/.test(line)),
+        ['Line one.', 'Line two.'],
+        'each streamed line once, and nothing after the stop',
+      );
       const menu = lines.indexOf(stoppedMenu);
-      assert.ok(lines.indexOf('Line one.') < menu && menu < lines.indexOf('Line two.'), `the menu closed to its answer, and the held line is drawn after it:\n${screen.text()}`);
+      assert.ok(
+        lines.indexOf('Line one.') < menu && menu < lines.indexOf('Line two.'),
+        `the menu closed to its answer, and the held line is drawn after it:\n${screen.text()}`,
+      );
       assert.equal(screen.count('Interrupted. What now?'), 1, `the menu is drawn once:\n${screen.text()}`);
       assert.equal(screen.count('↑↓ navigate'), 0, `no open menu is left on the screen:\n${screen.text()}`);
-      assert.equal(screen.count('detach: let it run in the background'), 0, `no choice of the menu is left on the screen:\n${screen.text()}`);
+      assert.equal(
+        screen.count('detach: let it run in the background'),
+        0,
+        `no choice of the menu is left on the screen:\n${screen.text()}`,
+      );
       assert.match(screen.text(), new RegExp(`Resume with: jp query --continue --id=${conversationId}`));
       const listed = JSON.parse((await runJp(sandbox, ['conversation', 'ls', '--json'])).stdout);
       assert.match(listed[0].status, /^interrupted/);
@@ -174,7 +246,9 @@ describe('the Ctrl+C menu', () => {
 
   it('reply: the reply box is drawn, and the turn goes on with the reply', async () => {
     const sandbox = cleanup.sandbox();
-    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'Working.\n\n' }, { delay_ms: 60_000 }, { text: 'never' }] }] });
+    const script = testProvider(sandbox, {
+      steps: [{ parts: [{ text: 'Working.\n\n' }, { delay_ms: 60_000 }, { text: 'never' }] }],
+    });
     const screen = jp(sandbox, ['query', ...script, 'work']);
     await screen.waitFor('Working.');
     screen.press(keys.ctrlC);
@@ -185,7 +259,9 @@ describe('the Ctrl+C menu', () => {
     await screen.waitFor('Your reply:', { on: 'screen' });
     screen.press('use tabs' + keys.enter);
     const [conversationId] = conversationIds(sandbox);
-    await eventually('the reply is in the conversation', () => readEvents(sandbox, conversationId!).some((event) => JSON.stringify(event).includes('use tabs')));
+    await eventually('the reply is in the conversation', () =>
+      readEvents(sandbox, conversationId!).some((event) => JSON.stringify(event).includes('use tabs')),
+    );
     await screen.waitFor('Working.', { times: 2 });
     screen.press(keys.ctrlC);
     await screen.waitFor('Interrupted. What now?', { times: 2 });
@@ -213,7 +289,9 @@ describe('the Ctrl+C menu', () => {
     const sandbox = cleanup.sandbox();
     // The rest of the answer comes once jp has detached.
     const detached = gate();
-    const model = await fakeModel(cleanup, [{ parts: [{ text: 'Working.\n\n' }, { gate: detached }, { text: 'Finished in the background.' }] }]);
+    const model = await fakeModel(cleanup, [
+      { parts: [{ text: 'Working.\n\n' }, { gate: detached }, { text: 'Finished in the background.' }] },
+    ]);
     const screen = jp(sandbox, ['query', ...model.args, 'work'], { env: model.env });
     await screen.waitFor('Working.');
     screen.press(keys.ctrlC);
@@ -272,11 +350,18 @@ describe('Ctrl+Z while an answer streams', () => {
     const sandbox = cleanup.sandbox();
     // The pause lasts until jp has detached and the shell has its exit code.
     const detached = gate();
-    const model = await fakeModel(cleanup, [{ parts: [{ text: 'Streaming before the pause, ' }, { gate: detached }, { text: 'and after the pause.' }] }]);
+    const model = await fakeModel(cleanup, [
+      { parts: [{ text: 'Streaming before the pause, ' }, { gate: detached }, { text: 'and after the pause.' }] },
+    ]);
     // An interactive shell with job control, as a person has: Ctrl+Z goes to jp's process group.
-    const screen = Screen.program(sandbox, 'bash', ['--norc', '--noprofile', '-i'], { env: { PS1: 'PROMPT$ ', ...model.env }, cleanup });
+    const screen = Screen.program(sandbox, 'bash', ['--norc', '--noprofile', '-i'], {
+      env: { PS1: 'PROMPT$ ', ...model.env },
+      cleanup,
+    });
     await screen.waitFor('PROMPT$');
-    screen.press(`node ${shellQuote(jpBinary)} query ${model.args.map(shellQuote).join(' ')} pause; echo "EX""IT=$?"` + keys.enter);
+    screen.press(
+      `node ${shellQuote(jpBinary)} query ${model.args.map(shellQuote).join(' ')} pause; echo "EX""IT=$?"` + keys.enter,
+    );
     await screen.waitFor('Streaming before the pause,');
     screen.press(keys.ctrlZ);
     await screen.waitFor(/EXIT=\d+/);
@@ -284,12 +369,18 @@ describe('Ctrl+Z while an answer streams', () => {
     const [conversationId] = conversationIds(sandbox);
     const lines = screen.lines();
     assert.ok(lines.includes('EXIT=0'), screen.text());
-    assert.ok(lines.some((line) => line.startsWith(`Detached: ${conversationId}`)), screen.text());
+    assert.ok(
+      lines.some((line) => line.startsWith(`Detached: ${conversationId}`)),
+      screen.text(),
+    );
     assert.doesNotMatch(screen.text(), /Stopped/, 'jp detached instead of being suspended');
     await screen.waitFor(/^PROMPT\$ $/m, { on: 'screen' });
     const waited = await runJp(sandbox, ['conversation', 'wait', conversationId!]);
     assert.equal(waited.code, 0, waited.stderr);
-    const answer = readEvents(sandbox, conversationId!).filter((event) => typeof event.message === 'string').map((event) => event.message).join('');
+    const answer = readEvents(sandbox, conversationId!)
+      .filter((event) => typeof event.message === 'string')
+      .map((event) => event.message)
+      .join('');
     assert.equal(answer, 'Streaming before the pause, and after the pause.');
     assert.equal(screen.count('and after the pause.'), 0, 'nothing of the run is drawn after the detach');
   });
@@ -300,9 +391,18 @@ describe('prompts of a resumed turn and of an attached client', () => {
     const sandbox = cleanup.sandbox();
     sandbox.write('input.txt', 'input contents');
     const script = testProvider(sandbox, {
-      steps: [{ parts: [{ tool_call: { name: 'fs_read_file', arguments: { path: 'input.txt' } } }, create('b.txt')] }, { parts: [{ text: 'Both done.' }] }],
+      steps: [
+        { parts: [{ tool_call: { name: 'fs_read_file', arguments: { path: 'input.txt' } } }, create('b.txt')] },
+        { parts: [{ text: 'Both done.' }] },
+      ],
     });
-    const deferred = await runJp(sandbox, ['query', ...script, '-c', 'conversation.tools.defaults.detached="defer"', 'both']);
+    const deferred = await runJp(sandbox, [
+      'query',
+      ...script,
+      '-c',
+      'conversation.tools.defaults.detached="defer"',
+      'both',
+    ]);
     assert.equal(deferred.code, 4, deferred.stderr);
     const [conversationId] = conversationIds(sandbox);
     const screen = jp(sandbox, ['query', '--continue', `--id=${conversationId}`, ...script]);
@@ -328,12 +428,28 @@ describe('prompts of a resumed turn and of an attached client', () => {
     // The run waits (in a tool that runs unattended) until the test has attached.
     const script = testProvider(sandbox, {
       steps: [
-        { parts: [{ text: 'Waiting for you.\n\n' }, { tool_call: { name: 'run_command', arguments: { command: 'while [ ! -f release ]; do sleep 0.05; done' } } }] },
+        {
+          parts: [
+            { text: 'Waiting for you.\n\n' },
+            {
+              tool_call: { name: 'run_command', arguments: { command: 'while [ ! -f release ]; do sleep 0.05; done' } },
+            },
+          ],
+        },
         { parts: [create('a.txt')] },
         { parts: [{ text: 'Made it.' }] },
       ],
     });
-    const conversationId = (await runJp(sandbox, ['query', '--detach', ...script, '-c', 'conversation.tools.run_command.run="unattended"', 'go'])).stdout.trim();
+    const conversationId = (
+      await runJp(sandbox, [
+        'query',
+        '--detach',
+        ...script,
+        '-c',
+        'conversation.tools.run_command.run="unattended"',
+        'go',
+      ])
+    ).stdout.trim();
     const screen = jp(sandbox, ['conversation', 'attach', conversationId]);
     await screen.waitFor('Waiting for you.');
     sandbox.write('release', '');
@@ -352,7 +468,11 @@ describe('TERM=dumb', () => {
     const script = testProvider(sandbox, {
       steps: [
         { parts: [{ tool_call: { name: 'run_command', arguments: { command: 'echo ran > ran.txt' } } }] },
-        { parts: [{ tool_call: { name: 'ask_user', arguments: { question: 'Which colour?', options: ['red', 'blue'] } } }] },
+        {
+          parts: [
+            { tool_call: { name: 'ask_user', arguments: { question: 'Which colour?', options: ['red', 'blue'] } } },
+          ],
+        },
         { parts: [{ tool_call: { name: 'ask_user', arguments: { question: 'Which name?' } } }] },
         { parts: [{ text: 'All answered.' }] },
       ],

@@ -30,7 +30,8 @@ describe('headings', () => {
     // Each heading line streamed in two pieces, once for every split point, with a pause between
     // the pieces so that jp sees the first one alone.
     for (const heading of headings) {
-      for (let split = 1; split < heading.length; split++) parts.push({ text: heading.slice(0, split) }, { delay_ms: 15 }, { text: `${heading.slice(split)}\n\n` });
+      for (let split = 1; split < heading.length; split++)
+        parts.push({ text: heading.slice(0, split) }, { delay_ms: 15 }, { text: `${heading.slice(split)}\n\n` });
     }
     const screen = jp(sandbox, ['query', ...testProvider(sandbox, { steps: [{ parts }] }), 'headings']);
     assert.equal((await screen.exited).exitCode, 0, screen.text());
@@ -41,24 +42,41 @@ describe('headings', () => {
     const two = screen.rowStyles('## Heading two');
     const three = screen.rowStyles('### Heading three');
     assert.equal(one.length, headings[0]!.length - 1);
-    assert.ok(one.every((style) => style.bold && style.underline), 'level 1: bold and underlined at every split');
-    assert.ok(two.every((style) => style.bold && !style.underline), 'level 2: bold, not underlined, at every split');
-    assert.ok(three.every((style) => style.bold && !style.underline), 'level 3: bold, not underlined, at every split');
+    assert.ok(
+      one.every((style) => style.bold && style.underline),
+      'level 1: bold and underlined at every split',
+    );
+    assert.ok(
+      two.every((style) => style.bold && !style.underline),
+      'level 2: bold, not underlined, at every split',
+    );
+    assert.ok(
+      three.every((style) => style.bold && !style.underline),
+      'level 3: bold, not underlined, at every split',
+    );
   });
 });
 
 describe('word wrap', () => {
   it('at 60 columns, a paragraph, a list (nested) and a quote wrap at word boundaries with hanging indents and a bar on every quote row', async () => {
     const sandbox = cleanup.sandbox();
-    const paragraph = 'This paragraph is long enough that it has to wrap at sixty columns, which matters for input that a person reads.';
-    const item = 'A list item that also goes on for longer than one row of sixty columns, so it wraps under its own text.';
+    const paragraph =
+      'This paragraph is long enough that it has to wrap at sixty columns, which matters for input that a person reads.';
+    const item =
+      'A list item that also goes on for longer than one row of sixty columns, so it wraps under its own text.';
     const nested = 'A nested item, indented, that wraps under its own text too, past the sixty columns.';
     const quote = 'A quoted remark that is long enough to need two or three rows at sixty columns of width.';
     const url = 'https://example.com/docs/a-rather-long-path/that-fits';
     const answer = `${paragraph}\n\n- ${item}\n  - ${nested}\n\n> ${quote}\n\nSee ${url} for \`inline code that stays\` whole.\n`;
     // Streamed a few characters at a time, so words reach jp cut in pieces.
-    const parts = Array.from({ length: Math.ceil(answer.length / 6) }, (_, index) => [{ text: answer.slice(index * 6, index * 6 + 6) }, { delay_ms: 1 }]).flat();
-    const screen = jp(sandbox, ['query', ...testProvider(sandbox, { steps: [{ parts }] }), 'wrap'], { columns: 60, rows: 30 });
+    const parts = Array.from({ length: Math.ceil(answer.length / 6) }, (_, index) => [
+      { text: answer.slice(index * 6, index * 6 + 6) },
+      { delay_ms: 1 },
+    ]).flat();
+    const screen = jp(sandbox, ['query', ...testProvider(sandbox, { steps: [{ parts }] }), 'wrap'], {
+      columns: 60,
+      rows: 30,
+    });
     assert.equal((await screen.exited).exitCode, 0, screen.text());
     const lines = answerLines(screen);
     assert.deepEqual(
@@ -68,13 +86,23 @@ describe('word wrap', () => {
     );
     const words = new Set(answer.split(/\s+/).map((word) => word.replace(/^[-*>`]+|`$/g, '')));
     for (const line of lines) {
-      for (const word of line.replace(/^[\s│•]+/, '').split(/\s+/)) if (word !== '') assert.ok(words.has(word) || words.has(word.replace(/`/g, '')), `"${word}" is a whole word of the answer (row: ${JSON.stringify(line)})\n${lines.join('\n')}`);
+      for (const word of line.replace(/^[\s│•]+/, '').split(/\s+/))
+        if (word !== '')
+          assert.ok(
+            words.has(word) || words.has(word.replace(/`/g, '')),
+            `"${word}" is a whole word of the answer (row: ${JSON.stringify(line)})\n${lines.join('\n')}`,
+          );
     }
     const rowsOf = (start: string): string[] => {
       const first = lines.findIndex((line) => line.startsWith(start));
       assert.notEqual(first, -1, `${start}\n${lines.join('\n')}`);
       const rows = [lines[first]!];
-      for (let index = first + 1; index < lines.length && lines[index] !== '' && !/^\s*[•│]? ?[•]/.test(lines[index]!.replace(/^│ /, '')); index++) rows.push(lines[index]!);
+      for (
+        let index = first + 1;
+        index < lines.length && lines[index] !== '' && !/^\s*[•│]? ?[•]/.test(lines[index]!.replace(/^│ /, ''));
+        index++
+      )
+        rows.push(lines[index]!);
       return rows;
     };
     const paragraphRows = rowsOf('This paragraph');
@@ -97,12 +125,23 @@ describe('word wrap', () => {
 });
 
 describe('tables and code', () => {
-  const table = '| Name | Role | Notes |\n|------|:----:|------:|\n| Alice | Engineer | Writes **code** |\n| Bob | Designer | Draws things all day long |\n';
+  const table =
+    '| Name | Role | Notes |\n|------|:----:|------:|\n| Alice | Engineer | Writes **code** |\n| Bob | Designer | Draws things all day long |\n';
 
   it('at 100 columns a table is a box sized to its cells; code fences are not drawn, the code is', async () => {
     const sandbox = cleanup.sandbox();
     const answer = `The team:\n\n${table}\nAnd the code:\n\n\`\`\`js\nconst x = 1;\n\`\`\`\n`;
-    const screen = jp(sandbox, ['query', ...testProvider(sandbox, { steps: [{ parts: [{ text: answer.slice(0, 30) }, { delay_ms: 5 }, { text: answer.slice(30) }] }] }), 'table'], { columns: 100 });
+    const screen = jp(
+      sandbox,
+      [
+        'query',
+        ...testProvider(sandbox, {
+          steps: [{ parts: [{ text: answer.slice(0, 30) }, { delay_ms: 5 }, { text: answer.slice(30) }] }],
+        }),
+        'table',
+      ],
+      { columns: 100 },
+    );
     assert.equal((await screen.exited).exitCode, 0, screen.text());
     const lines = answerLines(screen);
     const top = lines.findIndex((line) => line.startsWith('┌'));
@@ -121,33 +160,63 @@ describe('tables and code', () => {
 
   it('at 40 columns the same table is drawn as records of `header: value`', async () => {
     const sandbox = cleanup.sandbox();
-    const screen = jp(sandbox, ['query', ...testProvider(sandbox, { steps: [{ parts: [{ text: table }] }] }), 'table'], { columns: 40 });
+    const screen = jp(
+      sandbox,
+      ['query', ...testProvider(sandbox, { steps: [{ parts: [{ text: table }] }] }), 'table'],
+      { columns: 40 },
+    );
     assert.equal((await screen.exited).exitCode, 0, screen.text());
     const lines = answerLines(screen);
     const first = lines.indexOf('Name: Alice');
     assert.notEqual(first, -1, lines.join('\n'));
-    assert.deepEqual(lines.slice(first, first + 7), ['Name: Alice', 'Role: Engineer', 'Notes: Writes code', '─'.repeat(40), 'Name: Bob', 'Role: Designer', 'Notes: Draws things all day long']);
-    assert.deepEqual(lines.filter((line) => line.length > 40), []);
+    assert.deepEqual(lines.slice(first, first + 7), [
+      'Name: Alice',
+      'Role: Engineer',
+      'Notes: Writes code',
+      '─'.repeat(40),
+      'Name: Bob',
+      'Role: Designer',
+      'Notes: Draws things all day long',
+    ]);
+    assert.deepEqual(
+      lines.filter((line) => line.length > 40),
+      [],
+    );
   });
 });
 
 describe('command output', () => {
   it('a command shows its first lines and `+N lines` at the terminal; print shows all of them', async () => {
     const sandbox = cleanup.sandbox();
-    const script = testProvider(sandbox, { steps: [{ parts: [{ tool_call: { name: 'run_command', arguments: { command: 'seq 1 12' } } }] }, { parts: [{ text: 'Counted.' }] }] });
+    const script = testProvider(sandbox, {
+      steps: [
+        { parts: [{ tool_call: { name: 'run_command', arguments: { command: 'seq 1 12' } } }] },
+        { parts: [{ text: 'Counted.' }] },
+      ],
+    });
     const screen = jp(sandbox, ['query', ...script, '-c', 'conversation.tools.run_command.run="unattended"', 'count']);
     assert.equal((await screen.exited).exitCode, 0, screen.text());
     const lines = answerLines(screen);
     const header = lines.findIndex((line) => line.startsWith('  ↳ run_command: ok'));
     assert.notEqual(header, -1, lines.join('\n'));
     assert.equal(lines[header], '  ↳ run_command: ok — exit code 0');
-    assert.deepEqual(lines.slice(header + 1, header + 7), ['    1', '    2', '    3', '    4', '    5', '    … +7 lines']);
+    assert.deepEqual(lines.slice(header + 1, header + 7), [
+      '    1',
+      '    2',
+      '    3',
+      '    4',
+      '    5',
+      '    … +7 lines',
+    ]);
     assert.equal(screen.count(/^ {4}6$/m), 0);
     const printed = jp(sandbox, ['conversation', 'print']);
     assert.equal((await printed.exited).exitCode, 0, printed.text());
     const printedLines = answerLines(printed);
     const at = printedLines.indexOf('  ↳ run_command: ok — exit code 0');
-    assert.deepEqual(printedLines.slice(at + 1, at + 13), Array.from({ length: 12 }, (_, index) => `    ${index + 1}`));
+    assert.deepEqual(
+      printedLines.slice(at + 1, at + 13),
+      Array.from({ length: 12 }, (_, index) => `    ${index + 1}`),
+    );
     assert.equal(printed.count('+7 lines'), 0);
   });
 });
@@ -167,7 +236,9 @@ describe('while the model thinks', () => {
 
     const seenAttached = gate();
     const slow = await fakeModel(cleanup, [{ parts: [{ gate: seenAttached }, { text: 'MOCK_OK: attached' }] }]);
-    const detached = await runJp(sandbox, ['query', '--detach', '--new', ...slow.args, 'think in the background'], { env: slow.env });
+    const detached = await runJp(sandbox, ['query', '--detach', '--new', ...slow.args, 'think in the background'], {
+      env: slow.env,
+    });
     assert.equal(detached.code, 0, detached.stderr);
     const attached = jp(sandbox, ['conversation', 'attach', '--read-only', detached.stdout.trim()]);
     await attached.waitFor(/thinking \(\d+s • Ctrl\+C to leave\)/, { on: 'screen' });
@@ -210,7 +281,16 @@ describe('theme and TERM=dumb', () => {
     const sandbox = cleanup.sandbox();
     sandbox.write('notes.txt', 'some notes');
     const script = testProvider(sandbox, {
-      steps: [{ parts: [{ delay_ms: 300 }, { text: '# Title\n\nSome **bold** and `code`.\n' }, { tool_call: { name: 'fs_read_file', arguments: { path: 'notes.txt' } } }] }, { parts: [{ delay_ms: 300 }, { text: 'Done.' }] }],
+      steps: [
+        {
+          parts: [
+            { delay_ms: 300 },
+            { text: '# Title\n\nSome **bold** and `code`.\n' },
+            { tool_call: { name: 'fs_read_file', arguments: { path: 'notes.txt' } } },
+          ],
+        },
+        { parts: [{ delay_ms: 300 }, { text: 'Done.' }] },
+      ],
     });
     const screen = jp(sandbox, ['query', ...script, 'dumb'], { env: { TERM: 'dumb' } });
     assert.equal((await screen.exited).exitCode, 0, screen.text());
@@ -232,7 +312,11 @@ describe('conversation ls', () => {
     const screen = jp(sandbox, ['conversation', 'ls'], { columns: 100 });
     assert.equal((await screen.exited).exitCode, 0, screen.text());
     const lines = screen.lines();
-    assert.deepEqual(lines.filter((line) => line.length > 100), [], lines.join('\n'));
+    assert.deepEqual(
+      lines.filter((line) => line.length > 100),
+      [],
+      lines.join('\n'),
+    );
     assert.match(screen.text(), /a title that goes on and on .*…/);
   });
 });

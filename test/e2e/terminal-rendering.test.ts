@@ -60,13 +60,22 @@ describe('answers taller than the screen', () => {
     const answer = `Here is the code:\n\n\`\`\`ts\n${codeLines.join('\n')}\n\`\`\`\n\n${paragraphWords.join(' ')}\n\nThe end.`;
     // Pieces of 7 characters with a pause after every 4: the code block's lines and the paragraph
     // (about 180 rows at 100 columns) reach jp unfinished, a few pieces at a time.
-    const screen = jp(sandbox, ['query', ...testProvider(sandbox, { steps: [{ parts: streamed(answer, 7, 4) }] }), 'show me'], { columns: 100, rows: 30 });
+    const screen = jp(
+      sandbox,
+      ['query', ...testProvider(sandbox, { steps: [{ parts: streamed(answer, 7, 4) }] }), 'show me'],
+      { columns: 100, rows: 30 },
+    );
     const exit = await screen.exited;
     assert.equal(exit.exitCode, 0, screen.text());
     const lines = screen.lines();
     const at = codeLines.map((line) => lines.indexOf(line));
-    for (const [index, line] of codeLines.entries()) assert.equal(lines.filter((candidate) => candidate === line).length, 1, `code line ${index} once`);
-    assert.deepEqual(at, [...at].sort((a, b) => a - b), 'the code lines are in order');
+    for (const [index, line] of codeLines.entries())
+      assert.equal(lines.filter((candidate) => candidate === line).length, 1, `code line ${index} once`);
+    assert.deepEqual(
+      at,
+      [...at].sort((a, b) => a - b),
+      'the code lines are in order',
+    );
     assert.equal(at[59]! - at[0]!, 59, 'one row each, nothing between them');
     const paragraph = blocks(lines).filter((block) => block.startsWith('w0 '));
     assert.equal(paragraph.length, 1, 'the paragraph is drawn once');
@@ -80,7 +89,11 @@ describe('answers taller than the screen', () => {
   it('a 40-column terminal keeps every line whole', async () => {
     const sandbox = cleanup.sandbox();
     const answer = `# A heading that is longer than forty columns\n\n- a list item that is also longer than forty columns\n\n\`\`\`\n${codeLines.slice(0, 5).join('\n')}\n\`\`\`\n\nSome **bold** words in a sentence that wraps around the narrow terminal.`;
-    const screen = jp(sandbox, ['query', ...testProvider(sandbox, { steps: [{ parts: streamed(answer, 5) }] }), 'narrow'], { columns: 40, rows: 20 });
+    const screen = jp(
+      sandbox,
+      ['query', ...testProvider(sandbox, { steps: [{ parts: streamed(answer, 5) }] }), 'narrow'],
+      { columns: 40, rows: 20 },
+    );
     assert.equal((await screen.exited).exitCode, 0, screen.text());
     const lines = screen.lines();
     const text = blocks(lines);
@@ -93,8 +106,20 @@ describe('answers taller than the screen', () => {
 
   it('a resize while streaming keeps lines whole and drawn once', async () => {
     const sandbox = cleanup.sandbox();
-    const sentences = Array.from({ length: 40 }, (_, index) => `Sentence number ${index} is here to be long enough to wrap at sixty columns of width.`);
-    const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'Start.\n\n' }, ...sentences.flatMap((sentence) => [{ text: sentence + '\n' }, { delay_ms: 25 }])] }] });
+    const sentences = Array.from(
+      { length: 40 },
+      (_, index) => `Sentence number ${index} is here to be long enough to wrap at sixty columns of width.`,
+    );
+    const script = testProvider(sandbox, {
+      steps: [
+        {
+          parts: [
+            { text: 'Start.\n\n' },
+            ...sentences.flatMap((sentence) => [{ text: sentence + '\n' }, { delay_ms: 25 }]),
+          ],
+        },
+      ],
+    });
     const screen = jp(sandbox, ['query', ...script, 'resize'], { columns: 100, rows: 30 });
     await screen.waitFor('Sentence number 5 ');
     screen.resize(60, 20);
@@ -104,7 +129,8 @@ describe('answers taller than the screen', () => {
     // Rows joined with one space: a sentence jp wrapped reads whole again, and appears once.
     const lines = screen.lines();
     const text = lines.map((line) => line.trim()).join(' ');
-    for (const sentence of sentences) assert.equal(text.split(sentence).length - 1, 1, `${sentence}\n---\n${lines.join('\n')}`);
+    for (const sentence of sentences)
+      assert.equal(text.split(sentence).length - 1, 1, `${sentence}\n---\n${lines.join('\n')}`);
   });
 });
 
@@ -129,14 +155,25 @@ describe('bytes written to the terminal', () => {
     }
     const answer = pieces.join('');
     const parts = pieces.flatMap((text, index) => (index % 5 === 4 ? [{ text }, { delay_ms: 1 }] : [{ text }]));
-    const screen = jp(sandbox, ['query', ...testProvider(sandbox, { steps: [{ parts }] }), 'a long answer'], { columns: 100, rows: 30 });
+    const screen = jp(sandbox, ['query', ...testProvider(sandbox, { steps: [{ parts }] }), 'a long answer'], {
+      columns: 100,
+      rows: 30,
+    });
     assert.equal((await screen.exited).exitCode, 0, screen.text().slice(-2000));
     const bytes = screen.bytesWritten();
-    assert.ok(bytes <= 3 * Buffer.byteLength(answer), `${bytes} bytes written for an answer of ${Buffer.byteLength(answer)} bytes (${(bytes / Buffer.byteLength(answer)).toFixed(2)}×)`);
+    assert.ok(
+      bytes <= 3 * Buffer.byteLength(answer),
+      `${bytes} bytes written for an answer of ${Buffer.byteLength(answer)} bytes (${(bytes / Buffer.byteLength(answer)).toFixed(2)}×)`,
+    );
     const drawn = blocks(screen.lines());
     const at = paragraphs.map((text) => drawn.indexOf(text));
-    for (const [index, text] of paragraphs.entries()) assert.equal(drawn.filter((block) => block === text).length, 1, `paragraph ${index} once, whole`);
-    assert.deepEqual(at, [...at].sort((a, b) => a - b), 'the paragraphs are in order');
+    for (const [index, text] of paragraphs.entries())
+      assert.equal(drawn.filter((block) => block === text).length, 1, `paragraph ${index} once, whole`);
+    assert.deepEqual(
+      at,
+      [...at].sort((a, b) => a - b),
+      'the paragraphs are in order',
+    );
     assert.deepEqual(overWide(screen), [], 'word-wrapped by jp: no row is wider than the terminal');
     assert.equal(screen.count(/\bword\d+\b/), 20_000, 'every word once');
   });
@@ -147,7 +184,12 @@ describe('colour', () => {
 
   it('NO_COLOR: no colour and no bold anywhere, markdown included', async () => {
     const sandbox = cleanup.sandbox();
-    const script = testProvider(sandbox, { steps: [{ parts: [{ text: answer }, { tool_call: { name: 'fs_read_file', arguments: { path: 'missing.txt' } } }] }, { parts: [{ text: 'Done **now**.' }] }] });
+    const script = testProvider(sandbox, {
+      steps: [
+        { parts: [{ text: answer }, { tool_call: { name: 'fs_read_file', arguments: { path: 'missing.txt' } } }] },
+        { parts: [{ text: 'Done **now**.' }] },
+      ],
+    });
     const screen = jp(sandbox, ['query', ...script, 'plain'], { env: { NO_COLOR: '1' } });
     assert.equal((await screen.exited).exitCode, 0, screen.text());
     assert.match(screen.text(), /Some bold and `code` and em\./);
@@ -161,7 +203,9 @@ describe('colour', () => {
     const screen = jp(sandbox, ['query', ...script, 'styled']);
     assert.equal((await screen.exited).exitCode, 0, screen.text());
     assert.match(screen.styledText(), /Title.*bold.*code.*em.*const/s);
-    const forced = await runJp(sandbox, ['query', '--new', ...script, '-F', 'text-pretty', 'forced'], { env: { FORCE_COLOR: '1' } });
+    const forced = await runJp(sandbox, ['query', '--new', ...script, '-F', 'text-pretty', 'forced'], {
+      env: { FORCE_COLOR: '1' },
+    });
     assert.match(forced.stdout, /\u001b\[1mbold/);
     const unforced = await runJp(sandbox, ['query', '--new', ...script, '-F', 'text-pretty', 'plain pipe']);
     assert.doesNotMatch(unforced.stdout, /\u001b\[/);
@@ -172,7 +216,16 @@ describe('replays', () => {
   it('print and attach --tail show each turn: the user message, the answer, tool calls with results, a blank line between turns; stdout only the answers', async () => {
     const sandbox = cleanup.sandbox();
     sandbox.write('notes.txt', 'some notes');
-    const first = testProvider(sandbox, { steps: [{ parts: [{ text: 'Reading.' }, { tool_call: { name: 'fs_read_file', arguments: { path: 'notes.txt' } } }] }, { parts: [{ text: 'MOCK_OK: one' }] }] }, 'one.json');
+    const first = testProvider(
+      sandbox,
+      {
+        steps: [
+          { parts: [{ text: 'Reading.' }, { tool_call: { name: 'fs_read_file', arguments: { path: 'notes.txt' } } }] },
+          { parts: [{ text: 'MOCK_OK: one' }] },
+        ],
+      },
+      'one.json',
+    );
     const second = testProvider(sandbox, { steps: [{ parts: [{ text: 'MOCK_OK: two' }] }] }, 'two.json');
     assert.equal((await runJp(sandbox, ['query', ...first, 'first question'])).code, 0);
     assert.equal((await runJp(sandbox, ['query', ...second, 'second question'])).code, 0);
@@ -194,24 +247,45 @@ describe('replays', () => {
     // attach --tail replays the same way, then goes on live.
     const third = testProvider(
       sandbox,
-      { steps: [{ parts: [{ text: 'Waiting.' }, { tool_call: { name: 'run_command', arguments: { command: 'while [ ! -f release ]; do sleep 0.05; done' } } }] }, { parts: [{ text: 'MOCK_OK: three' }] }] },
+      {
+        steps: [
+          {
+            parts: [
+              { text: 'Waiting.' },
+              {
+                tool_call: {
+                  name: 'run_command',
+                  arguments: { command: 'while [ ! -f release ]; do sleep 0.05; done' },
+                },
+              },
+            ],
+          },
+          { parts: [{ text: 'MOCK_OK: three' }] },
+        ],
+      },
       'three.json',
     );
-    const detached = await runJp(sandbox, ['query', '--detach', ...third, '-c', 'conversation.tools.run_command.run="unattended"', 'third question']);
+    const detached = await runJp(sandbox, [
+      'query',
+      '--detach',
+      ...third,
+      '-c',
+      'conversation.tools.run_command.run="unattended"',
+      'third question',
+    ]);
     const conversationId = detached.stdout.trim();
     const attached = jp(sandbox, ['conversation', 'attach', '--read-only', '--tail=20', conversationId]);
     await attached.waitFor('Waiting.');
     sandbox.write('release', '');
     assert.equal((await attached.exited).exitCode, 0, attached.text());
     const attachedLines = attached.lines().filter((line) => !line.startsWith('jp:'));
-    assert.deepEqual(attachedLines.slice(attachedLines.indexOf('> second question') - 1, attachedLines.indexOf('> third question') + 2), [
-      '',
-      '> second question',
-      'MOCK_OK: two',
-      '',
-      '> third question',
-      'Waiting.',
-    ]);
+    assert.deepEqual(
+      attachedLines.slice(
+        attachedLines.indexOf('> second question') - 1,
+        attachedLines.indexOf('> third question') + 2,
+      ),
+      ['', '> second question', 'MOCK_OK: two', '', '> third question', 'Waiting.'],
+    );
     assert.equal(attached.count('MOCK_OK: three'), 1);
   });
 });

@@ -10,10 +10,26 @@ import { writeUserConfig } from '../support/mcp.ts';
 
 const cleanup = useCleanup();
 
-async function callTools(sandbox: Sandbox, calls: { name: string; arguments: unknown }[], args: string[] = []): Promise<string[]> {
+async function callTools(
+  sandbox: Sandbox,
+  calls: { name: string; arguments: unknown }[],
+  args: string[] = [],
+): Promise<string[]> {
   const before = new Set(conversationIds(sandbox));
-  const script = testProvider(sandbox, { steps: [{ parts: calls.map((call) => ({ tool_call: call })) }, { parts: [{ text: 'done' }] }] }, `script-${before.size}.json`);
-  const result = await runJp(sandbox, ['query', '--new', ...script, '-c', 'conversation.tools.defaults.run="unattended"', ...args, 'go']);
+  const script = testProvider(
+    sandbox,
+    { steps: [{ parts: calls.map((call) => ({ tool_call: call })) }, { parts: [{ text: 'done' }] }] },
+    `script-${before.size}.json`,
+  );
+  const result = await runJp(sandbox, [
+    'query',
+    '--new',
+    ...script,
+    '-c',
+    'conversation.tools.defaults.run="unattended"',
+    ...args,
+    'go',
+  ]);
   assert.equal(result.code, 0, result.stderr);
   const id = conversationIds(sandbox).find((candidate) => !before.has(candidate))!;
   return readEvents(sandbox, id)
@@ -47,7 +63,8 @@ describe('tool output', () => {
       ],
       ['-c', 'conversation.tools.defaults.output_limit=1000', '-c', 'conversation.tools.counter.run="unattended"'],
     );
-    const mark = /\n\[… jp omitted (\d+) lines \((\d+) characters\) here: the output is longer than 1000 characters …\]\n/;
+    const mark =
+      /\n\[… jp omitted (\d+) lines \((\d+) characters\) here: the output is longer than 1000 characters …\]\n/;
     for (const result of results) {
       assert.ok(result.length <= 1000, `${result.length} characters`);
       assert.match(result, mark);
@@ -57,7 +74,11 @@ describe('tool output', () => {
     assert.ok(command!.endsWith('\n4999\n5000\nexit code 0'), command!.slice(-40));
     const kept = command!.split('\n').length - 1;
     assert.equal(Number(mark.exec(command!)![1]), 5001 - kept, 'every line is kept or counted');
-    assert.ok(listing!.startsWith('300 files under files\nfiles/file-000.txt\n') || listing!.startsWith('300 files under files\nfile-000.txt\n'), listing!.slice(0, 80));
+    assert.ok(
+      listing!.startsWith('300 files under files\nfiles/file-000.txt\n') ||
+        listing!.startsWith('300 files under files\nfile-000.txt\n'),
+      listing!.slice(0, 80),
+    );
     assert.ok(local!.endsWith('\n5000') || local!.endsWith('\n5000\n'), local!.slice(-20));
   });
 });

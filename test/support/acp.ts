@@ -50,8 +50,15 @@ export interface Editor {
   close(): Promise<number | null>;
 }
 
-export function startEditor(sandbox: Sandbox, options: { args?: string[]; env?: NodeJS.ProcessEnv; capabilities?: ClientCapabilities; cwd?: string } = {}): Editor {
-  const child = startJp(sandbox, ['acp', ...(options.args ?? [])], { stdin: 'open-pipe', ...(options.env ? { env: options.env } : {}), ...(options.cwd ? { cwd: options.cwd } : {}) });
+export function startEditor(
+  sandbox: Sandbox,
+  options: { args?: string[]; env?: NodeJS.ProcessEnv; capabilities?: ClientCapabilities; cwd?: string } = {},
+): Editor {
+  const child = startJp(sandbox, ['acp', ...(options.args ?? [])], {
+    stdin: 'open-pipe',
+    ...(options.env ? { env: options.env } : {}),
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+  });
   const received: Buffer[] = [];
   const errors: Buffer[] = [];
   // Safety net only (never a timed assertion): a hung agent is killed, so the test's pending
@@ -76,7 +83,11 @@ export function startEditor(sandbox: Sandbox, options: { args?: string[]; env?: 
         message = undefined;
       }
       if (message?.jsonrpc !== '2.0') {
-        errors.push(Buffer.from(`\n[test harness: stdout carried a line that is not JSON-RPC: ${JSON.stringify(line.slice(0, 200))}; killed]\n`));
+        errors.push(
+          Buffer.from(
+            `\n[test harness: stdout carried a line that is not JSON-RPC: ${JSON.stringify(line.slice(0, 200))}; killed]\n`,
+          ),
+        );
         child.kill('SIGKILL');
       }
     }
@@ -100,7 +111,8 @@ export function startEditor(sandbox: Sandbox, options: { args?: string[]; env?: 
       pendingSent = lines.pop()!;
       for (const line of lines) {
         const message = JSON.parse(line) as { id?: number | string; method?: string };
-        if (message.id !== undefined && message.method !== undefined) sentRequests.set(String(message.id), message.method);
+        if (message.id !== undefined && message.method !== undefined)
+          sentRequests.set(String(message.id), message.method);
       }
       return new Promise((resolve) => child.stdin!.write(chunk, () => resolve()));
     },
@@ -114,7 +126,12 @@ export function startEditor(sandbox: Sandbox, options: { args?: string[]; env?: 
     updates: [],
     permissions: [],
     elicitations: [],
-    onPermission: async (request) => ({ outcome: { outcome: 'selected', optionId: request.options.find((option) => option.kind === 'allow_once')!.optionId } }),
+    onPermission: async (request) => ({
+      outcome: {
+        outcome: 'selected',
+        optionId: request.options.find((option) => option.kind === 'allow_once')!.optionId,
+      },
+    }),
     onElicitation: async () => ({ action: 'cancel' }),
     buffers: new Map(),
     fileReads: [],
@@ -145,7 +162,9 @@ export function startEditor(sandbox: Sandbox, options: { args?: string[]; env?: 
       editor.fileReads.push(params.path);
       // An open buffer, else the file on disk, as an editor answers.
       // (Regular files only: reading a FIFO would block this test process.)
-      const content = editor.buffers.get(params.path) ?? (existsSync(params.path) && statSync(params.path).isFile() ? readFileSync(params.path, 'utf8') : undefined);
+      const content =
+        editor.buffers.get(params.path) ??
+        (existsSync(params.path) && statSync(params.path).isFile() ? readFileSync(params.path, 'utf8') : undefined);
       if (content === undefined) throw RequestError.resourceNotFound(params.path);
       return { content };
     })
@@ -163,16 +182,26 @@ export function startEditor(sandbox: Sandbox, options: { args?: string[]; env?: 
 }
 
 export async function initialize(editor: Editor, capabilities: ClientCapabilities = {}): Promise<void> {
-  const response = await editor.connection.agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: capabilities, clientInfo: { name: 'test-editor', version: '1.0.0' } });
+  const response = await editor.connection.agent.request(methods.agent.initialize, {
+    protocolVersion: PROTOCOL_VERSION,
+    clientCapabilities: capabilities,
+    clientInfo: { name: 'test-editor', version: '1.0.0' },
+  });
   assert.equal(response.protocolVersion, PROTOCOL_VERSION);
 }
 
 /** The updates of one session, as `kind: text` lines for text chunks and kinds otherwise (for order checks). */
 export function updateKinds(editor: Editor, sessionId: string): string[] {
-  return editor.updates.filter((notification) => notification.sessionId === sessionId).map((notification) => notification.update.sessionUpdate);
+  return editor.updates
+    .filter((notification) => notification.sessionId === sessionId)
+    .map((notification) => notification.update.sessionUpdate);
 }
 
-export function textOf(editor: Editor, sessionId: string, kind: 'agent_message_chunk' | 'agent_thought_chunk' | 'user_message_chunk'): string {
+export function textOf(
+  editor: Editor,
+  sessionId: string,
+  kind: 'agent_message_chunk' | 'agent_thought_chunk' | 'user_message_chunk',
+): string {
   return editor.updates
     .filter((notification) => notification.sessionId === sessionId && notification.update.sessionUpdate === kind)
     .map((notification) => {
@@ -182,7 +211,14 @@ export function textOf(editor: Editor, sessionId: string, kind: 'agent_message_c
     .join('');
 }
 
-type JsonRpcMessage = { jsonrpc: string; id?: number | string | null; method?: string; params?: unknown; result?: unknown; error?: unknown };
+type JsonRpcMessage = {
+  jsonrpc: string;
+  id?: number | string | null;
+  method?: string;
+  params?: unknown;
+  result?: unknown;
+  error?: unknown;
+};
 
 /** Each line of the agent's stdout, parsed; fails on any byte that is not a JSON-RPC 2.0 message line. */
 export function stdoutMessages(editor: Editor): JsonRpcMessage[] {
@@ -205,16 +241,21 @@ export function stdoutMessages(editor: Editor): JsonRpcMessage[] {
 }
 
 const requireFromHere = createRequire(import.meta.url);
-let validators: { message(value: unknown): string | undefined; definition(name: string, value: unknown): string | undefined } | undefined;
+let validators:
+  | { message(value: unknown): string | undefined; definition(name: string, value: unknown): string | undefined }
+  | undefined;
 
 /** The SDK's JSON Schema of ACP v1, compiled once. */
 function schemaValidators(): NonNullable<typeof validators> {
   if (validators) return validators;
-  const schema = JSON.parse(readFileSync(requireFromHere.resolve('@agentclientprotocol/sdk/schema/v1/schema.json'), 'utf8')) as Record<string, unknown>;
+  const schema = JSON.parse(
+    readFileSync(requireFromHere.resolve('@agentclientprotocol/sdk/schema/v1/schema.json'), 'utf8'),
+  ) as Record<string, unknown>;
   // ajv is CommonJS: under NodeNext the default import is its module.exports, whose `default` is the class.
   const ajv = new ajv2020.default({ strict: false, allErrors: false });
   // The schema's numeric formats (from its Rust source), checked as what they say.
-  const integerIn = (low: number, high: number) => (value: number) => Number.isInteger(value) && value >= low && value <= high;
+  const integerIn = (low: number, high: number) => (value: number) =>
+    Number.isInteger(value) && value >= low && value <= high;
   ajv.addFormat('int64', { type: 'number', validate: integerIn(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER) });
   ajv.addFormat('uint16', { type: 'number', validate: integerIn(0, 65_535) });
   ajv.addFormat('uint32', { type: 'number', validate: integerIn(0, 4_294_967_295) });
@@ -260,7 +301,8 @@ export function validateTraffic(editor: Editor): number {
   for (const sent of messages) {
     const problem = message(sent);
     assert.equal(problem, undefined, `not an ACP message: ${JSON.stringify(sent).slice(0, 300)}: ${problem}`);
-    if (sent.method === 'session/update') assert.equal(definition('SessionNotification', sent.params), undefined, JSON.stringify(sent).slice(0, 300));
+    if (sent.method === 'session/update')
+      assert.equal(definition('SessionNotification', sent.params), undefined, JSON.stringify(sent).slice(0, 300));
     else if (sent.method !== undefined && sent.id !== undefined) {
       const name = requestDefinitions[sent.method];
       assert.ok(name, `the agent sent an unexpected request ${sent.method}`);
@@ -268,7 +310,12 @@ export function validateTraffic(editor: Editor): number {
     } else if (sent.method === undefined && 'result' in sent) {
       const method = methodOfRequest.get(String(sent.id));
       const name = method && responseDefinitions[method];
-      if (name) assert.equal(definition(name, sent.result), undefined, `${method} response: ${JSON.stringify(sent).slice(0, 300)}`);
+      if (name)
+        assert.equal(
+          definition(name, sent.result),
+          undefined,
+          `${method} response: ${JSON.stringify(sent).slice(0, 300)}`,
+        );
     } else if (sent.method === undefined) {
       assert.equal(definition('Error', sent.error), undefined, JSON.stringify(sent).slice(0, 300));
     }

@@ -25,8 +25,19 @@ export async function startCrashProvider(): Promise<FakeProvider> {
         ],
         'Starting the work. I will read the input, run a command and look around.\n\nHere we go.',
       ),
-      toolStep([{ name: 'fs_create_file', arguments: { path: `notes-${Date.now()}-${Math.random().toString(36).slice(2)}.txt`, content: 'notes' } }], 'Now writing notes.\n\n'),
-      textStep('All the work is finished. The input was read, the command ran, and the notes are written down for later.', { chunks: 12 }),
+      toolStep(
+        [
+          {
+            name: 'fs_create_file',
+            arguments: { path: `notes-${Date.now()}-${Math.random().toString(36).slice(2)}.txt`, content: 'notes' },
+          },
+        ],
+        'Now writing notes.\n\n',
+      ),
+      textStep(
+        'All the work is finished. The input was read, the command ran, and the notes are written down for later.',
+        { chunks: 12 },
+      ),
     ]),
   });
 }
@@ -68,9 +79,20 @@ function serverPid(sandbox: Sandbox, earlier: Set<string>): number | undefined {
 }
 
 /** One trial in a fresh conversation of `sandbox`. */
-export async function crashTrial(sandbox: Sandbox, provider: FakeProvider, mode: CrashMode, killAfterMs: number): Promise<TrialOutcome> {
+export async function crashTrial(
+  sandbox: Sandbox,
+  provider: FakeProvider,
+  mode: CrashMode,
+  killAfterMs: number,
+): Promise<TrialOutcome> {
   const model = fakeModelArguments('openai-chat', provider.baseUrl);
-  const settings = [...model.args, '-c', 'conversation.tools.defaults.detached="auto"', '-c', 'conversation.tools.fs_read_file.result="ask"'];
+  const settings = [
+    ...model.args,
+    '-c',
+    'conversation.tools.defaults.detached="auto"',
+    '-c',
+    'conversation.tools.fs_read_file.result="ask"',
+  ];
   const before = new Set(conversationIds(sandbox));
   const args = ['query', '--new', ...(mode === 'no-server' ? ['--no-server'] : []), ...settings, 'do the work'];
   const started = Date.now();
@@ -101,23 +123,34 @@ export async function crashTrial(sandbox: Sandbox, provider: FakeProvider, mode:
   await finished;
   const problems: string[] = [];
   const conversationId = conversationIds(sandbox).find((id) => !before.has(id));
-  if (!conversationId) return { killedAfterMs: Date.now() - started, statusAfterKill: 'not created', continued: false, problems };
+  if (!conversationId)
+    return { killedAfterMs: Date.now() - started, statusAfterKill: 'not created', continued: false, problems };
   const atKill = completeLinesPrefix(eventsText(sandbox, conversationId));
 
   const listed = await runJp(sandbox, ['conversation', 'ls', '--json']);
   if (listed.code !== 0) problems.push(`ls failed: ${listed.stderr}`);
-  const entry = (JSON.parse(listed.stdout || '[]') as { id: string; status: string }[]).find((item) => item.id === conversationId);
+  const entry = (JSON.parse(listed.stdout || '[]') as { id: string; status: string }[]).find(
+    (item) => item.id === conversationId,
+  );
   const status = entry?.status ?? 'missing';
   const events = readEvents(sandbox, conversationId);
   // Idle: no turn started yet, or the last turn has its final turn_end.
   const lastStart = events.map((event) => event.type).lastIndexOf('turn_start');
-  const idle = lastStart === -1 || events.slice(lastStart).some((event) => event.type === 'turn_end' && (event.status === 'completed' || event.status === 'discarded'));
+  const idle =
+    lastStart === -1 ||
+    events
+      .slice(lastStart)
+      .some((event) => event.type === 'turn_end' && (event.status === 'completed' || event.status === 'discarded'));
   if (status.startsWith('running')) problems.push(`ls says ${status} after the process was killed`);
-  if (idle !== (status === 'idle')) problems.push(`ls says ${status}, but the log ${idle ? 'is complete' : 'has an incomplete turn'}`);
+  if (idle !== (status === 'idle'))
+    problems.push(`ls says ${status}, but the log ${idle ? 'is complete' : 'has an incomplete turn'}`);
 
   let continued = false;
   if (!idle) {
-    const resumed = await runJp(sandbox, ['query', '--continue', `--id=${conversationId}`, ...settings], { env: model.env, timeoutMs: 120_000 });
+    const resumed = await runJp(sandbox, ['query', '--continue', `--id=${conversationId}`, ...settings], {
+      env: model.env,
+      timeoutMs: 120_000,
+    });
     continued = true;
     if (resumed.code !== 0) problems.push(`--continue exited ${resumed.code}: ${resumed.stderr.slice(-500)}`);
   }
@@ -126,9 +159,12 @@ export async function crashTrial(sandbox: Sandbox, provider: FakeProvider, mode:
   const finalEvents = readEvents(sandbox, conversationId);
   if (finalEvents.some((event) => event.type === 'turn_start')) {
     const end = finalEvents[finalEvents.length - 1];
-    if (end?.type !== 'turn_end' || end.status !== 'completed') problems.push(`the turn did not complete: last event ${JSON.stringify(end)}`);
+    if (end?.type !== 'turn_end' || end.status !== 'completed')
+      problems.push(`the turn did not complete: last event ${JSON.stringify(end)}`);
   }
-  const requested = finalEvents.filter((event) => event.type === 'tool_call_request').map((event) => event.id as string);
+  const requested = finalEvents
+    .filter((event) => event.type === 'tool_call_request')
+    .map((event) => event.id as string);
   for (const id of requested) {
     const answers = finalEvents.filter((event) => event.type === 'tool_call_response' && event.id === id).length;
     if (answers !== 1) problems.push(`tool call ${id} answered ${answers} times`);
@@ -147,7 +183,17 @@ export async function measureTurn(sandbox: Sandbox, provider: FakeProvider, mode
   const started = Date.now();
   const result = await runJp(
     sandbox,
-    ['query', '--new', ...(mode === 'no-server' ? ['--no-server'] : []), ...model.args, '-c', 'conversation.tools.defaults.detached="auto"', '-c', 'conversation.tools.fs_read_file.result="ask"', 'do the work'],
+    [
+      'query',
+      '--new',
+      ...(mode === 'no-server' ? ['--no-server'] : []),
+      ...model.args,
+      '-c',
+      'conversation.tools.defaults.detached="auto"',
+      '-c',
+      'conversation.tools.fs_read_file.result="ask"',
+      'do the work',
+    ],
     { env: model.env },
   );
   if (result.code !== 0) throw new Error(`the uninterrupted turn failed (${result.code}): ${result.stderr}`);

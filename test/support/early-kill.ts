@@ -44,7 +44,8 @@ export function incompleteConversations(sandbox: Sandbox, ignore: ReadonlySet<st
     const metadata = path.join(directory, name, 'metadata.json');
     if (!existsSync(log) || !lstatSync(log).isFile()) problems.push(`${name} has no log`);
     try {
-      if (JSON.parse(readFileSync(metadata, 'utf8')).id !== name) problems.push(`${name}: metadata.json names another conversation`);
+      if (JSON.parse(readFileSync(metadata, 'utf8')).id !== name)
+        problems.push(`${name}: metadata.json names another conversation`);
     } catch {
       problems.push(`${name} has no readable metadata.json`);
     }
@@ -56,15 +57,29 @@ export function incompleteConversations(sandbox: Sandbox, ignore: ReadonlySet<st
  * One trial: a new query whose client is SIGKILLed `clientAfterMs` after it started and whose query
  * server `serverAfterMs` after (either first); returns what is wrong with the conversations after.
  */
-export async function earlyKillTrial(sandbox: Sandbox, clientAfterMs: number, serverAfterMs: number): Promise<string[]> {
-  const args = ['query', '--new', ...testProvider(sandbox, { steps: [{ parts: [{ text: 'Done.' }] }] }), 'a question killed early'];
+export async function earlyKillTrial(
+  sandbox: Sandbox,
+  clientAfterMs: number,
+  serverAfterMs: number,
+): Promise<string[]> {
+  const args = [
+    'query',
+    '--new',
+    ...testProvider(sandbox, { steps: [{ parts: [{ text: 'Done.' }] }] }),
+    'a question killed early',
+  ];
   const earlier = new Set(conversationIds(sandbox));
   const started = Date.now();
   const child = startJp(sandbox, args);
   const finished = collect(child, args, 60_000);
   const kills = [
     { at: clientAfterMs, run: () => kill(child.pid!) },
-    { at: serverAfterMs, run: () => processesIn(sandbox.workspace).filter((found) => found.serve).forEach((found) => kill(found.pid)) },
+    {
+      at: serverAfterMs,
+      run: () => {
+        for (const found of processesIn(sandbox.workspace)) if (found.serve) kill(found.pid);
+      },
+    },
   ].sort((a, b) => a.at - b.at);
   for (const next of kills) {
     await sleep(Math.max(0, next.at - (Date.now() - started)));

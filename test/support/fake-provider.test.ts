@@ -40,22 +40,49 @@ interface Client {
 }
 
 const clients: Client[] = [
-  { label: 'openai chat', wire: 'openai-chat', createModel: (baseURL) => createOpenAI({ baseURL, apiKey: 'test' }).chat('gpt-x') },
+  {
+    label: 'openai chat',
+    wire: 'openai-chat',
+    createModel: (baseURL) => createOpenAI({ baseURL, apiKey: 'test' }).chat('gpt-x'),
+  },
   {
     label: 'openai-compatible chat',
     wire: 'openai-chat',
-    createModel: (baseURL) => createOpenAICompatible({ name: 'local', baseURL, apiKey: 'test', includeUsage: true }).chatModel('m'),
+    createModel: (baseURL) =>
+      createOpenAICompatible({ name: 'local', baseURL, apiKey: 'test', includeUsage: true }).chatModel('m'),
   },
-  { label: 'openai responses', wire: 'openai-responses', createModel: (baseURL) => createOpenAI({ baseURL, apiKey: 'test' }).responses('gpt-x') },
-  { label: 'anthropic', wire: 'anthropic', createModel: (baseURL) => createAnthropic({ baseURL, apiKey: 'test' })('claude-x') },
+  {
+    label: 'openai responses',
+    wire: 'openai-responses',
+    createModel: (baseURL) => createOpenAI({ baseURL, apiKey: 'test' }).responses('gpt-x'),
+  },
+  {
+    label: 'anthropic',
+    wire: 'anthropic',
+    createModel: (baseURL) => createAnthropic({ baseURL, apiKey: 'test' })('claude-x'),
+  },
 ];
 
 const sleep = (milliseconds: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, milliseconds));
 
-const objectSchema = (properties: Record<string, unknown>) => ({ type: 'object' as const, properties, additionalProperties: false });
+const objectSchema = (properties: Record<string, unknown>) => ({
+  type: 'object' as const,
+  properties,
+  additionalProperties: false,
+});
 const tools: LanguageModelV3FunctionTool[] = [
-  { type: 'function', name: 'read_file', description: 'Read a file', inputSchema: objectSchema({ path: { type: 'string' } }) },
-  { type: 'function', name: 'run_command', description: 'Run a command', inputSchema: objectSchema({ command: { type: 'string' }, timeout: { type: 'number' } }) },
+  {
+    type: 'function',
+    name: 'read_file',
+    description: 'Read a file',
+    inputSchema: objectSchema({ path: { type: 'string' } }),
+  },
+  {
+    type: 'function',
+    name: 'run_command',
+    description: 'Run a command',
+    inputSchema: objectSchema({ command: { type: 'string' }, timeout: { type: 'number' } }),
+  },
 ];
 
 const userPrompt = (text: string): LanguageModelV3Prompt => [{ role: 'user', content: [{ type: 'text', text }] }];
@@ -73,14 +100,26 @@ const toolLoopPrompt: LanguageModelV3Prompt = [
   },
   {
     role: 'tool',
-    content: [{ type: 'tool-result', toolCallId: 'call_abc', toolName: 'read_file', output: { type: 'text', value: 'hello from notes' } }],
+    content: [
+      {
+        type: 'tool-result',
+        toolCallId: 'call_abc',
+        toolName: 'read_file',
+        output: { type: 'text', value: 'hello from notes' },
+      },
+    ],
   },
 ];
 
 const expectedToolLoopMessages: NormalisedMessage[] = [
   { role: 'system', text: 'You are terse.', toolCalls: [], toolResults: [] },
   { role: 'user', text: 'Read the notes file.', toolCalls: [], toolResults: [] },
-  { role: 'assistant', text: 'Reading it now.', toolCalls: [{ id: 'call_abc', name: 'read_file', arguments: '{"path":"notes.txt"}' }], toolResults: [] },
+  {
+    role: 'assistant',
+    text: 'Reading it now.',
+    toolCalls: [{ id: 'call_abc', name: 'read_file', arguments: '{"path":"notes.txt"}' }],
+    toolResults: [],
+  },
   { role: 'tool', text: '', toolCalls: [], toolResults: [{ id: 'call_abc', content: 'hello from notes' }] },
 ];
 
@@ -90,7 +129,10 @@ async function startProvider(t: TestContext, options: FakeProviderOptions): Prom
   return provider;
 }
 
-function callOptions(prompt: LanguageModelV3Prompt, extra: Partial<LanguageModelV3CallOptions> = {}): LanguageModelV3CallOptions {
+function callOptions(
+  prompt: LanguageModelV3Prompt,
+  extra: Partial<LanguageModelV3CallOptions> = {},
+): LanguageModelV3CallOptions {
   return { prompt, ...extra };
 }
 
@@ -109,7 +151,10 @@ async function readAll<T>(stream: ReadableStream<T>): Promise<T[]> {
   }
 }
 
-async function streamParts(model: LanguageModelV3, options: LanguageModelV3CallOptions): Promise<LanguageModelV3StreamPart[]> {
+async function streamParts(
+  model: LanguageModelV3,
+  options: LanguageModelV3CallOptions,
+): Promise<LanguageModelV3StreamPart[]> {
   const result = await model.doStream(options);
   return readAll(result.stream);
 }
@@ -126,7 +171,11 @@ function streamedText(parts: LanguageModelV3StreamPart[]): string {
 
 function finishPart(parts: LanguageModelV3StreamPart[]) {
   const finishes = partsOfType(parts, 'finish');
-  assert.equal(finishes.length, 1, `expected exactly one finish part, got ${JSON.stringify(parts.map((part) => part.type))}`);
+  assert.equal(
+    finishes.length,
+    1,
+    `expected exactly one finish part, got ${JSON.stringify(parts.map((part) => part.type))}`,
+  );
   return finishes[0]!;
 }
 
@@ -152,7 +201,11 @@ function canonicalMessages(messages: NormalisedMessage[]): NormalisedMessage[] {
 }
 
 async function postRaw(provider: FakeProvider, path: string, body: string): Promise<{ status: number; json: any }> {
-  const response = await fetch(`http://127.0.0.1:${provider.port}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  const response = await fetch(`http://127.0.0.1:${provider.port}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+  });
   return { status: response.status, json: await response.json() };
 }
 
@@ -164,8 +217,14 @@ for (const client of clients) {
   describe(`fake provider with the real ${client.label} model`, () => {
     it('streams text in several chunks and reports the scripted usage', async (t) => {
       const text = 'The quick brown fox jumps over the lazy dog.';
-      const provider = await startProvider(t, { wire: client.wire, steps: [textStep(text, { usage: { input: 42, output: 7 } })] });
-      const parts = await streamParts(client.createModel(provider.baseUrl), callOptions(userPrompt('Say the sentence.')));
+      const provider = await startProvider(t, {
+        wire: client.wire,
+        steps: [textStep(text, { usage: { input: 42, output: 7 } })],
+      });
+      const parts = await streamParts(
+        client.createModel(provider.baseUrl),
+        callOptions(userPrompt('Say the sentence.')),
+      );
 
       assertNoErrorParts(parts);
       assert.ok(partsOfType(parts, 'text-delta').length >= 9, 'text should arrive as one delta per word');
@@ -188,7 +247,10 @@ for (const client of clients) {
           ]),
         ],
       });
-      const parts = await streamParts(client.createModel(provider.baseUrl), callOptions(userPrompt('Look around.'), { tools }));
+      const parts = await streamParts(
+        client.createModel(provider.baseUrl),
+        callOptions(userPrompt('Look around.'), { tools }),
+      );
 
       assertNoErrorParts(parts);
       const calls = partsOfType(parts, 'tool-call');
@@ -222,23 +284,35 @@ for (const client of clients) {
 
     it('surfaces a scripted 500 as an APICallError', async (t) => {
       const provider = await startProvider(t, { wire: client.wire, steps: [{ status: 500 }] });
-      await assert.rejects(async () => client.createModel(provider.baseUrl).doStream(callOptions(userPrompt('hi'))), isApiCallErrorWithStatus(500));
+      await assert.rejects(
+        async () => client.createModel(provider.baseUrl).doStream(callOptions(userPrompt('hi'))),
+        isApiCallErrorWithStatus(500),
+      );
       assert.equal(provider.requests.length, 1, 'the failed request is still recorded');
     });
 
     it('surfaces a scripted 429 as a retryable APICallError with its headers', async (t) => {
-      const provider = await startProvider(t, { wire: client.wire, steps: [{ status: 429, headers: { 'retry-after': '3' } }] });
-      await assert.rejects(async () => client.createModel(provider.baseUrl).doStream(callOptions(userPrompt('hi'))), (error: unknown) => {
-        isApiCallErrorWithStatus(429)(error);
-        assert.ok(APICallError.isInstance(error));
-        assert.equal(error.isRetryable, true);
-        assert.equal(error.responseHeaders?.['retry-after'], '3');
-        return true;
+      const provider = await startProvider(t, {
+        wire: client.wire,
+        steps: [{ status: 429, headers: { 'retry-after': '3' } }],
       });
+      await assert.rejects(
+        async () => client.createModel(provider.baseUrl).doStream(callOptions(userPrompt('hi'))),
+        (error: unknown) => {
+          isApiCallErrorWithStatus(429)(error);
+          assert.ok(APICallError.isInstance(error));
+          assert.equal(error.isRetryable, true);
+          assert.equal(error.responseHeaders?.['retry-after'], '3');
+          return true;
+        },
+      );
     });
 
     it('turns a mid-stream hang-up into a stream failure instead of a hang', async (t) => {
-      const provider = await startProvider(t, { wire: client.wire, steps: [{ hangUpAfterParts: [{ text: 'partial ' }, { text: 'answer' }] }] });
+      const provider = await startProvider(t, {
+        wire: client.wire,
+        steps: [{ hangUpAfterParts: [{ text: 'partial ' }, { text: 'answer' }] }],
+      });
       const result = await client.createModel(provider.baseUrl).doStream(callOptions(userPrompt('hi')));
 
       // Read part by part so the parts delivered before the failure are kept.
@@ -255,14 +329,28 @@ for (const client of clients) {
         failure = error;
       }
       assert.equal(streamedText(parts), 'partial answer', 'the parts before the hang-up are delivered');
-      assert.ok(failure !== undefined || partsOfType(parts, 'error').length > 0, `expected a failure, got parts ${JSON.stringify(parts.map((part) => part.type))}`);
-      assert.ok(!parts.some((part) => part.type === 'finish' && part.finishReason.unified === 'stop'), 'a cut stream must not finish normally');
+      assert.ok(
+        failure !== undefined || partsOfType(parts, 'error').length > 0,
+        `expected a failure, got parts ${JSON.stringify(parts.map((part) => part.type))}`,
+      );
+      assert.ok(
+        !parts.some((part) => part.type === 'finish' && part.finishReason.unified === 'stop'),
+        'a cut stream must not finish normally',
+      );
     });
 
     it('answers a non-streaming request with the same scripted content', async (t) => {
       const provider = await startProvider(t, {
         wire: client.wire,
-        steps: [{ parts: [{ text: 'Let me check. ' }, { toolCall: { id: 'call_x', name: 'read_file', arguments: { path: 'a.txt' } } }], usage: { input: 5, output: 3 } }],
+        steps: [
+          {
+            parts: [
+              { text: 'Let me check. ' },
+              { toolCall: { id: 'call_x', name: 'read_file', arguments: { path: 'a.txt' } } },
+            ],
+            usage: { input: 5, output: 3 },
+          },
+        ],
       });
       const result = await client.createModel(provider.baseUrl).doGenerate(callOptions(userPrompt('hi'), { tools }));
 
@@ -281,11 +369,17 @@ for (const client of clients) {
 
     it('flags structured-output requests and answers them with the scripted JSON text', async (t) => {
       const answer = { city: 'Paris', population: 2100000 };
-      const provider = await startProvider(t, { wire: client.wire, steps: [textStep(JSON.stringify(answer), { chunks: 3 })] });
+      const provider = await startProvider(t, {
+        wire: client.wire,
+        steps: [textStep(JSON.stringify(answer), { chunks: 3 })],
+      });
       const parts = await streamParts(
         client.createModel(provider.baseUrl),
         callOptions(userPrompt('Give me a city.'), {
-          responseFormat: { type: 'json', schema: objectSchema({ city: { type: 'string' }, population: { type: 'number' } }) },
+          responseFormat: {
+            type: 'json',
+            schema: objectSchema({ city: { type: 'string' }, population: { type: 'number' } }),
+          },
         }),
       );
 
@@ -297,7 +391,10 @@ for (const client of clients) {
     });
 
     it('streams scripted reasoning without disturbing the text', async (t) => {
-      const provider = await startProvider(t, { wire: client.wire, steps: [{ parts: [{ reasoning: 'Think ' }, { reasoning: 'hard.' }, { text: 'Answer.' }] }] });
+      const provider = await startProvider(t, {
+        wire: client.wire,
+        steps: [{ parts: [{ reasoning: 'Think ' }, { reasoning: 'hard.' }, { text: 'Answer.' }] }],
+      });
       const parts = await streamParts(client.createModel(provider.baseUrl), callOptions(userPrompt('hi')));
 
       assertNoErrorParts(parts);
@@ -318,8 +415,13 @@ for (const client of clients) {
 
 describe('fake provider wire details', () => {
   it('emits the OpenAI chat usage chunk only when the request asks for it', async (t) => {
-    const provider = await startProvider(t, { wire: 'openai-chat', steps: [textStep('hi there', { usage: { input: 3, output: 2 } })] });
-    const withoutUsage = createOpenAICompatible({ name: 'local', baseURL: provider.baseUrl, apiKey: 'test' }).chatModel('m');
+    const provider = await startProvider(t, {
+      wire: 'openai-chat',
+      steps: [textStep('hi there', { usage: { input: 3, output: 2 } })],
+    });
+    const withoutUsage = createOpenAICompatible({ name: 'local', baseURL: provider.baseUrl, apiKey: 'test' }).chatModel(
+      'm',
+    );
     const parts = await streamParts(withoutUsage, callOptions(userPrompt('hi')));
 
     assertNoErrorParts(parts);
@@ -343,7 +445,10 @@ describe('fake provider wire details', () => {
     assertNoErrorParts(parts);
     const [request] = provider.requests;
     assert.ok(request);
-    assert.ok(request.body.tools.some((tool: any) => tool.name === 'json'), 'the SDK offered its json tool');
+    assert.ok(
+      request.body.tools.some((tool: any) => tool.name === 'json'),
+      'the SDK offered its json tool',
+    );
     assert.equal(request.wantsJson, true);
     assert.deepEqual(request.toolNames, ['read_file', 'run_command']);
     // On the wire the answer is a `json` tool_use block (the SDK would also accept plain text).
@@ -363,11 +468,27 @@ describe('fake provider wire details', () => {
     const provider = await startProvider(t, { wire: 'anthropic', steps: [textStep('noted')] });
     const prompt: LanguageModelV3Prompt = [
       { role: 'user', content: [{ type: 'text', text: 'Run it.' }] },
-      { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'toolu_a', toolName: 'run_command', input: { command: 'false' } }] },
-      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'toolu_a', toolName: 'run_command', output: { type: 'error-text', value: 'exit 1' } }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool-call', toolCallId: 'toolu_a', toolName: 'run_command', input: { command: 'false' } }],
+      },
+      {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: 'toolu_a',
+            toolName: 'run_command',
+            output: { type: 'error-text', value: 'exit 1' },
+          },
+        ],
+      },
       { role: 'user', content: [{ type: 'text', text: 'Why did it fail?' }] },
     ];
-    await streamParts(createAnthropic({ baseURL: provider.baseUrl, apiKey: 'test' })('claude-x'), callOptions(prompt, { tools }));
+    await streamParts(
+      createAnthropic({ baseURL: provider.baseUrl, apiKey: 'test' })('claude-x'),
+      callOptions(prompt, { tools }),
+    );
 
     const [request] = provider.requests;
     assert.ok(request);
@@ -387,7 +508,10 @@ describe('fake provider wire details', () => {
   it('resolves Responses API item references to the items it emitted earlier', async (t) => {
     const provider = await startProvider(t, {
       wire: 'openai-responses',
-      steps: [toolStep([{ id: 'call_r1', name: 'read_file', arguments: { path: 'x' } }], 'Checking.'), textStep('done')],
+      steps: [
+        toolStep([{ id: 'call_r1', name: 'read_file', arguments: { path: 'x' } }], 'Checking.'),
+        textStep('done'),
+      ],
     });
     const model = createOpenAI({ baseURL: provider.baseUrl, apiKey: 'test' }).responses('gpt-x');
     const first = await streamParts(model, callOptions(userPrompt('Read x.'), { tools }));
@@ -402,10 +526,26 @@ describe('fake provider wire details', () => {
         role: 'assistant',
         content: [
           { type: 'text', text: 'Checking.', providerOptions: textStart.providerMetadata },
-          { type: 'tool-call', toolCallId: call.toolCallId, toolName: call.toolName, input: JSON.parse(call.input), providerOptions: call.providerMetadata },
+          {
+            type: 'tool-call',
+            toolCallId: call.toolCallId,
+            toolName: call.toolName,
+            input: JSON.parse(call.input),
+            providerOptions: call.providerMetadata,
+          },
         ],
       },
-      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_r1', toolName: 'read_file', output: { type: 'text', value: 'contents' } }] },
+      {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: 'call_r1',
+            toolName: 'read_file',
+            output: { type: 'text', value: 'contents' },
+          },
+        ],
+      },
     ];
     await streamParts(model, callOptions(followUp, { tools }));
 
@@ -416,7 +556,12 @@ describe('fake provider wire details', () => {
     );
     assert.deepEqual(canonicalMessages(second.messages), [
       { role: 'user', text: 'Read x.', toolCalls: [], toolResults: [] },
-      { role: 'assistant', text: 'Checking.', toolCalls: [{ id: 'call_r1', name: 'read_file', arguments: '{"path":"x"}' }], toolResults: [] },
+      {
+        role: 'assistant',
+        text: 'Checking.',
+        toolCalls: [{ id: 'call_r1', name: 'read_file', arguments: '{"path":"x"}' }],
+        toolResults: [],
+      },
       { role: 'tool', text: '', toolCalls: [], toolResults: [{ id: 'call_r1', content: 'contents' }] },
     ]);
   });
@@ -466,7 +611,10 @@ describe('fake provider wire details', () => {
 
   it('a gate part holds the stream until the test opens it; closing the server ends a held stream', async (t) => {
     const held = gate();
-    const provider = await startProvider(t, { wire: 'openai-chat', steps: [{ parts: [{ text: 'before ' }, { gate: held }, { text: 'after' }] }] });
+    const provider = await startProvider(t, {
+      wire: 'openai-chat',
+      steps: [{ parts: [{ text: 'before ' }, { gate: held }, { text: 'after' }] }],
+    });
     const model = createOpenAI({ baseURL: provider.baseUrl, apiKey: 'test' }).chat('gpt-x');
     const reader = (await model.doStream(callOptions(userPrompt('one')))).stream.getReader();
     const texts: string[] = [];
@@ -492,8 +640,15 @@ describe('fake provider wire details', () => {
     await rest;
     assert.deepEqual(texts, ['before ', 'after (after open)']);
 
-    const closing = await startFakeProvider({ wire: 'anthropic', steps: [{ parts: [{ text: 'held ' }, { gate: gate() }, { text: 'never' }] }] });
-    const heldReader = (await createAnthropic({ baseURL: closing.baseUrl, apiKey: 'test' })('claude-x').doStream(callOptions(userPrompt('two')))).stream.getReader();
+    const closing = await startFakeProvider({
+      wire: 'anthropic',
+      steps: [{ parts: [{ text: 'held ' }, { gate: gate() }, { text: 'never' }] }],
+    });
+    const heldReader = (
+      await createAnthropic({ baseURL: closing.baseUrl, apiKey: 'test' })('claude-x').doStream(
+        callOptions(userPrompt('two')),
+      )
+    ).stream.getReader();
     const heldTexts: string[] = [];
     while (heldTexts.length === 0) {
       const { value, done } = await heldReader.read();
@@ -533,9 +688,18 @@ describe('fake provider wire details', () => {
     const provider = await startProvider(t, {
       wire: 'openai-responses',
       chunkDelayMs: 1,
-      steps: [{ parts: [{ text: 'slow ' }, { delayMs: 5 }, { text: 'and steady' }], chunkDelayMs: 2, usage: { input: 1, output: 2 } }],
+      steps: [
+        {
+          parts: [{ text: 'slow ' }, { delayMs: 5 }, { text: 'and steady' }],
+          chunkDelayMs: 2,
+          usage: { input: 1, output: 2 },
+        },
+      ],
     });
-    const parts = await streamParts(createOpenAI({ baseURL: provider.baseUrl, apiKey: 'test' }).responses('gpt-x'), callOptions(userPrompt('hi')));
+    const parts = await streamParts(
+      createOpenAI({ baseURL: provider.baseUrl, apiKey: 'test' }).responses('gpt-x'),
+      callOptions(userPrompt('hi')),
+    );
     assertNoErrorParts(parts);
     assert.equal(streamedText(parts), 'slow and steady');
     assert.equal(finishPart(parts).usage.outputTokens.total, 2);
@@ -545,7 +709,8 @@ describe('fake provider wire details', () => {
     const provider = await startProvider(t, { wire: 'openai-chat', steps: [textStep('one'), textStep('two')] });
     const model = createOpenAI({ baseURL: provider.baseUrl, apiKey: 'test' }).chat('gpt-x');
     const replies: string[] = [];
-    for (const prompt of ['a', 'b', 'c']) replies.push(streamedText(await streamParts(model, callOptions(userPrompt(prompt)))));
+    for (const prompt of ['a', 'b', 'c'])
+      replies.push(streamedText(await streamParts(model, callOptions(userPrompt(prompt)))));
     assert.deepEqual(replies, ['one', 'two', 'two']);
   });
 });
@@ -575,12 +740,29 @@ describe('step helpers', () => {
     const steps: ScriptedStep[] = [textStep('zero'), textStep('one'), textStep('two')];
     const choose = stepByToolResults(steps);
     assert.equal(choose(requestWith([message('system', 'sys'), message('user', 'go')])), steps[0]);
-    assert.equal(choose(requestWith([message('user', 'go'), message('assistant', ''), message('tool', '', 1)])), steps[1]);
-    assert.equal(choose(requestWith([message('user', 'go'), message('assistant', ''), message('tool', '', 1), message('assistant', ''), message('tool', '', 1)])), steps[2]);
+    assert.equal(
+      choose(requestWith([message('user', 'go'), message('assistant', ''), message('tool', '', 1)])),
+      steps[1],
+    );
+    assert.equal(
+      choose(
+        requestWith([
+          message('user', 'go'),
+          message('assistant', ''),
+          message('tool', '', 1),
+          message('assistant', ''),
+          message('tool', '', 1),
+        ]),
+      ),
+      steps[2],
+    );
     // Clamped to the last step.
     assert.equal(choose(requestWith([message('user', 'go'), message('tool', '', 5)])), steps[2]);
     // A new user turn starts counting again; results before it do not count.
-    assert.equal(choose(requestWith([message('user', 'go'), message('tool', '', 2), message('user', 'again')])), steps[0]);
+    assert.equal(
+      choose(requestWith([message('user', 'go'), message('tool', '', 2), message('user', 'again')])),
+      steps[0],
+    );
     // An empty user message does not start a turn.
     assert.equal(choose(requestWith([message('user', 'go'), message('tool', '', 1), message('user', '')])), steps[1]);
   });
@@ -588,7 +770,10 @@ describe('step helpers', () => {
   it('stepByToolResults drives a real tool loop and answers a resent request the same way', async (t) => {
     const provider = await startProvider(t, {
       wire: 'anthropic',
-      steps: stepByToolResults([toolStep([{ id: 'toolu_first', name: 'read_file', arguments: { path: 'a' } }]), textStep('all done')]),
+      steps: stepByToolResults([
+        toolStep([{ id: 'toolu_first', name: 'read_file', arguments: { path: 'a' } }]),
+        textStep('all done'),
+      ]),
     });
     const model = createAnthropic({ baseURL: provider.baseUrl, apiKey: 'test' })('claude-x');
     const firstTurn = await streamParts(model, callOptions(userPrompt('Read a.'), { tools }));
@@ -600,8 +785,21 @@ describe('step helpers', () => {
 
     const afterTool: LanguageModelV3Prompt = [
       ...userPrompt('Read a.'),
-      { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'toolu_first', toolName: 'read_file', input: { path: 'a' } }] },
-      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'toolu_first', toolName: 'read_file', output: { type: 'text', value: 'A' } }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool-call', toolCallId: 'toolu_first', toolName: 'read_file', input: { path: 'a' } }],
+      },
+      {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: 'toolu_first',
+            toolName: 'read_file',
+            output: { type: 'text', value: 'A' },
+          },
+        ],
+      },
     ];
     const secondTurn = await streamParts(model, callOptions(afterTool, { tools }));
     assert.equal(streamedText(secondTurn), 'all done');
@@ -617,8 +815,21 @@ describe('step helpers', () => {
   });
 
   it('toolStep puts the optional text before the calls', () => {
-    assert.deepEqual(toolStep([{ name: 'a', arguments: {} }, { id: 'x', name: 'b', arguments: [1] }], 'Working.'), {
-      parts: [{ text: 'Working.' }, { toolCall: { name: 'a', arguments: {} } }, { toolCall: { id: 'x', name: 'b', arguments: [1] } }],
-    });
+    assert.deepEqual(
+      toolStep(
+        [
+          { name: 'a', arguments: {} },
+          { id: 'x', name: 'b', arguments: [1] },
+        ],
+        'Working.',
+      ),
+      {
+        parts: [
+          { text: 'Working.' },
+          { toolCall: { name: 'a', arguments: {} } },
+          { toolCall: { id: 'x', name: 'b', arguments: [1] } },
+        ],
+      },
+    );
   });
 });

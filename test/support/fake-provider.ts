@@ -255,12 +255,21 @@ async function handleRequest(state: ServerState, request: IncomingMessage, respo
   await playStep(state, step, body, response);
 }
 
-function chooseStep(steps: FakeProviderOptions['steps'], request: RecordedRequest, index: number): ScriptedStep | undefined {
+function chooseStep(
+  steps: FakeProviderOptions['steps'],
+  request: RecordedRequest,
+  index: number,
+): ScriptedStep | undefined {
   if (typeof steps === 'function') return steps(request, index);
   return steps[Math.min(index, steps.length - 1)];
 }
 
-async function playStep(state: ServerState, step: ScriptedStep, body: Record<string, unknown>, response: ServerResponse): Promise<void> {
+async function playStep(
+  state: ServerState,
+  step: ScriptedStep,
+  body: Record<string, unknown>,
+  response: ServerResponse,
+): Promise<void> {
   const { wire } = state.options;
   if (isErrorStep(step)) {
     const payload = step.body ?? JSON.stringify(errorBody(wire, step.status, defaultErrorMessage(step.status)));
@@ -306,7 +315,12 @@ async function playStep(state: ServerState, step: ScriptedStep, body: Record<str
 }
 
 /** Streams each content part's events, honouring `delayMs` and `gate` parts, until the client goes away. */
-async function writeParts(state: ServerState, writer: EventStreamWriter, encoder: WireEncoder, parts: ScriptedPart[]): Promise<void> {
+async function writeParts(
+  state: ServerState,
+  writer: EventStreamWriter,
+  encoder: WireEncoder,
+  parts: ScriptedPart[],
+): Promise<void> {
   for (const part of parts) {
     if (!writer.isOpen) return;
     if (isDelayPart(part)) {
@@ -368,7 +382,8 @@ function startEventStream(state: ServerState, response: ServerResponse, eventDel
       for (const event of events) {
         if (eventsWritten > 0 && eventDelayMs > 0) await pause(eventDelayMs, state.shutdown.signal);
         if (!writer.isOpen) return;
-        const lines = event.name === undefined ? `data: ${event.data}\n\n` : `event: ${event.name}\ndata: ${event.data}\n\n`;
+        const lines =
+          event.name === undefined ? `data: ${event.data}\n\n` : `event: ${event.name}\ndata: ${event.data}\n\n`;
         await new Promise<void>((resolve) => response.write(lines, () => resolve()));
         eventsWritten += 1;
       }
@@ -402,7 +417,12 @@ interface EncoderContext {
   nextId(prefix: string, separator?: string): string;
 }
 
-function createEncoder(state: ServerState, body: Record<string, unknown>, model: string, usage: TokenUsage): WireEncoder {
+function createEncoder(
+  state: ServerState,
+  body: Record<string, unknown>,
+  model: string,
+  usage: TokenUsage,
+): WireEncoder {
   const context: EncoderContext = {
     model,
     usage,
@@ -415,7 +435,10 @@ function createEncoder(state: ServerState, body: Record<string, unknown>, model:
   };
   switch (state.options.wire) {
     case 'openai-chat':
-      return new ChatCompletionsEncoder(context, isRecord(body.stream_options) && body.stream_options.include_usage === true);
+      return new ChatCompletionsEncoder(
+        context,
+        isRecord(body.stream_options) && body.stream_options.include_usage === true,
+      );
     case 'openai-responses':
       return new ResponsesEncoder(context, state.emittedItems);
     case 'anthropic':
@@ -464,8 +487,12 @@ class ChatCompletionsEncoder implements WireEncoder {
     const argumentsText = serialiseArguments(part.toolCall.arguments);
     this.toolCalls.push({ id, type: 'function', function: { name: part.toolCall.name, arguments: argumentsText } });
     return [
-      this.chunk({ tool_calls: [{ index, id, type: 'function', function: { name: part.toolCall.name, arguments: '' } }] }),
-      ...splitIntoPieces(argumentsText, 3).map((piece) => this.chunk({ tool_calls: [{ index, function: { arguments: piece } }] })),
+      this.chunk({
+        tool_calls: [{ index, id, type: 'function', function: { name: part.toolCall.name, arguments: '' } }],
+      }),
+      ...splitIntoPieces(argumentsText, 3).map((piece) =>
+        this.chunk({ tool_calls: [{ index, function: { arguments: piece } }] }),
+      ),
     ];
   }
 
@@ -557,9 +584,24 @@ class ResponsesEncoder implements WireEncoder {
     const item = this.openItem!;
     item.text += delta;
     if (kind === 'message') {
-      events.push(this.event('response.output_text.delta', { item_id: item.id, output_index: item.outputIndex, content_index: 0, delta, logprobs: [] }));
+      events.push(
+        this.event('response.output_text.delta', {
+          item_id: item.id,
+          output_index: item.outputIndex,
+          content_index: 0,
+          delta,
+          logprobs: [],
+        }),
+      );
     } else {
-      events.push(this.event('response.reasoning_summary_text.delta', { item_id: item.id, output_index: item.outputIndex, summary_index: 0, delta }));
+      events.push(
+        this.event('response.reasoning_summary_text.delta', {
+          item_id: item.id,
+          output_index: item.outputIndex,
+          summary_index: 0,
+          delta,
+        }),
+      );
     }
     return events;
   }
@@ -577,15 +619,31 @@ class ResponsesEncoder implements WireEncoder {
       const id = this.context.nextId('msg');
       this.openItem = { kind, id, outputIndex, text: '' };
       return [
-        this.event('response.output_item.added', { output_index: outputIndex, item: { type: 'message', id, status: 'in_progress', role: 'assistant', content: [] } }),
-        this.event('response.content_part.added', { item_id: id, output_index: outputIndex, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } }),
+        this.event('response.output_item.added', {
+          output_index: outputIndex,
+          item: { type: 'message', id, status: 'in_progress', role: 'assistant', content: [] },
+        }),
+        this.event('response.content_part.added', {
+          item_id: id,
+          output_index: outputIndex,
+          content_index: 0,
+          part: { type: 'output_text', text: '', annotations: [], logprobs: [] },
+        }),
       ];
     }
     const id = this.context.nextId('rs');
     this.openItem = { kind, id, outputIndex, text: '' };
     return [
-      this.event('response.output_item.added', { output_index: outputIndex, item: { type: 'reasoning', id, summary: [] } }),
-      this.event('response.reasoning_summary_part.added', { item_id: id, output_index: outputIndex, summary_index: 0, part: { type: 'summary_text', text: '' } }),
+      this.event('response.output_item.added', {
+        output_index: outputIndex,
+        item: { type: 'reasoning', id, summary: [] },
+      }),
+      this.event('response.reasoning_summary_part.added', {
+        item_id: id,
+        output_index: outputIndex,
+        summary_index: 0,
+        part: { type: 'summary_text', text: '' },
+      }),
     ];
   }
 
@@ -600,8 +658,19 @@ class ResponsesEncoder implements WireEncoder {
       this.completedItems.push(done);
       this.emittedItems.set(id, { kind: 'message', text });
       return [
-        this.event('response.output_text.done', { item_id: id, output_index: outputIndex, content_index: 0, text, logprobs: [] }),
-        this.event('response.content_part.done', { item_id: id, output_index: outputIndex, content_index: 0, part: outputText }),
+        this.event('response.output_text.done', {
+          item_id: id,
+          output_index: outputIndex,
+          content_index: 0,
+          text,
+          logprobs: [],
+        }),
+        this.event('response.content_part.done', {
+          item_id: id,
+          output_index: outputIndex,
+          content_index: 0,
+          part: outputText,
+        }),
         this.event('response.output_item.done', { output_index: outputIndex, item: done }),
       ];
     }
@@ -610,8 +679,18 @@ class ResponsesEncoder implements WireEncoder {
     this.completedItems.push(done);
     this.emittedItems.set(id, { kind: 'reasoning' });
     return [
-      this.event('response.reasoning_summary_text.done', { item_id: id, output_index: outputIndex, summary_index: 0, text }),
-      this.event('response.reasoning_summary_part.done', { item_id: id, output_index: outputIndex, summary_index: 0, part: summaryText }),
+      this.event('response.reasoning_summary_text.done', {
+        item_id: id,
+        output_index: outputIndex,
+        summary_index: 0,
+        text,
+      }),
+      this.event('response.reasoning_summary_part.done', {
+        item_id: id,
+        output_index: outputIndex,
+        summary_index: 0,
+        part: summaryText,
+      }),
       this.event('response.output_item.done', { output_index: outputIndex, item: done }),
     ];
   }
@@ -626,11 +705,18 @@ class ResponsesEncoder implements WireEncoder {
     this.completedItems.push(done);
     this.emittedItems.set(id, { kind: 'function_call', callId, name, arguments: argumentsText });
     return [
-      this.event('response.output_item.added', { output_index: outputIndex, item: { ...done, arguments: '', status: 'in_progress' } }),
+      this.event('response.output_item.added', {
+        output_index: outputIndex,
+        item: { ...done, arguments: '', status: 'in_progress' },
+      }),
       ...splitIntoPieces(argumentsText, 3).map((delta) =>
         this.event('response.function_call_arguments.delta', { item_id: id, output_index: outputIndex, delta }),
       ),
-      this.event('response.function_call_arguments.done', { item_id: id, output_index: outputIndex, arguments: argumentsText }),
+      this.event('response.function_call_arguments.done', {
+        item_id: id,
+        output_index: outputIndex,
+        arguments: argumentsText,
+      }),
       this.event('response.output_item.done', { output_index: outputIndex, item: done }),
     ];
   }
@@ -683,7 +769,9 @@ class ResponsesEncoder implements WireEncoder {
 class AnthropicEncoder implements WireEncoder {
   private readonly messageId: string;
   private readonly completedBlocks: Record<string, unknown>[] = [];
-  private openBlock: { kind: 'text' | 'thinking' | 'json'; index: number; text: string; toolUseId?: string } | undefined;
+  private openBlock:
+    | { kind: 'text' | 'thinking' | 'json'; index: number; text: string; toolUseId?: string }
+    | undefined;
 
   constructor(
     private readonly context: EncoderContext,
@@ -701,7 +789,12 @@ class AnthropicEncoder implements WireEncoder {
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: { input_tokens: this.context.usage.input, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      usage: {
+        input_tokens: this.context.usage.input,
+        output_tokens: 1,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+      },
     };
     return [this.event('message_start', { message }), this.event('ping', {})];
   }
@@ -744,7 +837,10 @@ class AnthropicEncoder implements WireEncoder {
     const stopReason = this.completedBlocks.some((block) => block.type === 'tool_use') ? 'tool_use' : 'end_turn';
     const { input, output } = this.context.usage;
     events.push(
-      this.event('message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: output } }),
+      this.event('message_delta', {
+        delta: { stop_reason: stopReason, stop_sequence: null },
+        usage: { output_tokens: output },
+      }),
       this.event('message_stop', {}),
     );
     const body = {
@@ -765,10 +861,14 @@ class AnthropicEncoder implements WireEncoder {
     if (kind === 'json') {
       const toolUseId = this.context.nextId('toolu');
       this.openBlock = { kind, index, text: '', toolUseId };
-      return this.event('content_block_start', { index, content_block: { type: 'tool_use', id: toolUseId, name: 'json', input: {} } });
+      return this.event('content_block_start', {
+        index,
+        content_block: { type: 'tool_use', id: toolUseId, name: 'json', input: {} },
+      });
     }
     this.openBlock = { kind, index, text: '' };
-    const contentBlock = kind === 'text' ? { type: 'text', text: '' } : { type: 'thinking', thinking: '', signature: '' };
+    const contentBlock =
+      kind === 'text' ? { type: 'text', text: '' } : { type: 'thinking', thinking: '', signature: '' };
     return this.event('content_block_start', { index, content_block: contentBlock });
   }
 
@@ -780,11 +880,18 @@ class AnthropicEncoder implements WireEncoder {
     if (block.kind === 'text') {
       this.completedBlocks.push({ type: 'text', text: block.text });
     } else if (block.kind === 'json') {
-      this.completedBlocks.push({ type: 'tool_use', id: block.toolUseId, name: 'json', input: parseOrKeep(block.text) });
+      this.completedBlocks.push({
+        type: 'tool_use',
+        id: block.toolUseId,
+        name: 'json',
+        input: parseOrKeep(block.text),
+      });
     } else {
       const signature = Buffer.from(`fake-signature:${block.text.length}`).toString('base64');
       this.completedBlocks.push({ type: 'thinking', thinking: block.text, signature });
-      events.push(this.event('content_block_delta', { index: block.index, delta: { type: 'signature_delta', signature } }));
+      events.push(
+        this.event('content_block_delta', { index: block.index, delta: { type: 'signature_delta', signature } }),
+      );
     }
     events.push(this.event('content_block_stop', { index: block.index }));
     return events;
@@ -803,7 +910,12 @@ function json(data: unknown, name?: string): ServerSentEvent {
 // Request normalisation
 // ---------------------------------------------------------------------------
 
-function recordRequest(state: ServerState, path: string, request: IncomingMessage, body: Record<string, unknown>): RecordedRequest {
+function recordRequest(
+  state: ServerState,
+  path: string,
+  request: IncomingMessage,
+  body: Record<string, unknown>,
+): RecordedRequest {
   const { wire } = state.options;
   const base = { wire, path, headers: { ...request.headers }, body };
   switch (wire) {
@@ -867,21 +979,28 @@ function normaliseChatMessages(body: Record<string, unknown>): NormalisedMessage
       case 'assistant':
         conversation.add('assistant', {
           text: textOf(message.content),
-          toolCalls: asArray(message.tool_calls).filter(isRecord).map((call) => {
-            const fn = isRecord(call.function) ? call.function : {};
-            return { id: String(call.id ?? ''), name: String(fn.name ?? ''), arguments: String(fn.arguments ?? '') };
-          }),
+          toolCalls: asArray(message.tool_calls)
+            .filter(isRecord)
+            .map((call) => {
+              const fn = isRecord(call.function) ? call.function : {};
+              return { id: String(call.id ?? ''), name: String(fn.name ?? ''), arguments: String(fn.arguments ?? '') };
+            }),
         });
         break;
       case 'tool':
-        conversation.add('tool', { toolResults: [{ id: String(message.tool_call_id ?? ''), content: textOf(message.content) }] });
+        conversation.add('tool', {
+          toolResults: [{ id: String(message.tool_call_id ?? ''), content: textOf(message.content) }],
+        });
         break;
     }
   }
   return conversation.messages;
 }
 
-function normaliseResponsesInput(body: Record<string, unknown>, emittedItems: Map<string, EmittedItem>): NormalisedMessage[] {
+function normaliseResponsesInput(
+  body: Record<string, unknown>,
+  emittedItems: Map<string, EmittedItem>,
+): NormalisedMessage[] {
   const conversation = new ConversationBuilder();
   if (typeof body.instructions === 'string' && body.instructions !== '') {
     conversation.add('system', { text: body.instructions });
@@ -893,12 +1012,15 @@ function normaliseResponsesInput(body: Record<string, unknown>, emittedItems: Ma
   for (const item of asArray(body.input)) {
     if (!isRecord(item)) continue;
     if (item.type === undefined || item.type === 'message') {
-      if (item.role === 'system' || item.role === 'developer') conversation.add('system', { text: textOf(item.content) });
+      if (item.role === 'system' || item.role === 'developer')
+        conversation.add('system', { text: textOf(item.content) });
       else if (item.role === 'user') conversation.add('user', { text: textOf(item.content) });
       else if (item.role === 'assistant') conversation.add('assistant', { text: textOf(item.content) });
     } else if (item.type === 'function_call') {
       conversation.add('assistant', {
-        toolCalls: [{ id: String(item.call_id ?? ''), name: String(item.name ?? ''), arguments: String(item.arguments ?? '') }],
+        toolCalls: [
+          { id: String(item.call_id ?? ''), name: String(item.name ?? ''), arguments: String(item.arguments ?? '') },
+        ],
       });
     } else if (item.type === 'function_call_output') {
       conversation.add('tool', { toolResults: [{ id: String(item.call_id ?? ''), content: textOf(item.output) }] });
@@ -908,7 +1030,9 @@ function normaliseResponsesInput(body: Record<string, unknown>, emittedItems: Ma
       const emitted = emittedItems.get(item.id);
       if (emitted?.kind === 'message') conversation.add('assistant', { text: emitted.text });
       if (emitted?.kind === 'function_call') {
-        conversation.add('assistant', { toolCalls: [{ id: emitted.callId, name: emitted.name, arguments: emitted.arguments }] });
+        conversation.add('assistant', {
+          toolCalls: [{ id: emitted.callId, name: emitted.name, arguments: emitted.arguments }],
+        });
       }
     }
     // Reasoning items and provider tool items carry no normalised content.
@@ -943,11 +1067,20 @@ function normaliseAnthropicMessages(body: Record<string, unknown>): NormalisedMe
         if (block.type === 'text') conversation.add('assistant', { text: String(block.text ?? '') });
         if (block.type === 'tool_use') {
           conversation.add('assistant', {
-            toolCalls: [{ id: String(block.id ?? ''), name: String(block.name ?? ''), arguments: JSON.stringify(block.input ?? {}) }],
+            toolCalls: [
+              {
+                id: String(block.id ?? ''),
+                name: String(block.name ?? ''),
+                arguments: JSON.stringify(block.input ?? {}),
+              },
+            ],
           });
         }
       } else if (block.type === 'tool_result') {
-        const result: NormalisedMessage['toolResults'][number] = { id: String(block.tool_use_id ?? ''), content: textOf(block.content) };
+        const result: NormalisedMessage['toolResults'][number] = {
+          id: String(block.tool_use_id ?? ''),
+          content: textOf(block.content),
+        };
         if (block.is_error === true) result.isError = true;
         conversation.add('tool', { toolResults: [result] });
       } else if (block.type === 'text') {
@@ -966,7 +1099,11 @@ function usesAnthropicJsonTool(body: Record<string, unknown>): boolean {
   const jsonTool = asArray(body.tools).find((tool) => isRecord(tool) && tool.name === 'json');
   if (!isRecord(jsonTool)) return false;
   const choice = isRecord(body.tool_choice) ? body.tool_choice : {};
-  return choice.type === 'any' || (choice.type === 'tool' && choice.name === 'json') || jsonTool.description === 'Respond with a JSON object.';
+  return (
+    choice.type === 'any' ||
+    (choice.type === 'tool' && choice.name === 'json') ||
+    jsonTool.description === 'Respond with a JSON object.'
+  );
 }
 
 function isJsonFormat(format: unknown): boolean {
@@ -1013,8 +1150,14 @@ export function stepByToolResults(steps: ScriptedStep[]): (request: RecordedRequ
 
 /** A text-only step. The text is split into `chunks` pieces of similar length, or by
  *  default into words (each with its trailing whitespace). */
-export function textStep(text: string, options: { chunks?: number; usage?: { input: number; output: number } } = {}): ScriptedStep {
-  const pieces = options.chunks === undefined ? text.split(/(?<=\s)(?=\S)/).filter((piece) => piece !== '') : splitIntoPieces(text, options.chunks);
+export function textStep(
+  text: string,
+  options: { chunks?: number; usage?: { input: number; output: number } } = {},
+): ScriptedStep {
+  const pieces =
+    options.chunks === undefined
+      ? text.split(/(?<=\s)(?=\S)/).filter((piece) => piece !== '')
+      : splitIntoPieces(text, options.chunks);
   const step: PartsStep = { parts: pieces.map((piece) => ({ text: piece })) };
   if (options.usage) step.usage = options.usage;
   return step;
@@ -1069,8 +1212,15 @@ function splitIntoPieces(text: string, count: number): string[] {
 function errorBody(wire: WireFormat, status: number, message: string): unknown {
   if (wire === 'anthropic') {
     const type =
-      { 400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error', 413: 'request_too_large', 429: 'rate_limit_error', 529: 'overloaded_error' }[status] ??
-      'api_error';
+      {
+        400: 'invalid_request_error',
+        401: 'authentication_error',
+        403: 'permission_error',
+        404: 'not_found_error',
+        413: 'request_too_large',
+        429: 'rate_limit_error',
+        529: 'overloaded_error',
+      }[status] ?? 'api_error';
     return { type: 'error', error: { type, message } };
   }
   const type = status === 429 ? 'rate_limit_exceeded' : status >= 500 ? 'server_error' : 'invalid_request_error';

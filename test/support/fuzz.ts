@@ -25,8 +25,10 @@ const malformed: (() => string | Buffer)[] = [
   () => '{"type":"signal","kind":"nope"}\n',
   () => Buffer.from([0xff, 0xfe, 0x00, 0x0a]),
   () => '{"type":"hello","version":"1","can_prompt":true}\n',
-  () => `{"type":"hello","version":1,"can_prompt":false,"read_only":true}\n{"type":"hello","version":1,"can_prompt":false}\n`,
-  () => `{"type":"hello","version":1,"can_prompt":false,"read_only":true}\n{"type":"interrupt_action","action":"explode"}\n`,
+  () =>
+    `{"type":"hello","version":1,"can_prompt":false,"read_only":true}\n{"type":"hello","version":1,"can_prompt":false}\n`,
+  () =>
+    `{"type":"hello","version":1,"can_prompt":false,"read_only":true}\n{"type":"interrupt_action","action":"explode"}\n`,
   () => `{"type":"hello","version":1,"can_prompt":false,"read_only":true}\n\u0000\u0000\u0000\n`,
 ];
 
@@ -47,7 +49,9 @@ function oneFrame(socketPath: string, frame: string | Buffer, mode: 'close-after
     });
     socket.on('connect', () => {
       if (mode === 'half-frame') {
-        socket.write(typeof frame === 'string' ? frame.slice(0, Math.max(1, Math.floor(frame.length / 2))) : frame.subarray(0, 1));
+        socket.write(
+          typeof frame === 'string' ? frame.slice(0, Math.max(1, Math.floor(frame.length / 2))) : frame.subarray(0, 1),
+        );
         closedByServer = false;
         socket.end();
       } else socket.write(frame);
@@ -92,8 +96,17 @@ export function neverReadingClient(socketPath: string): net.Socket {
 }
 
 /** A real attach client process, SIGKILLed mid-stream. */
-export async function killedClient(jpBinary: string, conversationId: string, cwd: string, env: NodeJS.ProcessEnv): Promise<void> {
-  const child = spawn(process.execPath, [jpBinary, 'conversation', 'attach', '--read-only', conversationId], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function killedClient(
+  jpBinary: string,
+  conversationId: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
+  const child = spawn(process.execPath, [jpBinary, 'conversation', 'attach', '--read-only', conversationId], {
+    cwd,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   await new Promise<void>((resolve) => {
     child.stdout!.once('data', () => resolve());
     setTimeout(resolve, 3000);
@@ -102,7 +115,10 @@ export async function killedClient(jpBinary: string, conversationId: string, cwd
   await new Promise((resolve) => child.on('close', resolve));
 }
 
-export async function fuzzServer(socketPath: string, options: { frames: number; concurrency: number }): Promise<FuzzReport> {
+export async function fuzzServer(
+  socketPath: string,
+  options: { frames: number; concurrency: number },
+): Promise<FuzzReport> {
   let frames = 0;
   let connections = 0;
   let closedByServer = 0;
@@ -112,7 +128,8 @@ export async function fuzzServer(socketPath: string, options: { frames: number; 
       connections++;
       let closed: boolean;
       if (frames % 2000 === 1) closed = await hugeLine(socketPath);
-      else if (frames % 7 === 0) closed = await oneFrame(socketPath, malformed[(frames + index) % malformed.length]!(), 'half-frame') || true;
+      else if (frames % 7 === 0)
+        closed = (await oneFrame(socketPath, malformed[(frames + index) % malformed.length]!(), 'half-frame')) || true;
       else closed = await oneFrame(socketPath, malformed[(frames + index) % malformed.length]!(), 'close-after');
       if (closed) closedByServer++;
     }

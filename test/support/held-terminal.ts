@@ -39,11 +39,11 @@ export interface HeldTerminal {
 
 /** Where a possible beginning of the exit mark starts at the end of `text` (text.length when none). */
 function heldBackFrom(text: string): number {
-  const escape = text.lastIndexOf('\u001b');
-  if (escape === -1) return text.length;
-  const rest = text.slice(escape);
+  const escapeAt = text.lastIndexOf('\u001b');
+  if (escapeAt === -1) return text.length;
+  const rest = text.slice(escapeAt);
   const couldBeMark = !rest.includes('\u0007') && (rest.startsWith(exitMarkStart) || exitMarkStart.startsWith(rest));
-  return couldBeMark ? escape : text.length;
+  return couldBeMark ? escapeAt : text.length;
 }
 
 export function holdTerminal(
@@ -54,7 +54,13 @@ export function holdTerminal(
 ): HeldTerminal {
   const pidDirectory = mkdtempSync(path.join(os.tmpdir(), 'jp-terminal-'));
   const pidFile = path.join(pidDirectory, 'pid');
-  const terminal = pty.spawn(process.execPath, [holder, pidFile, file, ...args], { cwd: options.cwd, env: options.env, cols: options.columns, rows: options.rows, name: options.env.TERM ?? 'xterm-256color' });
+  const terminal = pty.spawn(process.execPath, [holder, pidFile, file, ...args], {
+    cwd: options.cwd,
+    env: options.env,
+    cols: options.columns,
+    rows: options.rows,
+    name: options.env.TERM ?? 'xterm-256color',
+  });
   let resolveExit!: (event: ProgramExit) => void;
   const exited = new Promise<ProgramExit>((resolve) => (resolveExit = resolve));
   let programExited = false;

@@ -56,7 +56,9 @@ export interface TurnSetup {
   signal?: AbortSignal;
 }
 
-export async function runTurn(setup: TurnSetup): Promise<{ outcome: TurnOutcome; events: ConversationEvent[]; model: RecordingModel }> {
+export async function runTurn(
+  setup: TurnSetup,
+): Promise<{ outcome: TurnOutcome; events: ConversationEvent[]; model: RecordingModel }> {
   const config = testConfig(setup.cfg);
   const model = new RecordingModel(setup.script);
   const events = [...(setup.events ?? [])];
@@ -72,7 +74,12 @@ export async function runTurn(setup: TurnSetup): Promise<{ outcome: TurnOutcome;
     builtinDetached: () => setup.builtinDetached ?? 'deny',
     toolRoot: process.cwd(),
     toolEnvironment: () => ({}),
-    sandbox: runSandboxes({ config: config.value, workspaceRoot: process.cwd(), toolRoot: process.cwd(), environment: {} }),
+    sandbox: runSandboxes({
+      config: config.value,
+      workspaceRoot: process.cwd(),
+      toolRoot: process.cwd(),
+      environment: {},
+    }),
     maxTurns: 10,
     systemPrompt: { text: 'You are a test.', files: [] },
     signal: setup.signal ?? new AbortController().signal,
@@ -84,12 +91,27 @@ export async function runTurn(setup: TurnSetup): Promise<{ outcome: TurnOutcome;
 }
 
 /** A script: the model calls these tools in one step, then answers `answer`. */
-export function callsThenAnswers(calls: { name: string; arguments?: unknown; id?: string }[], answer = 'Done.'): TestScript {
-  return { steps: [{ parts: calls.map((call) => ({ tool_call: { name: call.name, arguments: call.arguments ?? {}, ...(call.id ? { id: call.id } : {}) } })) }, { parts: [{ text: answer }] }] };
+export function callsThenAnswers(
+  calls: { name: string; arguments?: unknown; id?: string }[],
+  answer = 'Done.',
+): TestScript {
+  return {
+    steps: [
+      {
+        parts: calls.map((call) => ({
+          tool_call: { name: call.name, arguments: call.arguments ?? {}, ...(call.id ? { id: call.id } : {}) },
+        })),
+      },
+      { parts: [{ text: answer }] },
+    ],
+  };
 }
 
 /** The log as a crash right after the first event matching `where` leaves it. */
-export function cutAfter(events: readonly ConversationEvent[], where: (event: ConversationEvent) => boolean): ConversationEvent[] {
+export function cutAfter(
+  events: readonly ConversationEvent[],
+  where: (event: ConversationEvent) => boolean,
+): ConversationEvent[] {
   const index = events.findIndex(where);
   if (index === -1) throw new Error('the log has no such event to cut after');
   return events.slice(0, index + 1);
@@ -132,7 +154,9 @@ export function scriptedTool(
         argumentsValue !== null &&
         !Array.isArray(argumentsValue) &&
         Object.entries(argumentsValue).every(([key, value]) => key === 'path' && typeof value === 'string');
-      return valid ? { ok: true, value: argumentsValue } : { ok: false, message: `Invalid arguments for ${name}: expected {"path"?: string}` };
+      return valid
+        ? { ok: true, value: argumentsValue }
+        : { ok: false, message: `Invalid arguments for ${name}: expected {"path"?: string}` };
     },
     async execute(argumentsValue, context) {
       runs.push(argumentsValue);

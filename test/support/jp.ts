@@ -126,12 +126,21 @@ export function collect(child: ChildProcess, args: string[], timeoutMs: number):
       } catch {
         child.kill('SIGKILL');
       }
-      reject(new Error(`jp ${args.join(' ')} still running after ${timeoutMs} ms (hung); stderr so far:\n${Buffer.concat(stderr).toString()}`));
+      reject(
+        new Error(
+          `jp ${args.join(' ')} still running after ${timeoutMs} ms (hung); stderr so far:\n${Buffer.concat(stderr).toString()}`,
+        ),
+      );
     }, timeoutMs);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       child.stdin?.destroy();
-      resolve({ code, signal, stdout: Buffer.concat(stdout).toString('utf8'), stderr: Buffer.concat(stderr).toString('utf8') });
+      resolve({
+        code,
+        signal,
+        stdout: Buffer.concat(stdout).toString('utf8'),
+        stderr: Buffer.concat(stderr).toString('utf8'),
+      });
     });
   });
 }
@@ -143,16 +152,33 @@ export function testProvider(sandbox: Sandbox, script: unknown, name = 'script.j
 }
 
 /** Config selecting an OpenAI-compatible fake provider at baseUrl; a dummy key is set in env. */
-export function fakeModelArguments(wire: 'openai-chat' | 'openai-responses' | 'anthropic', baseUrl: string): { args: string[]; env: NodeJS.ProcessEnv } {
+export function fakeModelArguments(
+  wire: 'openai-chat' | 'openai-responses' | 'anthropic',
+  baseUrl: string,
+): { args: string[]; env: NodeJS.ProcessEnv } {
   switch (wire) {
     case 'openai-chat':
       return {
-        args: ['-m', 'openai/gpt-test', '-c', `providers.openai.base_url="${baseUrl}"`, '-c', 'providers.openai.api="chat"'],
+        args: [
+          '-m',
+          'openai/gpt-test',
+          '-c',
+          `providers.openai.base_url="${baseUrl}"`,
+          '-c',
+          'providers.openai.api="chat"',
+        ],
         env: { OPENAI_API_KEY: 'sk-test-key-000000000000000000' },
       };
     case 'openai-responses':
       return {
-        args: ['-m', 'openai/gpt-test', '-c', `providers.openai.base_url="${baseUrl}"`, '-c', 'providers.openai.api="responses"'],
+        args: [
+          '-m',
+          'openai/gpt-test',
+          '-c',
+          `providers.openai.base_url="${baseUrl}"`,
+          '-c',
+          'providers.openai.api="responses"',
+        ],
         env: { OPENAI_API_KEY: 'sk-test-key-000000000000000000' },
       };
     case 'anthropic':
@@ -190,7 +216,11 @@ export function readEvents(sandbox: Sandbox, conversationId: string): Record<str
 
 export function conversationIds(sandbox: Sandbox): string[] {
   const directory = path.join(sandbox.workspace, '.jp', 'conversations');
-  return existsSync(directory) ? readdirSync(directory).filter((name) => name.startsWith('jp-c')).sort() : [];
+  return existsSync(directory)
+    ? readdirSync(directory)
+        .filter((name) => name.startsWith('jp-c'))
+        .sort()
+    : [];
 }
 
 export function sleep(milliseconds: number): Promise<void> {
@@ -198,7 +228,11 @@ export function sleep(milliseconds: number): Promise<void> {
 }
 
 /** Polls until `check` returns a value (not undefined/false); fails with `what` after the safety limit. */
-export async function eventually<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, limitMs = 20_000): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  limitMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + limitMs;
   for (;;) {
     const value = await check();
@@ -238,7 +272,10 @@ export function processesMatching(...parts: string[]): number[] {
  * Cleanup for the enclosing test file or suite: sandboxes it makes and anything added (fake
  * providers) are removed once it is done.
  */
-export function useCleanup(): { sandbox(options?: { init?: boolean; config?: string }): Sandbox; add(cleanup: () => unknown): void } {
+export function useCleanup(): {
+  sandbox(options?: { init?: boolean; config?: string }): Sandbox;
+  add(cleanup: () => unknown): void;
+} {
   const cleanups: (() => unknown)[] = [];
   // Every cleanup runs even when one fails: a fake provider left listening would keep the test
   // file's process alive forever.

@@ -13,20 +13,32 @@ import { processAlive, processesMatching, type Sandbox } from './jp.ts';
 const require = createRequire(import.meta.url);
 
 /** The server's entry point (its `mcp-server-everything` binary). */
-export const everythingEntry = path.join(path.dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
+export const everythingEntry = path.join(
+  path.dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')),
+  'dist',
+  'index.js',
+);
 
 /**
  * server-everything's stdio server in a process that, like many real servers, outlives its input:
  * it ignores SIGTERM and keeps running after EOF on stdin. Only SIGKILL ends it.
  */
-const stubbornLauncher = "process.on('SIGTERM', () => {}); setInterval(() => {}, 1 << 30); process.stdout.on('error', () => {}); import(process.argv[1]);";
+const stubbornLauncher =
+  "process.on('SIGTERM', () => {}); setInterval(() => {}, 1 << 30); process.stdout.on('error', () => {}); import(process.argv[1]);";
 
 /**
  * TOML for `[mcp.servers.<name>]` starting server-everything over stdio; `marker` tags its process.
  * `stubborn`: a server that only SIGKILL ends (see above).
  */
-export function everythingStdio(name: string, marker: string, extra = '', options: { stubborn?: boolean } = {}): string {
-  const args = options.stubborn ? ['-e', stubbornLauncher, path.join(path.dirname(everythingEntry), 'transports', 'stdio.js'), marker] : [everythingEntry, 'stdio', marker];
+export function everythingStdio(
+  name: string,
+  marker: string,
+  extra = '',
+  options: { stubborn?: boolean } = {},
+): string {
+  const args = options.stubborn
+    ? ['-e', stubbornLauncher, path.join(path.dirname(everythingEntry), 'transports', 'stdio.js'), marker]
+    : [everythingEntry, 'stdio', marker];
   return `[mcp.servers.${name}]\ncommand = ${JSON.stringify(process.execPath)}\nargs = ${JSON.stringify(args)}\n${extra}`;
 }
 

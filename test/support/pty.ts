@@ -27,11 +27,18 @@ export interface TerminalSession {
 
 export function stripAnsi(text: string): string {
   // eslint-disable-next-line no-control-regex
-  return text.replace(/\u001b\[[0-9;?]*[ -/]*[@-~]/g, '').replace(/\u001b[()][A-Z0-9]/g, '').replace(/\r/g, '');
+  return text
+    .replace(/\u001b\[[0-9;?]*[ -/]*[@-~]/g, '')
+    .replace(/\u001b[()][A-Z0-9]/g, '')
+    .replace(/\r/g, '');
 }
 
 /** Runs a shell command line in a fresh pseudo-terminal with the sandbox environment. */
-export function runInTerminal(sandbox: Sandbox, commandLine: string, options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): TerminalSession {
+export function runInTerminal(
+  sandbox: Sandbox,
+  commandLine: string,
+  options: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): TerminalSession {
   const environment = { ...sandbox.env, ...options.env } as Record<string, string>;
   delete environment.CI;
   delete environment.JP_NON_INTERACTIVE;
@@ -41,10 +48,15 @@ export function runInTerminal(sandbox: Sandbox, commandLine: string, options: { 
   const notify = (): void => {
     for (const listener of [...listeners]) listener();
   };
-  const terminal = holdTerminal('/bin/sh', ['-c', commandLine], { cwd: options.cwd ?? sandbox.workspace, env: environment, columns: 200, rows: 50 }, (data) => {
-    buffer += data;
-    notify();
-  });
+  const terminal = holdTerminal(
+    '/bin/sh',
+    ['-c', commandLine],
+    { cwd: options.cwd ?? sandbox.workspace, env: environment, columns: 200, rows: 50 },
+    (data) => {
+      buffer += data;
+      notify();
+    },
+  );
   const exited = terminal.exited.then((event) => {
     terminal.release();
     notify();
@@ -76,7 +88,9 @@ export function runInTerminal(sandbox: Sandbox, commandLine: string, options: { 
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => {
           listeners.delete(check);
-          reject(new Error(`the terminal never showed ${String(pattern)}; it showed:\n${stripAnsi(buffer).slice(-2000)}`));
+          reject(
+            new Error(`the terminal never showed ${String(pattern)}; it showed:\n${stripAnsi(buffer).slice(-2000)}`),
+          );
         }, waitOptions.limitMs ?? 20_000);
         const check = (): void => {
           if (!matches()) return;

@@ -56,7 +56,12 @@ export class RecordingHost implements TurnHost {
     return this.script !== undefined;
   }
 
-  async askClient(id: string, inquiry: Inquiry, _signal: AbortSignal, ifDetached?: PromptAction): Promise<ClientAnswer> {
+  async askClient(
+    id: string,
+    inquiry: Inquiry,
+    _signal: AbortSignal,
+    ifDetached?: PromptAction,
+  ): Promise<ClientAnswer> {
     this.asked.push({ id, inquiry, ifDetached });
     if (!this.script || this.script.length === 0) {
       throw new Error(`the test's script has no answer for inquiry ${id}: ${JSON.stringify(inquiry)}`);

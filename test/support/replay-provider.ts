@@ -42,14 +42,22 @@ const eventStream = { 'content-type': 'text/event-stream' };
 
 function fromChunks(relative: string, text: string): Recording[] {
   const lines = text.split('\n').filter((line) => line.trim() !== '');
-  const named = relative.includes('anthropic/') && !relative.includes('openai-compatible') ? 'anthropic' : relative.includes('/responses/') ? 'responses' : 'chat';
+  const named =
+    relative.includes('anthropic/') && !relative.includes('openai-compatible')
+      ? 'anthropic'
+      : relative.includes('/responses/')
+        ? 'responses'
+        : 'chat';
   if (named === 'chat') {
-    return [{ status: 200, headers: eventStream, events: [...lines.map((line) => `data: ${line}\n\n`), 'data: [DONE]\n\n'] }];
+    return [
+      { status: 200, headers: eventStream, events: [...lines.map((line) => `data: ${line}\n\n`), 'data: [DONE]\n\n'] },
+    ];
   }
   const recordings: Recording[] = [];
   for (const line of lines) {
     const type = (JSON.parse(line) as { type: string }).type;
-    if (recordings.length === 0 || (named === 'responses' && type === 'response.created')) recordings.push({ status: 200, headers: eventStream, events: [] });
+    if (recordings.length === 0 || (named === 'responses' && type === 'response.created'))
+      recordings.push({ status: 200, headers: eventStream, events: [] });
     recordings[recordings.length - 1]!.events.push(`event: ${type}\ndata: ${line}\n\n`);
   }
   return recordings;
@@ -63,7 +71,8 @@ function fromCassette(text: string): Recording[] {
       const lines = document.split('\n');
       const status = Number(/^ {2}status: (\d+)/m.exec(document)?.[1] ?? 200);
       const headers: Record<string, string> = {};
-      for (const match of document.matchAll(/- name: (.+)\n\s+value: (.+)/g)) headers[match[1]!.trim()] = match[2]!.trim();
+      for (const match of document.matchAll(/- name: (.+)\n\s+value: (.+)/g))
+        headers[match[1]!.trim()] = match[2]!.trim();
       const start = lines.findIndex((line) => /^ {2}body: \|/.test(line));
       const body: string[] = [];
       for (const line of lines.slice(start + 1)) {
@@ -107,7 +116,8 @@ export function recordedText(recording: Recording, events?: number): string {
   return recordedPayloads(recording, events)
     .map((payload) => {
       if (payload.type === 'response.output_text.delta') return payload.delta as string;
-      if (payload.type === 'content_block_delta') return payload.delta?.type === 'text_delta' ? (payload.delta.text as string) : '';
+      if (payload.type === 'content_block_delta')
+        return payload.delta?.type === 'text_delta' ? (payload.delta.text as string) : '';
       return (payload.choices?.[0]?.delta?.content as string | null | undefined) ?? '';
     })
     .join('');
@@ -118,7 +128,8 @@ export function recordedReasoning(recording: Recording, events?: number): string
   return recordedPayloads(recording, events)
     .map((payload) => {
       if (payload.type === 'response.reasoning_summary_text.delta') return payload.delta as string;
-      if (payload.type === 'content_block_delta') return payload.delta?.type === 'thinking_delta' ? (payload.delta.thinking as string) : '';
+      if (payload.type === 'content_block_delta')
+        return payload.delta?.type === 'thinking_delta' ? (payload.delta.thinking as string) : '';
       const delta = payload.choices?.[0]?.delta;
       return ((delta?.reasoning_content ?? delta?.reasoning) as string | null | undefined) ?? '';
     })
@@ -230,7 +241,8 @@ function write(response: ServerResponse, data: string | Buffer): Promise<void> {
 
 async function play(reply: Reply, response: ServerResponse, writes: 'whole' | 'event' | 'byte'): Promise<void> {
   const { recording } = reply;
-  const events = reply.cutAfterEvents === undefined ? recording.events : recording.events.slice(0, reply.cutAfterEvents);
+  const events =
+    reply.cutAfterEvents === undefined ? recording.events : recording.events.slice(0, reply.cutAfterEvents);
   response.writeHead(recording.status, recording.headers);
   if (writes === 'whole') {
     await write(response, events.join(''));
@@ -251,17 +263,37 @@ async function play(reply: Reply, response: ServerResponse, writes: 'whole' | 'e
 /** How jp is pointed at a replay server: the built-in providers, or an OpenAI-compatible entry `compatible:<name>`. */
 export type ReplayKind = 'openai-chat' | 'openai-responses' | 'anthropic' | `compatible:${string}`;
 
-export function replayModelArguments(kind: ReplayKind, baseUrl: string, model = 'recorded-model'): { args: string[]; env: NodeJS.ProcessEnv } {
+export function replayModelArguments(
+  kind: ReplayKind,
+  baseUrl: string,
+  model = 'recorded-model',
+): { args: string[]; env: NodeJS.ProcessEnv } {
   if (kind.startsWith('compatible:')) {
     const name = kind.slice('compatible:'.length);
     return {
-      args: ['-m', `${name}/${model}`, '-c', `providers.openai-compatible.${name}={ base_url = "${baseUrl}", api_key_env = "REPLAY_KEY" }`],
+      args: [
+        '-m',
+        `${name}/${model}`,
+        '-c',
+        `providers.openai-compatible.${name}={ base_url = "${baseUrl}", api_key_env = "REPLAY_KEY" }`,
+      ],
       env: { REPLAY_KEY: 'replay-key-0000000000' },
     };
   }
-  if (kind === 'anthropic') return { args: ['-m', `anthropic/${model}`, '-c', `providers.anthropic.base_url="${baseUrl}"`], env: { ANTHROPIC_API_KEY: 'sk-ant-replay-000000000000000000' } };
+  if (kind === 'anthropic')
+    return {
+      args: ['-m', `anthropic/${model}`, '-c', `providers.anthropic.base_url="${baseUrl}"`],
+      env: { ANTHROPIC_API_KEY: 'sk-ant-replay-000000000000000000' },
+    };
   return {
-    args: ['-m', `openai/${model}`, '-c', `providers.openai.base_url="${baseUrl}"`, '-c', `providers.openai.api="${kind === 'openai-chat' ? 'chat' : 'responses'}"`],
+    args: [
+      '-m',
+      `openai/${model}`,
+      '-c',
+      `providers.openai.base_url="${baseUrl}"`,
+      '-c',
+      `providers.openai.api="${kind === 'openai-chat' ? 'chat' : 'responses'}"`,
+    ],
     env: { OPENAI_API_KEY: 'sk-replay-000000000000000000' },
   };
 }

@@ -6,7 +6,14 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { conversationIds, readEvents, runJp, type Sandbox } from './jp.ts';
-import { loadRecording, replayModelArguments, startReplayProvider, type ReplayKind, type ReplayProvider, type Reply } from './replay-provider.ts';
+import {
+  loadRecording,
+  replayModelArguments,
+  startReplayProvider,
+  type ReplayKind,
+  type ReplayProvider,
+  type Reply,
+} from './replay-provider.ts';
 import { createAjv, schemaProblem } from './schemas.ts';
 
 /**
@@ -27,8 +34,15 @@ export const recordedTools: Record<string, string[]> = {
 export function writeUserConfig(sandbox: Sandbox, extra = ''): void {
   const lines = ['[conversation.tools.defaults]', 'detached = { run = "auto" }', ''];
   for (const [name, parameters] of Object.entries(recordedTools)) {
-    lines.push(`[conversation.tools.${name}]`, `command = "echo ran ${name}: $JP_TOOL_ARGUMENTS"`, 'side_effects = false');
-    for (const parameter of parameters) lines.push(`parameters.${parameter} = { type = "${parameter === 'elements' ? 'array' : parameter === 'a' || parameter === 'b' ? 'number' : 'string'}" }`);
+    lines.push(
+      `[conversation.tools.${name}]`,
+      `command = "echo ran ${name}: $JP_TOOL_ARGUMENTS"`,
+      'side_effects = false',
+    );
+    for (const parameter of parameters)
+      lines.push(
+        `parameters.${parameter} = { type = "${parameter === 'elements' ? 'array' : parameter === 'a' || parameter === 'b' ? 'number' : 'string'}" }`,
+      );
     lines.push('');
   }
   const file = path.join(sandbox.env.XDG_CONFIG_HOME!, 'jp', 'config.toml');
@@ -60,20 +74,45 @@ export interface ReplayRunOptions {
 
 /** Expands fixture names: a fixture with several recorded exchanges gives one reply per exchange. */
 export function repliesOf(replies: (string | Reply)[]): Reply[] {
-  return replies.flatMap((reply) => (typeof reply === 'string' ? loadRecording(reply).map((recording) => ({ recording })) : [reply]));
+  return replies.flatMap((reply) =>
+    typeof reply === 'string' ? loadRecording(reply).map((recording) => ({ recording })) : [reply],
+  );
 }
 
-export async function replayRun(sandbox: Sandbox, options: ReplayRunOptions, provider?: ReplayProvider): Promise<ReplayRun> {
-  const server = provider ?? (await startReplayProvider({ replies: repliesOf(options.replies), writes: options.writes ?? 'event' }));
+export async function replayRun(
+  sandbox: Sandbox,
+  options: ReplayRunOptions,
+  provider?: ReplayProvider,
+): Promise<ReplayRun> {
+  const server =
+    provider ?? (await startReplayProvider({ replies: repliesOf(options.replies), writes: options.writes ?? 'event' }));
   try {
     const model = replayModelArguments(options.kind, server.baseUrl);
     const mode = options.mode ?? 'json';
-    const args = ['query', '--new', ...(mode === 'json' ? ['--json'] : []), ...model.args, '-c', 'assistant.request.backoff_base_ms=5', '-c', 'assistant.request.backoff_max_ms=20', ...(options.args ?? []), options.message ?? 'hello'];
+    const args = [
+      'query',
+      '--new',
+      ...(mode === 'json' ? ['--json'] : []),
+      ...model.args,
+      '-c',
+      'assistant.request.backoff_base_ms=5',
+      '-c',
+      'assistant.request.backoff_max_ms=20',
+      ...(options.args ?? []),
+      options.message ?? 'hello',
+    ];
     const run = await runJp(sandbox, args, { env: { ...model.env, ...options.env } });
     const lines = run.stdout.trim().split('\n');
     const result = mode === 'json' ? (JSON.parse(lines[lines.length - 1]!) as Record<string, any>) : undefined;
     const ids = conversationIds(sandbox);
-    return { code: run.code, stdout: run.stdout, stderr: run.stderr, result, events: ids.length > 0 ? readEvents(sandbox, ids[ids.length - 1]!) : [], provider: server };
+    return {
+      code: run.code,
+      stdout: run.stdout,
+      stderr: run.stderr,
+      result,
+      events: ids.length > 0 ? readEvents(sandbox, ids[ids.length - 1]!) : [],
+      provider: server,
+    };
   } finally {
     if (!provider) await server.close();
   }
@@ -81,7 +120,15 @@ export async function replayRun(sandbox: Sandbox, options: ReplayRunOptions, pro
 
 const ajv = createAjv();
 /** The exit code of each result status (DESIGN §2). */
-export const exitCodes: Record<string, number> = { success: 0, error: 1, usage: 2, denied: 3, deferred: 4, locked: 5, retryable: 6 };
+export const exitCodes: Record<string, number> = {
+  success: 0,
+  error: 1,
+  usage: 2,
+  denied: 3,
+  deferred: 4,
+  locked: 5,
+  retryable: 6,
+};
 
 /**
  * Checks a JSON-mode run against its contracts and returns its result: the last stdout line is the
@@ -94,9 +141,12 @@ export function checkJson(run: ReplayRun): Record<string, any> {
   assert.equal(run.code, result.exit_code, run.stderr);
   assert.equal(result.exit_code, exitCodes[result.status]);
   assert.equal(schemaProblem(ajv, 'result.schema.json', result), undefined);
-  for (const line of run.stdout.trim().split('\n')) assert.equal(schemaProblem(ajv, 'output-line.schema.json', JSON.parse(line)), undefined, line);
-  for (const line of run.stderr.split('\n').filter(Boolean)) assert.equal(schemaProblem(ajv, 'output-line.schema.json', JSON.parse(line)), undefined, line);
-  for (const event of run.events) assert.equal(schemaProblem(ajv, 'event.schema.json', event), undefined, JSON.stringify(event));
+  for (const line of run.stdout.trim().split('\n'))
+    assert.equal(schemaProblem(ajv, 'output-line.schema.json', JSON.parse(line)), undefined, line);
+  for (const line of run.stderr.split('\n').filter(Boolean))
+    assert.equal(schemaProblem(ajv, 'output-line.schema.json', JSON.parse(line)), undefined, line);
+  for (const event of run.events)
+    assert.equal(schemaProblem(ajv, 'event.schema.json', event), undefined, JSON.stringify(event));
   return result;
 }
 

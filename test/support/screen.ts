@@ -112,9 +112,19 @@ export class Screen {
     delete environment.JP_NON_INTERACTIVE;
     delete environment.JP_NONINTERACTIVE;
     this.background = options.background;
-    this.terminal = new Terminal({ cols: columns, rows, scrollback: options.scrollback ?? 100_000, allowProposedApi: true });
+    this.terminal = new Terminal({
+      cols: columns,
+      rows,
+      scrollback: options.scrollback ?? 100_000,
+      allowProposedApi: true,
+    });
     this.terminal.onTitleChange((title) => this.titles.push(title));
-    this.held = holdTerminal(file, args, { cwd: options.cwd ?? sandbox.workspace, env: environment, columns, rows }, (data) => this.record(data));
+    this.held = holdTerminal(
+      file,
+      args,
+      { cwd: options.cwd ?? sandbox.workspace, env: environment, columns, rows },
+      (data) => this.record(data),
+    );
     // Answers to the program's queries (cursor position, device attributes) go back as a terminal's would.
     this.terminal.onData((data) => {
       this.replies.push(data);
@@ -209,7 +219,8 @@ export class Screen {
   visibleRows(): string[] {
     const buffer = this.terminal.buffer.active;
     const rows: string[] = [];
-    for (let index = 0; index < this.terminal.rows; index++) rows.push(buffer.getLine(buffer.viewportY + index)?.translateToString(true) ?? '');
+    for (let index = 0; index < this.terminal.rows; index++)
+      rows.push(buffer.getLine(buffer.viewportY + index)?.translateToString(true) ?? '');
     return rows;
   }
 
@@ -245,7 +256,14 @@ export class Screen {
         line.getCell(column, cell);
         const chars = cell.getChars();
         if (chars === '' || chars === ' ') continue;
-        const plain = cell.isFgDefault() && cell.isBgDefault() && !cell.isBold() && !cell.isDim() && !cell.isItalic() && !cell.isUnderline() && !cell.isInverse();
+        const plain =
+          cell.isFgDefault() &&
+          cell.isBgDefault() &&
+          !cell.isBold() &&
+          !cell.isDim() &&
+          !cell.isItalic() &&
+          !cell.isUnderline() &&
+          !cell.isInverse();
         if (!plain) styled += chars;
       }
     }
@@ -315,7 +333,11 @@ export class Screen {
     const on = options.on ?? 'scrollback';
     const times = options.times ?? 1;
     const matches = (): boolean => this.count(pattern, on) >= times;
-    return this.waitUntil(`${String(pattern)}${times > 1 ? ` ${times} times` : ''} on the ${on}`, matches, options.limitMs);
+    return this.waitUntil(
+      `${String(pattern)}${times > 1 ? ` ${times} times` : ''} on the ${on}`,
+      matches,
+      options.limitMs,
+    );
   }
 
   /** Resolves when `check()` holds on the drawn screen; fails with the screen's content after the safety limit. */
@@ -327,7 +349,11 @@ export class Screen {
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.listeners.delete(listener);
-        reject(new Error(`the terminal never showed ${what}; the screen:\n${this.screenText()}\n(last 40 lines of scrollback:\n${this.lines().slice(-40).join('\n')})`));
+        reject(
+          new Error(
+            `the terminal never showed ${what}; the screen:\n${this.screenText()}\n(last 40 lines of scrollback:\n${this.lines().slice(-40).join('\n')})`,
+          ),
+        );
       }, limitMs);
       const listener = (): void => {
         if (check()) {
@@ -337,7 +363,11 @@ export class Screen {
         } else if (exited) {
           clearTimeout(timer);
           this.listeners.delete(listener);
-          reject(new Error(`the program exited and the terminal never showed ${what}; the screen:\n${this.screenText()}\n(last 40 lines of scrollback:\n${this.lines().slice(-40).join('\n')})`));
+          reject(
+            new Error(
+              `the program exited and the terminal never showed ${what}; the screen:\n${this.screenText()}\n(last 40 lines of scrollback:\n${this.lines().slice(-40).join('\n')})`,
+            ),
+          );
         }
       };
       this.listeners.add(listener);

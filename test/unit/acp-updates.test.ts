@@ -4,10 +4,21 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { elicitationOf, inquiryRequestOf, messageOfPrompt, stopReasonOf, toolDiffsOf, toolKindOf, UpdateMapper } from '../../src/acp/updates.ts';
+import {
+  elicitationOf,
+  inquiryRequestOf,
+  messageOfPrompt,
+  stopReasonOf,
+  toolDiffsOf,
+  toolKindOf,
+  UpdateMapper,
+} from '../../src/acp/updates.ts';
 import type { ResultObject } from '../../src/report/result.ts';
 
-function result(status: ResultObject['status'], fields: { finish?: 'length' | 'stop'; error?: string } = {}): ResultObject {
+function result(
+  status: ResultObject['status'],
+  fields: { finish?: 'length' | 'stop'; error?: string } = {},
+): ResultObject {
   return {
     v: 1,
     type: 'result',
@@ -66,7 +77,13 @@ describe('acp: inquiries', () => {
         ['reject_once', 'skip', false],
       ],
     );
-    const escalate = inquiryRequestOf({ kind: 'escalate', tool: 'run_command', arguments: { command: 'curl x' }, needs: 'network', justification: 'fetch it' });
+    const escalate = inquiryRequestOf({
+      kind: 'escalate',
+      tool: 'run_command',
+      arguments: { command: 'curl x' },
+      needs: 'network',
+      justification: 'fetch it',
+    });
     if (escalate.kind !== 'permission') return assert.fail('an escalation is a permission request');
     assert.deepEqual(
       escalate.choices.map((choice) => [choice.option.kind, choice.answer, choice.remember ?? false]),
@@ -76,17 +93,43 @@ describe('acp: inquiries', () => {
         ['reject_once', 'skip', false],
       ],
     );
-    assert.deepEqual(inquiryRequestOf({ kind: 'tool_question', tool: 'ask_user', question: { id: 'q', text: 't', answer_type: 'text', exclusive: false } }), { kind: 'question' });
+    assert.deepEqual(
+      inquiryRequestOf({
+        kind: 'tool_question',
+        tool: 'ask_user',
+        question: { id: 'q', text: 't', answer_type: 'text', exclusive: false },
+      }),
+      { kind: 'question' },
+    );
   });
 
   it('a question becomes an elicitation form whose reply reads back as the answer', () => {
-    const select = elicitationOf({ id: 'q', text: 'Pick', answer_type: 'select', options: ['a', 'b'], exclusive: false });
-    assert.deepEqual(select.requestedSchema, { type: 'object', properties: { answer: { type: 'string', title: 'Pick', enum: ['a', 'b'] } }, required: ['answer'] });
+    const select = elicitationOf({
+      id: 'q',
+      text: 'Pick',
+      answer_type: 'select',
+      options: ['a', 'b'],
+      exclusive: false,
+    });
+    assert.deepEqual(select.requestedSchema, {
+      type: 'object',
+      properties: { answer: { type: 'string', title: 'Pick', enum: ['a', 'b'] } },
+      required: ['answer'],
+    });
     assert.equal(select.answerOf({ action: 'accept', content: { answer: 'b' } }), 'b');
     assert.equal(select.answerOf({ action: 'decline' }), undefined);
-    const form = elicitationOf({ id: 'f', text: 'Details', answer_type: 'form', fields: [{ name: 'port', type: 'integer', required: true, minimum: 1 }], exclusive: true });
+    const form = elicitationOf({
+      id: 'f',
+      text: 'Details',
+      answer_type: 'form',
+      fields: [{ name: 'port', type: 'integer', required: true, minimum: 1 }],
+      exclusive: true,
+    });
     assert.deepEqual(form.requestedSchema.required, ['port']);
-    assert.deepEqual(form.answerOf({ action: 'accept', content: { port: 80 } }), { action: 'accept', content: { port: 80 } });
+    assert.deepEqual(form.answerOf({ action: 'accept', content: { port: 80 } }), {
+      action: 'accept',
+      content: { port: 80 },
+    });
     assert.deepEqual(form.answerOf({ action: 'decline' }), { action: 'decline' });
   });
 });
@@ -94,23 +137,46 @@ describe('acp: inquiries', () => {
 describe('acp: updates', () => {
   it('streamed text is not sent again when the persisted event repeats it; what was not streamed is', () => {
     const mapper = new UpdateMapper('/w');
-    const texts = (updates: ReturnType<UpdateMapper['event']>): string[] => updates.map((update) => (update as { content: { text: string } }).content.text);
+    const texts = (updates: ReturnType<UpdateMapper['event']>): string[] =>
+      updates.map((update) => (update as { content: { text: string } }).content.text);
     assert.deepEqual(texts(mapper.delta('message', 'Hello, ')), ['Hello, ']);
     assert.deepEqual(texts(mapper.delta('message', 'world')), ['world']);
     assert.deepEqual(mapper.event({ type: 'chat_response', timestamp: '', message: 'Hello, ' }, false), []);
-    assert.deepEqual(texts(mapper.event({ type: 'chat_response', timestamp: '', message: 'world and more' }, false)), [' and more']);
-    assert.deepEqual(texts(mapper.event({ type: 'chat_response', timestamp: '', reasoning: 'thinking' }, false)), ['thinking']);
-    assert.equal(mapper.event({ type: 'chat_response', timestamp: '', reasoning: 'x' }, false)[0]!.sessionUpdate, 'agent_thought_chunk');
+    assert.deepEqual(texts(mapper.event({ type: 'chat_response', timestamp: '', message: 'world and more' }, false)), [
+      ' and more',
+    ]);
+    assert.deepEqual(texts(mapper.event({ type: 'chat_response', timestamp: '', reasoning: 'thinking' }, false)), [
+      'thinking',
+    ]);
+    assert.equal(
+      mapper.event({ type: 'chat_response', timestamp: '', reasoning: 'x' }, false)[0]!.sessionUpdate,
+      'agent_thought_chunk',
+    );
   });
 
   it("the user's messages are sent only on replay; file tools carry kind, locations and diffs", () => {
     const mapper = new UpdateMapper('/w');
     assert.deepEqual(mapper.event({ type: 'chat_request', timestamp: '', content: 'hi' }, false), []);
-    assert.equal(mapper.event({ type: 'chat_request', timestamp: '', content: 'hi' }, true)[0]!.sessionUpdate, 'user_message_chunk');
+    assert.equal(
+      mapper.event({ type: 'chat_request', timestamp: '', content: 'hi' }, true)[0]!.sessionUpdate,
+      'user_message_chunk',
+    );
     assert.equal(toolKindOf('run_command'), 'execute');
     assert.equal(toolKindOf('mcp__x__y'), 'other');
-    assert.deepEqual(toolDiffsOf('fs_modify_file', { path: 'a.ts', edits: [{ old_string: 'x', new_string: 'y' }] }, '/w'), [{ type: 'diff', path: '/w/a.ts', oldText: 'x', newText: 'y' }]);
-    const [call] = mapper.event({ type: 'tool_call_request', timestamp: '', id: 'c1', name: 'fs_modify_file', arguments: { path: 'a.ts', old_string: 'x', new_string: 'y' } }, false);
+    assert.deepEqual(
+      toolDiffsOf('fs_modify_file', { path: 'a.ts', edits: [{ old_string: 'x', new_string: 'y' }] }, '/w'),
+      [{ type: 'diff', path: '/w/a.ts', oldText: 'x', newText: 'y' }],
+    );
+    const [call] = mapper.event(
+      {
+        type: 'tool_call_request',
+        timestamp: '',
+        id: 'c1',
+        name: 'fs_modify_file',
+        arguments: { path: 'a.ts', old_string: 'x', new_string: 'y' },
+      },
+      false,
+    );
     assert.deepEqual(call, {
       sessionUpdate: 'tool_call',
       toolCallId: 'c1',
@@ -125,7 +191,16 @@ describe('acp: updates', () => {
 
   it('a title shows control characters visibly, never raw', () => {
     const mapper = new UpdateMapper('/w');
-    const [call] = mapper.event({ type: 'tool_call_request', timestamp: '', id: 'c1', name: 'run_command', arguments: { command: 'ls\u001b[2J\u0007' } }, false);
+    const [call] = mapper.event(
+      {
+        type: 'tool_call_request',
+        timestamp: '',
+        id: 'c1',
+        name: 'run_command',
+        arguments: { command: 'ls\u001b[2J\u0007' },
+      },
+      false,
+    );
     assert.doesNotMatch((call as { title: string }).title, /[\u0000-\u001f]/);
   });
 

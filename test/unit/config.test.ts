@@ -6,7 +6,12 @@ import { describe, it } from 'node:test';
 import { parse as parseToml } from 'smol-toml';
 import { loadConfig, parseScalar, type ConfigInputs } from '../../src/config/load.ts';
 import { locateKey } from '../../src/config/locate.ts';
-import { describeEffective, resolveDetachedPolicy, resolveResultMode, resolveRunMode } from '../../src/config/policy.ts';
+import {
+  describeEffective,
+  resolveDetachedPolicy,
+  resolveResultMode,
+  resolveRunMode,
+} from '../../src/config/policy.ts';
 import { configContentHash, keysNeedingTrust, trustRequiringKeys } from '../../src/config/trust.ts';
 import { JpError } from '../../src/errors.ts';
 
@@ -41,17 +46,26 @@ describe('config cascade', () => {
     assert.equal(loaded.sources.get('assistant.model')?.label, workspace);
     assert.equal(loaded.sources.get('assistant.max_turns')?.label, user);
 
-    loaded = loadConfig(inputs({ userFile: user, workspaceFile: workspace, environment: { JP_CFG_ASSISTANT__MODEL: 'ollama/c' } }));
+    loaded = loadConfig(
+      inputs({ userFile: user, workspaceFile: workspace, environment: { JP_CFG_ASSISTANT__MODEL: 'ollama/c' } }),
+    );
     assert.equal(loaded.value.assistant?.model, 'ollama/c');
     assert.equal(loaded.sources.get('assistant.model')?.label, 'JP_CFG_ASSISTANT__MODEL');
 
     loaded = loadConfig(
-      inputs({ workspaceFile: workspace, environment: { JP_CFG_ASSISTANT__MODEL: 'ollama/c' }, cfgArguments: ['assistant.model=ollama/d'] }),
+      inputs({
+        workspaceFile: workspace,
+        environment: { JP_CFG_ASSISTANT__MODEL: 'ollama/c' },
+        cfgArguments: ['assistant.model=ollama/d'],
+      }),
     );
     assert.equal(loaded.value.assistant?.model, 'ollama/d');
 
     loaded = loadConfig(
-      inputs({ cfgArguments: ['assistant.model=ollama/d'], flags: [{ label: '--model', path: ['assistant', 'model'], value: 'ollama/e' }] }),
+      inputs({
+        cfgArguments: ['assistant.model=ollama/d'],
+        flags: [{ label: '--model', path: ['assistant', 'model'], value: 'ollama/e' }],
+      }),
     );
     assert.equal(loaded.value.assistant?.model, 'ollama/e');
     assert.equal(loaded.sources.get('assistant.model')?.label, '--model');
@@ -70,13 +84,17 @@ describe('config cascade', () => {
     assert.deepEqual(parseScalar('["a", "b"]'), ['a', 'b']);
     assert.deepEqual({ ...(parseScalar('{ run = "auto" }') as object) }, { run: 'auto' });
     assert.equal(parseScalar('openai/gpt-4.1-mini'), 'openai/gpt-4.1-mini');
-    const loaded = loadConfig(inputs({ cfgArguments: ['conversation.tools.defaults.detached={ run = "auto", tool = "defaults" }'] }));
+    const loaded = loadConfig(
+      inputs({ cfgArguments: ['conversation.tools.defaults.detached={ run = "auto", tool = "defaults" }'] }),
+    );
     assert.deepEqual(loaded.value.conversation?.tools?.defaults?.detached, { run: 'auto', tool: 'defaults' });
   });
 
   it('a scalar replaces a table from a lower layer, and vice versa', () => {
     const workspace = tempFile('[conversation.tools.defaults.detached]\nrun = "auto"\n');
-    const loaded = loadConfig(inputs({ workspaceFile: workspace, cfgArguments: ['conversation.tools.defaults.detached=deny'] }));
+    const loaded = loadConfig(
+      inputs({ workspaceFile: workspace, cfgArguments: ['conversation.tools.defaults.detached=deny'] }),
+    );
     assert.equal(loaded.value.conversation?.tools?.defaults?.detached, 'deny');
     assert.equal(loaded.sources.has('conversation.tools.defaults.detached.run'), false);
   });
@@ -84,12 +102,19 @@ describe('config cascade', () => {
 
 describe('config errors name the file, line and key path, and write nothing', () => {
   it('unknown key in a file', () => {
-    const file = tempFile('[assistant]\nmodel = "openai/x"\n\n[conversation.tools.fs_modify_file]\nrun = "ask"\ncolour = "red"\n');
+    const file = tempFile(
+      '[assistant]\nmodel = "openai/x"\n\n[conversation.tools.fs_modify_file]\nrun = "ask"\ncolour = "red"\n',
+    );
     const before = readdirSync(path.dirname(file));
     const error = configError(() => loadConfig(inputs({ workspaceFile: file })));
     assert.equal(error.exitCode, 2);
     assert.equal(error.code, 'config_invalid');
-    assert.match(error.message, new RegExp(`${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:6: unknown key conversation\\.tools\\.fs_modify_file\\.colour`));
+    assert.match(
+      error.message,
+      new RegExp(
+        `${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:6: unknown key conversation\\.tools\\.fs_modify_file\\.colour`,
+      ),
+    );
     assert.deepEqual(readdirSync(path.dirname(file)), before);
     assert.equal(readFileSync(file, 'utf8').includes('colour'), true);
   });
@@ -97,7 +122,10 @@ describe('config errors name the file, line and key path, and write nothing', ()
   it('wrong type in a file', () => {
     const file = tempFile('[assistant]\nmax_turns = "many"\n');
     const error = configError(() => loadConfig(inputs({ userFile: file })));
-    assert.match(error.message, /config\.toml:2: invalid value for assistant\.max_turns: expected (int|number), got string "many"/);
+    assert.match(
+      error.message,
+      /config\.toml:2: invalid value for assistant\.max_turns: expected (int|number), got string "many"/,
+    );
   });
 
   it('a value outside its set', () => {
@@ -115,7 +143,10 @@ describe('config errors name the file, line and key path, and write nothing', ()
 
   it('bad environment variable and bad --cfg name their source', () => {
     let error = configError(() => loadConfig(inputs({ environment: { JP_CFG_ASSISTANT__MAX_TURNS: 'zero' } })));
-    assert.match(error.message, /environment variable JP_CFG_ASSISTANT__MAX_TURNS: invalid value for assistant\.max_turns/);
+    assert.match(
+      error.message,
+      /environment variable JP_CFG_ASSISTANT__MAX_TURNS: invalid value for assistant\.max_turns/,
+    );
     error = configError(() => loadConfig(inputs({ cfgArguments: ['assistant.nope=1'] })));
     assert.match(error.message, /--cfg assistant\.nope=1: unknown key assistant\.nope/);
     error = configError(() => loadConfig(inputs({ cfgArguments: ['no-equals-sign'] })));
@@ -145,8 +176,14 @@ describe('locateKey', () => {
   ].join('\n');
   it('finds keys under table headers, quoted keys and inline tables', () => {
     assert.equal(locateKey(source, ['assistant', 'model']), 3);
-    assert.equal(locateKey(source, ['conversation', 'tools', 'git', 'questions', 'confirm_force_push', 'exclusive']), 6);
-    assert.equal(locateKey(source, ['conversation', 'tools', 'git', 'questions', 'confirm_force_push', 'quoted key']), 7);
+    assert.equal(
+      locateKey(source, ['conversation', 'tools', 'git', 'questions', 'confirm_force_push', 'exclusive']),
+      6,
+    );
+    assert.equal(
+      locateKey(source, ['conversation', 'tools', 'git', 'questions', 'confirm_force_push', 'quoted key']),
+      7,
+    );
     assert.equal(locateKey(source, ['conversation', 'tools', 'defaults', 'detached', 'tool']), 9);
     assert.equal(locateKey(source, ['conversation', 'tools', 'defaults', 'run']), 8);
     assert.equal(locateKey(source, ['nothing']), undefined);
@@ -155,7 +192,8 @@ describe('locateKey', () => {
 
 describe('detached policy resolution (five steps, first match wins)', () => {
   // A workspace its user trusts: its policy keys count.
-  const load = (toml: string) => loadConfig(inputs({ workspaceFile: tempFile(toml), trustedWorkspaceSha256: configContentHash(toml) }));
+  const load = (toml: string) =>
+    loadConfig(inputs({ workspaceFile: tempFile(toml), trustedWorkspaceSha256: configContentHash(toml) }));
   it('tool.kind → tool scalar → defaults.kind → defaults scalar → built-in', () => {
     const full = load(
       [
@@ -184,9 +222,14 @@ describe('detached policy resolution (five steps, first match wins)', () => {
 
   it('show --effective names the layer that set each value', () => {
     const toml = '[conversation.tools.fs_modify_file]\ndetached = { run = "auto" }\n';
-    const loaded = loadConfig(inputs({ workspaceFile: tempFile(toml), trustedWorkspaceSha256: configContentHash(toml) }));
+    const loaded = loadConfig(
+      inputs({ workspaceFile: tempFile(toml), trustedWorkspaceSha256: configContentHash(toml) }),
+    );
     const text = describeEffective(loaded, 'fs_modify_file', 'deny').join('\n');
-    assert.match(text, /detached\.run\s+= auto\s+set by conversation\.tools\.fs_modify_file\.detached\.run \(.*config\.toml\)/);
+    assert.match(
+      text,
+      /detached\.run\s+= auto\s+set by conversation\.tools\.fs_modify_file\.detached\.run \(.*config\.toml\)/,
+    );
     assert.match(text, /detached\.deliver\s+= deny\s+set by built-in/);
   });
 });
@@ -297,7 +340,9 @@ describe('workspace trust', () => {
   });
 
   it("a workspace run or result more permissive than the user's own layers give needs trust, not only one looser than the built-in default", () => {
-    const user = tempFile('[conversation.tools.fs_read_file]\nrun = "ask"\n[conversation.tools.defaults]\nresult = "ask"\n');
+    const user = tempFile(
+      '[conversation.tools.fs_read_file]\nrun = "ask"\n[conversation.tools.defaults]\nresult = "ask"\n',
+    );
     const workspaceText = [
       '[conversation.tools.fs_read_file]',
       'run = "unattended"',
@@ -315,16 +360,32 @@ describe('workspace trust', () => {
     );
     assert.equal(resolveRunMode(untrusted, 'fs_read_file').value, 'ask', "the user's stricter setting holds");
     assert.equal(resolveResultMode(untrusted, 'run_command').value, 'ask');
-    assert.equal(resolveRunMode(untrusted, 'fs_list_files').value, 'unattended', "no looser than the user's own: applies");
+    assert.equal(
+      resolveRunMode(untrusted, 'fs_list_files').value,
+      'unattended',
+      "no looser than the user's own: applies",
+    );
 
-    const trusted = loadConfig(inputs({ userFile: user, workspaceFile, trustedWorkspaceSha256: configContentHash(workspaceText) }));
+    const trusted = loadConfig(
+      inputs({ userFile: user, workspaceFile, trustedWorkspaceSha256: configContentHash(workspaceText) }),
+    );
     assert.equal(resolveRunMode(trusted, 'fs_read_file').value, 'unattended', 'trusted, it applies');
-    assert.deepEqual(loadConfig(inputs({ workspaceFile })).ignored, [], 'without a user config, the built-in defaults are what it is compared with');
+    assert.deepEqual(
+      loadConfig(inputs({ workspaceFile })).ignored,
+      [],
+      'without a user config, the built-in defaults are what it is compared with',
+    );
   });
 
   it('secrets.env_vars is the union over the layers: a later layer adds secrets, never removes one', () => {
     const user = tempFile('[secrets]\nenv_vars = ["USER_SECRET"]\n');
-    const emptied = loadConfig(inputs({ userFile: user, workspaceFile: tempFile('[secrets]\nenv_vars = []\n'), cfgArguments: ['secrets.env_vars=[]'] }));
+    const emptied = loadConfig(
+      inputs({
+        userFile: user,
+        workspaceFile: tempFile('[secrets]\nenv_vars = []\n'),
+        cfgArguments: ['secrets.env_vars=[]'],
+      }),
+    );
     assert.deepEqual(emptied.value.secrets?.env_vars, ['USER_SECRET']);
     assert.equal(emptied.sources.get('secrets.env_vars')?.label, user, 'set by the last layer that added to it');
     const workspaceFile = tempFile('[secrets]\nenv_vars = ["WORKSPACE_SECRET"]\n');

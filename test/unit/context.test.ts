@@ -16,7 +16,14 @@ import { chooseCut, cutPoints, estimateRequest } from '../../src/turn/compaction
 import { buildPrompt } from '../../src/turn/history.ts';
 
 const ts = '2026-01-01T00:00:00.000Z';
-const usage = (input: number) => ({ input_tokens: input, output_tokens: 10, reasoning_tokens: null, cached_input_tokens: null, cache_write_tokens: null, total_tokens: input + 10 });
+const usage = (input: number) => ({
+  input_tokens: input,
+  output_tokens: 10,
+  reasoning_tokens: null,
+  cached_input_tokens: null,
+  cache_write_tokens: null,
+  total_tokens: input + 10,
+});
 
 /** A turn with two tool rounds, then a second turn. Positions are noted. */
 const log: ConversationEvent[] = [
@@ -51,14 +58,17 @@ describe('cut points', () => {
 });
 
 describe('the request estimate', () => {
-  it('is the last step request\'s reported input and output plus what came after it, in characters / 3', () => {
+  it("is the last step request's reported input and output plus what came after it, in characters / 3", () => {
     const events = log.slice(0, 9);
     // usage at 4: 100 + 10, then the two results (3048 each) and the answer (26).
     assert.equal(estimateRequest(events, [], []), 110 + Math.ceil((3048 * 2 + 26) / 3));
   });
 
   it('with no report since the compaction in force, the whole request in characters / 3', () => {
-    const events: ConversationEvent[] = [...log, { type: 'compaction', timestamp: ts, summary: 'read a and b', replaces: [0, 10], reason: 'threshold' }];
+    const events: ConversationEvent[] = [
+      ...log,
+      { type: 'compaction', timestamp: ts, summary: 'read a and b', replaces: [0, 10], reason: 'threshold' },
+    ];
     const messages = buildPrompt(events, 'system');
     assert.equal(messages.length, 3);
     assert.equal(estimateRequest(events, messages, []), Math.ceil((JSON.stringify(messages).length + 2) / 3));
@@ -67,7 +77,11 @@ describe('the request estimate', () => {
 
 describe('the prompt after a compaction', () => {
   it('is the system prompt, the summary, then the events after the range', () => {
-    const events: ConversationEvent[] = [...log.slice(0, 8), { type: 'compaction', timestamp: ts, summary: 'S', replaces: [0, 7], reason: 'threshold' }, ...log.slice(8)];
+    const events: ConversationEvent[] = [
+      ...log.slice(0, 8),
+      { type: 'compaction', timestamp: ts, summary: 'S', replaces: [0, 7], reason: 'threshold' },
+      ...log.slice(8),
+    ];
     const messages = buildPrompt(events, 'system');
     assert.deepEqual(
       messages.map((message) => message.role),
@@ -111,31 +125,55 @@ describe('Anthropic cache breakpoints', () => {
 });
 
 describe('context windows', () => {
-  const spec = (provider: ModelSpec['provider'], model: string, compatibleName?: string): ModelSpec => ({ id: `${provider}/${model}`, provider, model, ...(compatibleName ? { compatibleName } : {}) });
+  const spec = (provider: ModelSpec['provider'], model: string, compatibleName?: string): ModelSpec => ({
+    id: `${provider}/${model}`,
+    provider,
+    model,
+    ...(compatibleName ? { compatibleName } : {}),
+  });
 
   it('comes from the table by the longest prefix, the config, or the default', () => {
-    assert.deepEqual(contextWindow(spec('anthropic', 'claude-sonnet-4-5-20250929'), {}), { tokens: 200_000, source: 'table' });
+    assert.deepEqual(contextWindow(spec('anthropic', 'claude-sonnet-4-5-20250929'), {}), {
+      tokens: 200_000,
+      source: 'table',
+    });
     assert.deepEqual(contextWindow(spec('openai', 'gpt-4.1-mini'), {}), { tokens: 1_047_576, source: 'table' });
     assert.deepEqual(contextWindow(spec('openai', 'gpt-4o-mini'), {}), { tokens: 128_000, source: 'table' });
     assert.deepEqual(contextWindow(spec('openai', 'gpt-5.1-codex'), {}), { tokens: 272_000, source: 'table' });
     assert.deepEqual(contextWindow(spec('ollama', 'qwen3'), {}), { tokens: defaultContextWindow, source: 'default' });
-    assert.deepEqual(contextWindow(spec('openai', 'gpt-4.1'), { assistant: { context_window: 5000 } }), { tokens: 5000, source: 'assistant.context_window' });
-    const compatible = { providers: { 'openai-compatible': { llama: { base_url: 'http://127.0.0.1:8080/v1', context_window: 8192 } } } };
-    assert.deepEqual(contextWindow(spec('openai-compatible', 'qwen', 'llama'), compatible), { tokens: 8192, source: 'providers.openai-compatible.llama.context_window' });
+    assert.deepEqual(contextWindow(spec('openai', 'gpt-4.1'), { assistant: { context_window: 5000 } }), {
+      tokens: 5000,
+      source: 'assistant.context_window',
+    });
+    const compatible = {
+      providers: { 'openai-compatible': { llama: { base_url: 'http://127.0.0.1:8080/v1', context_window: 8192 } } },
+    };
+    assert.deepEqual(contextWindow(spec('openai-compatible', 'qwen', 'llama'), compatible), {
+      tokens: 8192,
+      source: 'providers.openai-compatible.llama.context_window',
+    });
     assert.equal(contextWindow(spec('test', 'script'), {}), undefined);
   });
 
   it("reads the limit each provider's refusal states", () => {
     const said = (message: string) => statedContextLimit(new ProviderError('context_length_exceeded', message));
     assert.equal(said('x: Anthropic refused ...: prompt is too long: 208310 tokens > 200000 maximum'), 200_000);
-    assert.equal(said("x: OpenAI refused ...: This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens."), 128_000);
-    assert.equal(said('x: llama refused ...: request (4476 tokens) exceeds the available context size (4096 tokens)'), 4096);
+    assert.equal(
+      said(
+        "x: OpenAI refused ...: This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.",
+      ),
+      128_000,
+    );
+    assert.equal(
+      said('x: llama refused ...: request (4476 tokens) exceeds the available context size (4096 tokens)'),
+      4096,
+    );
     assert.equal(said('x: refused: Your input exceeds the context window of this model.'), undefined);
   });
 });
 
 describe('forking a compacted conversation', () => {
-  it('keeps compactions between turns and points their range at the fork\'s own positions', async () => {
+  it("keeps compactions between turns and points their range at the fork's own positions", async () => {
     const { mkdtempSync, rmSync } = await import('node:fs');
     const os = await import('node:os');
     const path = await import('node:path');
@@ -156,7 +194,9 @@ describe('forking a compacted conversation', () => {
         { type: 'chat_response', timestamp: ts, message: 'ok' },
         { type: 'turn_end', timestamp: ts, status: 'completed' },
       ];
-      const source = createConversation(directory, { log: () => events.map((event) => JSON.stringify(event) + '\n').join('') });
+      const source = createConversation(directory, {
+        log: () => events.map((event) => JSON.stringify(event) + '\n').join(''),
+      });
       const fork = forkConversation(directory, source.id, new LogSeal(Buffer.alloc(32, 3))).metadata;
       const copied = readEventLog(eventsFile(directory, fork.id)).events;
       assert.equal(copied.length, events.length - 3);

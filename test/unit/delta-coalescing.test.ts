@@ -18,13 +18,25 @@ function dataOf(text: string): Record<string, any>[] {
   return text
     .split('\n\n')
     .filter((event) => event !== '')
-    .map((event) => JSON.parse(event.split('\n').find((line) => line.startsWith('data:'))!.slice(5)));
+    .map((event) =>
+      JSON.parse(
+        event
+          .split('\n')
+          .find((line) => line.startsWith('data:'))!
+          .slice(5),
+      ),
+    );
 }
 
 describe('merging the text deltas of received events', () => {
-  it('OpenAI Responses: a run of one item\'s deltas becomes one event (first event\'s fields, text joined); other items and events pass as they came, in order', () => {
+  it("OpenAI Responses: a run of one item's deltas becomes one event (first event's fields, text joined); other items and events pass as they came, in order", () => {
     const completed = `event: response.output_text.done\ndata: {"type":"response.output_text.done","item_id":"msg_1","text":"Hello world"}\n\n`;
-    const input = responsesDelta('msg_1', 'Hel', 1) + responsesDelta('msg_1', 'lo ', 2) + responsesDelta('msg_1', 'world', 3) + responsesDelta('msg_2', 'other', 4) + completed;
+    const input =
+      responsesDelta('msg_1', 'Hel', 1) +
+      responsesDelta('msg_1', 'lo ', 2) +
+      responsesDelta('msg_1', 'world', 3) +
+      responsesDelta('msg_2', 'other', 4) +
+      completed;
     const output = merged(input, 'openai-responses');
     const events = dataOf(output);
     assert.deepEqual(
@@ -85,7 +97,8 @@ describe('merging the text deltas of received events', () => {
 
   it('an event with other fields (id:, retry:, two data lines) or data that does not parse is never merged', () => {
     const withId = `id: 7\n${responsesDelta('msg_1', 'b', 2)}`;
-    const twoLines = 'event: response.output_text.delta\ndata: {"type":"response.output_text.delta",\ndata: "item_id":"msg_1","delta":"c"}\n\n';
+    const twoLines =
+      'event: response.output_text.delta\ndata: {"type":"response.output_text.delta",\ndata: "item_id":"msg_1","delta":"c"}\n\n';
     const broken = 'event: response.output_text.delta\ndata: {"type":\n\n';
     const input = responsesDelta('msg_1', 'a', 1) + withId + twoLines + broken + responsesDelta('msg_1', 'd', 3);
     assert.equal(merged(input, 'openai-responses'), input);
@@ -93,7 +106,10 @@ describe('merging the text deltas of received events', () => {
 });
 
 /** A response whose body is `source`, served as an event stream. */
-function eventStream(source: ReadableStream<Uint8Array>, contentType = 'text/event-stream; charset=utf-8'): typeof fetch {
+function eventStream(
+  source: ReadableStream<Uint8Array>,
+  contentType = 'text/event-stream; charset=utf-8',
+): typeof fetch {
   return async () => new Response(source, { status: 200, headers: { 'content-type': contentType } });
 }
 
@@ -106,7 +122,9 @@ async function readAll(response: Response): Promise<string[]> {
 
 describe('the coalescing fetch', () => {
   it('events that arrived together, even one byte at a time, reach the SDK merged, with the same text', async () => {
-    const events = Array.from({ length: 200 }, (_, index) => responsesDelta('msg_1', `w${index} `, index)).join('') + 'event: response.completed\ndata: {"type":"response.completed"}\n\n';
+    const events =
+      Array.from({ length: 200 }, (_, index) => responsesDelta('msg_1', `w${index} `, index)).join('') +
+      'event: response.completed\ndata: {"type":"response.completed"}\n\n';
     const bytes = new TextEncoder().encode(events);
     const source = new ReadableStream<Uint8Array>({
       start(controller) {
@@ -114,7 +132,10 @@ describe('the coalescing fetch', () => {
         controller.close();
       },
     });
-    const response = await coalescingTextDeltas(eventStream(source), 'openai-responses')('http://provider.test/v1/responses');
+    const response = await coalescingTextDeltas(
+      eventStream(source),
+      'openai-responses',
+    )('http://provider.test/v1/responses');
     const received = dataOf((await readAll(response)).join(''));
     assert.deepEqual(
       received.map((event) => event.type),
@@ -124,7 +145,9 @@ describe('the coalescing fetch', () => {
   });
 
   // The safety limit turns a coalescer that waits for more into a failure instead of a hang.
-  it('nothing waits for more: an event is handed on before the next one is even sent', { timeout: 20_000 }, async () => {
+  it('nothing waits for more: an event is handed on before the next one is even sent', {
+    timeout: 20_000,
+  }, async () => {
     let sendNext!: () => void;
     const source = new ReadableStream<Uint8Array>({
       async start(controller) {
@@ -135,7 +158,10 @@ describe('the coalescing fetch', () => {
         controller.close();
       },
     });
-    const response = await coalescingTextDeltas(eventStream(source), 'openai-responses')('http://provider.test/v1/responses');
+    const response = await coalescingTextDeltas(
+      eventStream(source),
+      'openai-responses',
+    )('http://provider.test/v1/responses');
     const reader = response.body!.getReader();
     const decoder = new TextDecoder();
     for (let index = 0; index < 3; index++) {
@@ -153,20 +179,32 @@ describe('the coalescing fetch', () => {
         controller.error(new TypeError('terminated'));
       },
     });
-    const response = await coalescingTextDeltas(eventStream(broken), 'openai-responses')('http://provider.test/v1/responses');
+    const response = await coalescingTextDeltas(
+      eventStream(broken),
+      'openai-responses',
+    )('http://provider.test/v1/responses');
     await assert.rejects(readAll(response), /terminated/);
 
-    const crlf = 'event: response.output_text.delta\r\ndata: {"type":"response.output_text.delta","item_id":"m","delta":"a"}\r\n\r\n'.repeat(3);
+    const crlf =
+      'event: response.output_text.delta\r\ndata: {"type":"response.output_text.delta","item_id":"m","delta":"a"}\r\n\r\n'.repeat(
+        3,
+      );
     const crlfSource = new ReadableStream<Uint8Array>({
       start(controller) {
         controller.enqueue(new TextEncoder().encode(crlf));
         controller.close();
       },
     });
-    const passed = await coalescingTextDeltas(eventStream(crlfSource), 'openai-responses')('http://provider.test/v1/responses');
+    const passed = await coalescingTextDeltas(
+      eventStream(crlfSource),
+      'openai-responses',
+    )('http://provider.test/v1/responses');
     assert.equal((await readAll(passed)).join(''), crlf);
 
-    const json = new Response('{"error":{"message":"bad"}}', { status: 200, headers: { 'content-type': 'application/json' } });
+    const json = new Response('{"error":{"message":"bad"}}', {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+    });
     const plain = await coalescingTextDeltas(async () => json, 'openai-responses')('http://provider.test/v1/responses');
     assert.equal(plain, json);
   });

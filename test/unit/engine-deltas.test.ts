@@ -34,7 +34,13 @@ function recordingHost(): { host: TurnHost; log: ({ delta: string; kind: string 
 async function run(parts: { text?: string; reasoning?: string; delay_ms?: number }[]) {
   const { host, log } = recordingHost();
   const model = new TestChatModel('test/script', { steps: [{ parts: parts as never }] });
-  const config = loadConfig({ userFile: undefined, workspaceFile: undefined, environment: {}, cfgArguments: [], flags: [] });
+  const config = loadConfig({
+    userFile: undefined,
+    workspaceFile: undefined,
+    environment: {},
+    cfgArguments: [],
+    flags: [],
+  });
   const outcome = await new TurnRun({
     host,
     events: [],
@@ -46,7 +52,12 @@ async function run(parts: { text?: string; reasoning?: string; delay_ms?: number
     builtinDetached: () => 'deny',
     toolRoot: process.cwd(),
     toolEnvironment: () => ({}),
-    sandbox: runSandboxes({ config: config.value, workspaceRoot: process.cwd(), toolRoot: process.cwd(), environment: {} }),
+    sandbox: runSandboxes({
+      config: config.value,
+      workspaceRoot: process.cwd(),
+      toolRoot: process.cwd(),
+      environment: {},
+    }),
     maxTurns: 5,
     systemPrompt: { text: '', files: [] },
     signal: new AbortController().signal,
@@ -67,20 +78,37 @@ describe('streamed deltas', () => {
   });
 
   it('every persisted chunk comes after the deltas that showed it; pieces of a slow stream are not held back', async () => {
-    const log = await run([{ reasoning: 'Thinking. ' }, { text: 'First paragraph.\n\n' }, { delay_ms: 30 }, { text: 'Second ' }, { delay_ms: 30 }, { text: 'paragraph.' }]);
+    const log = await run([
+      { reasoning: 'Thinking. ' },
+      { text: 'First paragraph.\n\n' },
+      { delay_ms: 30 },
+      { text: 'Second ' },
+      { delay_ms: 30 },
+      { text: 'paragraph.' },
+    ]);
     let shown = { message: '', reasoning: '' };
     const persisted = { message: '', reasoning: '' };
     for (const entry of log) {
-      if ('delta' in entry) shown = { ...shown, [entry.kind]: shown[entry.kind as 'message' | 'reasoning'] + entry.delta };
+      if ('delta' in entry)
+        shown = { ...shown, [entry.kind]: shown[entry.kind as 'message' | 'reasoning'] + entry.delta };
       else if (entry.event.type === 'chat_response') {
         const kind = 'message' in entry.event ? 'message' : 'reasoning';
         persisted[kind] += 'message' in entry.event ? entry.event.message : entry.event.reasoning;
-        assert.ok(shown[kind].startsWith(persisted[kind]), `persisted before shown: ${JSON.stringify(persisted[kind])}`);
+        assert.ok(
+          shown[kind].startsWith(persisted[kind]),
+          `persisted before shown: ${JSON.stringify(persisted[kind])}`,
+        );
       }
     }
     assert.equal(shown.message, 'First paragraph.\n\nSecond paragraph.');
     assert.equal(shown.reasoning, 'Thinking. ');
-    const messageDeltas = log.filter((entry) => 'delta' in entry && entry.kind === 'message').map((entry) => (entry as { delta: string }).delta);
-    assert.deepEqual(messageDeltas, ['First paragraph.\n\n', 'Second ', 'paragraph.'], 'parts apart in time are sent apart');
+    const messageDeltas = log
+      .filter((entry) => 'delta' in entry && entry.kind === 'message')
+      .map((entry) => (entry as { delta: string }).delta);
+    assert.deepEqual(
+      messageDeltas,
+      ['First paragraph.\n\n', 'Second ', 'paragraph.'],
+      'parts apart in time are sent apart',
+    );
   });
 });

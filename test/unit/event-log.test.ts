@@ -51,7 +51,11 @@ describe('event log: a log truncated at every byte offset', () => {
       const tornBytes = offset - (lineEnds.filter((end) => end <= offset).pop() ?? 0);
       if (tornBytes > 0 && !tailIsWholeEvent) {
         assert.ok(opened.tornTailSavedTo, `offset ${offset}: torn tail saved aside`);
-        assert.deepEqual(readFileSync(opened.tornTailSavedTo!), full.subarray(offset - tornBytes, offset), `offset ${offset}: saved bytes`);
+        assert.deepEqual(
+          readFileSync(opened.tornTailSavedTo!),
+          full.subarray(offset - tornBytes, offset),
+          `offset ${offset}: saved bytes`,
+        );
       } else {
         assert.equal(opened.tornTailSavedTo, undefined, `offset ${offset}: no torn tail`);
       }
@@ -59,7 +63,11 @@ describe('event log: a log truncated at every byte offset', () => {
       opened.log.append(marker);
       opened.log.close();
       const reread = parseEventLog(readFileSync(file));
-      assert.deepEqual(reread.events, [...expected, marker], `offset ${offset}: the append is not spliced onto garbage`);
+      assert.deepEqual(
+        reread.events,
+        [...expected, marker],
+        `offset ${offset}: the append is not spliced onto garbage`,
+      );
       assert.equal(reread.skipped, 0);
       assert.equal(reread.tornTail, undefined);
     }

@@ -44,8 +44,20 @@ function resolver(appended: ConversationEvent[]): InquiryResolver {
 const approved: Inquiry = { kind: 'run_tool', tool: 'run_command', arguments: { command: 'npm test' } };
 
 function recorded(inquiry: Inquiry, signer: LogSeal | undefined, id = conversationId) {
-  const request: EventOf<'inquiry_request'> = { type: 'inquiry_request', timestamp: 't', id: 'inq-1', tool_call_id: 'call_1', inquiry };
-  const unsealed: EventOf<'inquiry_response'> = { type: 'inquiry_response', timestamp: 't', id: 'inq-1', answer: 'run', by: 'user' };
+  const request: EventOf<'inquiry_request'> = {
+    type: 'inquiry_request',
+    timestamp: 't',
+    id: 'inq-1',
+    tool_call_id: 'call_1',
+    inquiry,
+  };
+  const unsealed: EventOf<'inquiry_response'> = {
+    type: 'inquiry_response',
+    timestamp: 't',
+    id: 'inq-1',
+    answer: 'run',
+    by: 'user',
+  };
   return { request, response: signer ? signer.seal(id, unsealed, [request]) : unsealed };
 }
 
@@ -66,11 +78,18 @@ describe('a recorded approval on resume', () => {
       const appended: ConversationEvent[] = [];
       const resolution = await resolver(appended).resolve('call_1', asked as Inquiry, record);
       assert.equal(resolution.kind, 'answered');
-      assert.deepEqual([(resolution as { answer?: unknown }).answer, (resolution as { by?: unknown }).by], ['skip', 'policy']);
+      assert.deepEqual(
+        [(resolution as { answer?: unknown }).answer, (resolution as { by?: unknown }).by],
+        ['skip', 'policy'],
+      );
       const requests = appended.filter((event) => event.type === 'inquiry_request');
       // The same inquiry is asked again under its id; another inquiry is a new one, recorded as asked.
       if (asked === approved) assert.equal(requests.length, 0);
-      else assert.deepEqual(requests.map((event) => (event as EventOf<'inquiry_request'>).inquiry), [asked]);
+      else
+        assert.deepEqual(
+          requests.map((event) => (event as EventOf<'inquiry_request'>).inquiry),
+          [asked],
+        );
     });
   }
 });

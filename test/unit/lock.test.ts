@@ -21,7 +21,10 @@ function locksDirectory(): string {
 }
 
 /** A separate process that takes the lock and reports "held", then sleeps. */
-function holder(directory: string, exitAfterMilliseconds?: number): Promise<{ pid: number; kill(): void; exited: Promise<void> }> {
+function holder(
+  directory: string,
+  exitAfterMilliseconds?: number,
+): Promise<{ pid: number; kill(): void; exited: Promise<void> }> {
   const code = `
     import { acquireLock } from ${JSON.stringify(path.join(repositoryRoot, 'src/workspace/lock.ts'))};
     acquireLock(${JSON.stringify(directory)}, ${JSON.stringify(cid)}, { waitSeconds: 0, role: 'client' });
@@ -29,7 +32,10 @@ function holder(directory: string, exitAfterMilliseconds?: number): Promise<{ pi
     setInterval(() => {}, 1000);
     ${exitAfterMilliseconds === undefined ? '' : `setTimeout(() => process.kill(process.pid, 'SIGKILL'), ${exitAfterMilliseconds});`}
   `;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: repositoryRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
+    cwd: repositoryRoot,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   return new Promise((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -47,7 +53,11 @@ describe('conversation locks', () => {
       for (let attempt = 0; attempt < 20; attempt++) {
         assert.throws(
           () => acquireLock(directory, cid, { waitSeconds: 0, role: 'client' }),
-          (error: unknown) => error instanceof LockedError && error.exitCode === 5 && error.message.includes(`pid ${live.pid}`) && /--fork/.test(error.hint ?? ''),
+          (error: unknown) =>
+            error instanceof LockedError &&
+            error.exitCode === 5 &&
+            error.message.includes(`pid ${live.pid}`) &&
+            /--fork/.test(error.hint ?? ''),
         );
       }
       assert.equal(lockHolder(directory, cid)?.pid, live.pid);
@@ -73,7 +83,14 @@ describe('conversation locks', () => {
     // pid 1 is alive, but it did not start at this time: the recorded holder is dead.
     writeFileSync(
       path.join(directory, `${cid}.lock`),
-      JSON.stringify({ pid: 1, start_time: 'not-the-real-start-time', host: os.hostname(), acquired_at: new Date().toISOString(), role: 'client', detached: false }),
+      JSON.stringify({
+        pid: 1,
+        start_time: 'not-the-real-start-time',
+        host: os.hostname(),
+        acquired_at: new Date().toISOString(),
+        role: 'client',
+        detached: false,
+      }),
     );
     assert.notEqual(processStartTime(1), undefined, 'pid 1 is alive');
     const lock = acquireLock(directory, cid, { waitSeconds: 0, role: 'client' });
@@ -113,7 +130,14 @@ describe('conversation locks', () => {
     const directory = locksDirectory();
     writeFileSync(
       path.join(directory, `${cid}.lock`),
-      JSON.stringify({ pid: 999_999_999, start_time: 'x', host: os.hostname(), acquired_at: new Date().toISOString(), role: 'client', detached: false }),
+      JSON.stringify({
+        pid: 999_999_999,
+        start_time: 'x',
+        host: os.hostname(),
+        acquired_at: new Date().toISOString(),
+        role: 'client',
+        detached: false,
+      }),
     );
     // Contenders start when they are told to (a line on stdin), all at once; a winner holds the lock
     // until the test ends it, however slowly the others start.
@@ -126,7 +150,10 @@ describe('conversation locks', () => {
       });
     `;
     const contenders = Array.from({ length: 12 }, () => {
-      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: repositoryRoot, stdio: ['pipe', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
+        cwd: repositoryRoot,
+        stdio: ['pipe', 'pipe', 'inherit'],
+      });
       const lines: string[] = [];
       const waiters: (() => void)[] = [];
       child.stdout!.on('data', (chunk: Buffer) => {

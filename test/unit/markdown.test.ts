@@ -46,7 +46,11 @@ describe('MarkdownStream', () => {
     for (const color of [false, true]) {
       const whole = await render([document], color);
       for (let split = 1; split < document.length; split++) {
-        assert.equal(await render([document.slice(0, split), document.slice(split)], color), whole, `split at ${split}: ${JSON.stringify(document.slice(Math.max(0, split - 10), split))}|${JSON.stringify(document.slice(split, split + 10))}`);
+        assert.equal(
+          await render([document.slice(0, split), document.slice(split)], color),
+          whole,
+          `split at ${split}: ${JSON.stringify(document.slice(Math.max(0, split - 10), split))}|${JSON.stringify(document.slice(split, split + 10))}`,
+        );
       }
       const characters = await render([...document], color);
       assert.equal(characters, whole, 'one character at a time');
@@ -58,7 +62,10 @@ describe('MarkdownStream', () => {
     assert.ok(lines.includes('## Heading two'));
     assert.ok(lines.includes('###### Heading six'));
     assert.ok(lines.includes('#hashtag is not a heading'));
-    assert.ok(lines.every((line) => displayWidth(line) <= 60), lines.join('\n'));
+    assert.ok(
+      lines.every((line) => displayWidth(line) <= 60),
+      lines.join('\n'),
+    );
     assert.ok(!lines.some((line) => line.includes('```')));
     assert.ok(lines.includes('const x: number = 1; // code'));
     assert.ok(lines.includes('│ │ nested'));

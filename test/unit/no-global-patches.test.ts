@@ -11,15 +11,28 @@ import { describe, it } from 'node:test';
 import { repositoryRoot } from '../support/jp.ts';
 
 const patches: { what: string; pattern: RegExp }[] = [
-  { what: 'a method or property of process.stdout/stderr/stdin replaced', pattern: /\bprocess\.(stdout|stderr|stdin)\.\w+\s*=(?!=)/ },
+  {
+    what: 'a method or property of process.stdout/stderr/stdin replaced',
+    pattern: /\bprocess\.(stdout|stderr|stdin)\.\w+\s*=(?!=)/,
+  },
   { what: 'a property of process replaced', pattern: /\bprocess\.(?!exitCode\b)\w+\s*=(?!=)/ },
   { what: 'the global object written to', pattern: /\b(globalThis|global)(\.\w+|\[[^\]]+\])\s*=(?!=)/ },
   { what: 'the global object taken to write into', pattern: /=\s*(globalThis|global)\s+as\b/ },
-  { what: 'a property defined on a global', pattern: /\bObject\.(defineProperty|defineProperties|assign|setPrototypeOf)\(\s*(globalThis|global|process|console|[A-Z]\w*\.prototype)\b/ },
+  {
+    what: 'a property defined on a global',
+    pattern:
+      /\bObject\.(defineProperty|defineProperties|assign|setPrototypeOf)\(\s*(globalThis|global|process|console|[A-Z]\w*\.prototype)\b/,
+  },
   { what: 'a built-in prototype changed', pattern: /\b[A-Z]\w*\.prototype\.\w+\s*=(?!=)/ },
   { what: 'a console method replaced', pattern: /\bconsole\.\w+\s*=(?!=)/ },
-  { what: "V8's flags changed at run time (a process-wide switch, e.g. exposing the collector)", pattern: /\bsetFlagsFromString\b/ },
-  { what: 'the collector called by hand', pattern: /\bexpose[-_]gc\b|\brunInNewContext\(\s*['"]gc['"]|\bglobalThis\.gc\b|(?<![\w.])gc\(\)/ },
+  {
+    what: "V8's flags changed at run time (a process-wide switch, e.g. exposing the collector)",
+    pattern: /\bsetFlagsFromString\b/,
+  },
+  {
+    what: 'the collector called by hand',
+    pattern: /\bexpose[-_]gc\b|\brunInNewContext\(\s*['"]gc['"]|\bglobalThis\.gc\b|(?<![\w.])gc\(\)/,
+  },
 ];
 
 function sourceFiles(directory: string): string[] {
@@ -38,7 +51,8 @@ describe('global monkey-patches', () => {
         .split('\n')
         .forEach((line, index) => {
           for (const { what, pattern } of patches) {
-            if (pattern.test(line)) found.push(`${path.relative(repositoryRoot, file)}:${index + 1}: ${what}: ${line.trim()}`);
+            if (pattern.test(line))
+              found.push(`${path.relative(repositoryRoot, file)}:${index + 1}: ${what}: ${line.trim()}`);
           }
         });
     }
@@ -58,11 +72,20 @@ describe('global monkey-patches', () => {
       'console.log = () => {};',
       "v8.setFlagsFromString('--expose-gc');",
       "const collect = vm.runInNewContext('gc');",
-      'spawn(process.execPath, [\'--expose-gc\', entry]);',
+      "spawn(process.execPath, ['--expose-gc', entry]);",
       'if (count % 256 === 0) gc();',
     ];
-    for (const example of examples) assert.ok(patches.some(({ pattern }) => pattern.test(example)), example);
-    for (const fine of ['process.exitCode = 2;', 'if (process.stdout.isTTY === true) x();', 'const same = globalThis.fetch === fetch;', 'this.write = write;']) {
+    for (const example of examples)
+      assert.ok(
+        patches.some(({ pattern }) => pattern.test(example)),
+        example,
+      );
+    for (const fine of [
+      'process.exitCode = 2;',
+      'if (process.stdout.isTTY === true) x();',
+      'const same = globalThis.fetch === fetch;',
+      'this.write = write;',
+    ]) {
       assert.ok(!patches.some(({ pattern }) => pattern.test(fine)), fine);
     }
   });

@@ -13,23 +13,69 @@ const texts = (lines: { text: string }[]): string[] => lines.map((line) => line.
 
 describe('the diff of fs_modify_file', () => {
   it('one edit: a hunk with old and new line numbers and two lines of context', () => {
-    assert.deepEqual(texts(diffLines(content, [{ old_string: 'gamma\n', new_string: 'GAMMA\n' }], 'f')), ['@@ -1,4 +1,4 @@', '1   alpha', '2   beta', '3 - gamma', '3 + GAMMA', '4   delta']);
+    assert.deepEqual(texts(diffLines(content, [{ old_string: 'gamma\n', new_string: 'GAMMA\n' }], 'f')), [
+      '@@ -1,4 +1,4 @@',
+      '1   alpha',
+      '2   beta',
+      '3 - gamma',
+      '3 + GAMMA',
+      '4   delta',
+    ]);
   });
 
   it('the list form: each edit in turn, against the content the earlier ones made', () => {
-    const edits = editsOf({ path: 'f', edits: [{ old_string: 'alpha', new_string: 'ALPHA' }, { old_string: 'ALPHA\nbeta\n', new_string: 'one\n' }] })!;
+    const edits = editsOf({
+      path: 'f',
+      edits: [
+        { old_string: 'alpha', new_string: 'ALPHA' },
+        { old_string: 'ALPHA\nbeta\n', new_string: 'one\n' },
+      ],
+    })!;
     assert.equal(edits.length, 2);
-    assert.deepEqual(texts(diffLines(content, edits, 'f')), ['@@ -1,3 +1,3 @@', '1 - alpha', '1 + ALPHA', '2   beta', '3   gamma', '@@ -1,4 +1,3 @@', '1 - ALPHA', '2 - beta', '1 + one', '2   gamma', '3   delta']);
+    assert.deepEqual(texts(diffLines(content, edits, 'f')), [
+      '@@ -1,3 +1,3 @@',
+      '1 - alpha',
+      '1 + ALPHA',
+      '2   beta',
+      '3   gamma',
+      '@@ -1,4 +1,3 @@',
+      '1 - ALPHA',
+      '2 - beta',
+      '1 + one',
+      '2   gamma',
+      '3   delta',
+    ]);
   });
 
   it('replace_all changes every line that holds the text; a deletion has no added line', () => {
-    assert.deepEqual(texts(diffLines('a1\nb\na2\n', [{ old_string: 'a', new_string: 'A', replace_all: true }], 'f')), ['@@ -1,3 +1,3 @@', '1 - a1', '1 + A1', '2   b', '3 - a2', '3 + A2']);
-    assert.deepEqual(texts(diffLines(content, [{ old_string: 'beta\n', new_string: '' }], 'f')), ['@@ -1,4 +1,3 @@', '1   alpha', '2 - beta', '2   gamma', '3   delta']);
+    assert.deepEqual(texts(diffLines('a1\nb\na2\n', [{ old_string: 'a', new_string: 'A', replace_all: true }], 'f')), [
+      '@@ -1,3 +1,3 @@',
+      '1 - a1',
+      '1 + A1',
+      '2   b',
+      '3 - a2',
+      '3 + A2',
+    ]);
+    assert.deepEqual(texts(diffLines(content, [{ old_string: 'beta\n', new_string: '' }], 'f')), [
+      '@@ -1,4 +1,3 @@',
+      '1   alpha',
+      '2 - beta',
+      '2   gamma',
+      '3   delta',
+    ]);
   });
 
   it('an edit that does not apply, or a file that cannot be read, is shown as text with a note saying so', () => {
-    assert.deepEqual(texts(diffLines(content, [{ old_string: 'zeta', new_string: 'eta' }], 'f')), ['(this text is not in f now: the edit will fail)', '- zeta', '+ eta']);
-    assert.deepEqual(texts(diffLines(undefined, [{ old_string: 'x', new_string: 'y' }], 'f')), ['(f cannot be read here: no line numbers)', '- x', '+ y']);
+    assert.deepEqual(texts(diffLines(content, [{ old_string: 'zeta', new_string: 'eta' }], 'f')), [
+      '(this text is not in f now: the edit will fail)',
+      '- zeta',
+      '+ eta',
+    ]);
+    assert.deepEqual(texts(diffLines(undefined, [{ old_string: 'x', new_string: 'y' }], 'f')), [
+      '(f cannot be read here: no line numbers)',
+      '- x',
+      '+ y',
+    ]);
   });
 });
 
@@ -60,7 +106,8 @@ describe('a call as a prompt shows it', () => {
 });
 
 describe('attach --tail=N (RFD 025)', () => {
-  const event = (type: string, extra: Record<string, unknown> = {}): ConversationEvent => ({ type, timestamp: 't', ...extra }) as unknown as ConversationEvent;
+  const event = (type: string, extra: Record<string, unknown> = {}): ConversationEvent =>
+    ({ type, timestamp: 't', ...extra }) as unknown as ConversationEvent;
   const log = [
     event('turn_start'),
     event('chat_request', { content: 'q1' }),

@@ -9,7 +9,13 @@ import { describe, it } from 'node:test';
 import { classifyProviderError } from '../../src/llm/provider-errors.ts';
 import type { ModelSpec } from '../../src/llm/resolve.ts';
 
-const spec = { id: 'openai/gpt-test', provider: 'openai', model: 'gpt-test', baseUrl: 'http://api.example.invalid/v1', apiKeyVariable: 'OPENAI_API_KEY' } as ModelSpec;
+const spec = {
+  id: 'openai/gpt-test',
+  provider: 'openai',
+  model: 'gpt-test',
+  baseUrl: 'http://api.example.invalid/v1',
+  apiKeyVariable: 'OPENAI_API_KEY',
+} as ModelSpec;
 
 /** What fetch throws: `TypeError: fetch failed` with the system's error as its cause. */
 function fetchFailed(cause: Error): TypeError {
@@ -22,7 +28,14 @@ function systemError(message: string, code: string, extra: Record<string, unknow
 
 describe('connection failures', () => {
   it('getaddrinfo ENOTFOUND is final at once, naming the host and the key', () => {
-    const error = classifyProviderError(fetchFailed(systemError('getaddrinfo ENOTFOUND api.example.invalid', 'ENOTFOUND', { hostname: 'api.example.invalid' })), spec, 'request', new Secrets());
+    const error = classifyProviderError(
+      fetchFailed(
+        systemError('getaddrinfo ENOTFOUND api.example.invalid', 'ENOTFOUND', { hostname: 'api.example.invalid' }),
+      ),
+      spec,
+      'request',
+      new Secrets(),
+    );
     assert.equal(error.status, 'error');
     assert.equal(error.code, 'host_not_found');
     assert.match(error.message, /the host name api\.example\.invalid does not resolve \(ENOTFOUND\)/);
@@ -36,7 +49,12 @@ describe('connection failures', () => {
   });
 
   it('a rejected certificate is final at once, with NODE_EXTRA_CA_CERTS as the way out', () => {
-    const error = classifyProviderError(fetchFailed(systemError('self-signed certificate', 'DEPTH_ZERO_SELF_SIGNED_CERT')), spec, 'request', new Secrets());
+    const error = classifyProviderError(
+      fetchFailed(systemError('self-signed certificate', 'DEPTH_ZERO_SELF_SIGNED_CERT')),
+      spec,
+      'request',
+      new Secrets(),
+    );
     assert.equal(error.status, 'error');
     assert.match(error.hint!, /NODE_EXTRA_CA_CERTS/);
   });

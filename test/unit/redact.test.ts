@@ -4,7 +4,12 @@ import { isSecretName, Secrets } from '../../src/redact.ts';
 import { toolEnvironment } from '../../src/tools/environment.ts';
 
 const secrets = new Secrets();
-secrets.add({ KEY: 'sk-canary-0123456789', SHORT: 'abc', OTHER: 'hunter2hunter2' }, ['KEY', 'SHORT', 'OTHER', 'MISSING']);
+secrets.add({ KEY: 'sk-canary-0123456789', SHORT: 'abc', OTHER: 'hunter2hunter2' }, [
+  'KEY',
+  'SHORT',
+  'OTHER',
+  'MISSING',
+]);
 const redact = (text: string): string => secrets.redact(text);
 const redactValue = <T>(value: T): T => secrets.redactValue(value);
 
@@ -17,12 +22,15 @@ describe('redact', () => {
   it('redacts every string of a value, keys included, and keeps an unchanged value as it is', () => {
     const clean = { a: ['x', { b: 1 }] };
     assert.equal(redactValue(clean), clean);
-    assert.deepEqual(redactValue({ content: 'sk-canary-0123456789', list: ['hunter2hunter2'], ['sk-canary-0123456789']: true, n: 1 }), {
-      content: '[REDACTED]',
-      list: ['[REDACTED]'],
-      '[REDACTED]': true,
-      n: 1,
-    });
+    assert.deepEqual(
+      redactValue({ content: 'sk-canary-0123456789', list: ['hunter2hunter2'], 'sk-canary-0123456789': true, n: 1 }),
+      {
+        content: '[REDACTED]',
+        list: ['[REDACTED]'],
+        '[REDACTED]': true,
+        n: 1,
+      },
+    );
   });
 
   it('catches a secret split across streamed pieces, and releases text that turned out not to be one', () => {
@@ -39,7 +47,11 @@ describe('redact', () => {
 describe('toolEnvironment', () => {
   it('withholds the provider key variables unless passed through by name, and sets literal values last', () => {
     const parent = { PATH: '/bin', OPENAI_API_KEY: 'k1', ANTHROPIC_API_KEY: 'k2', GITHUB_TOKEN: 'g' };
-    const environment = toolEnvironment(parent, { withheld: ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY'], passThrough: ['ANTHROPIC_API_KEY'], set: { X: '1' } });
+    const environment = toolEnvironment(parent, {
+      withheld: ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY'],
+      passThrough: ['ANTHROPIC_API_KEY'],
+      set: { X: '1' },
+    });
     assert.deepEqual(environment, { PATH: '/bin', ANTHROPIC_API_KEY: 'k2', GITHUB_TOKEN: 'g', X: '1' });
     assert.equal(parent.OPENAI_API_KEY, 'k1', 'the parent environment is left alone');
   });
@@ -57,7 +69,10 @@ describe('secrets in JSON-escaped text and by name', () => {
   });
 
   it('an MCP env value is a secret when its name ends in _TOKEN, _API_KEY, _SECRET or _PASSWORD', () => {
-    assert.deepEqual(['SERVICE_TOKEN', 'DEPLOY_API_KEY', 'APP_SECRET', 'DB_PASSWORD', 'LOG_LEVEL', 'TOKENS'].map(isSecretName), [true, true, true, true, false, false]);
+    assert.deepEqual(
+      ['SERVICE_TOKEN', 'DEPLOY_API_KEY', 'APP_SECRET', 'DB_PASSWORD', 'LOG_LEVEL', 'TOKENS'].map(isSecretName),
+      [true, true, true, true, false, false],
+    );
     secrets.addNamed({ SERVICE_TOKEN: 'svc-token-value-1', LOG_LEVEL: 'debug-verbose-level' });
     assert.equal(redact('svc-token-value-1 debug-verbose-level'), '[REDACTED] debug-verbose-level');
   });

@@ -62,13 +62,22 @@ describe('route(): every inquiry kind × hasClient × policy × exclusive overri
 describe('route() special cases from the design', () => {
   it('auto never fails a run or a delivery, even though they are inherently exclusive', () => {
     for (const override of overrides) {
-      assert.equal(route(inquiries.run!, { hasClient: false, policy: 'auto', configExclusive: override }), 'AutoApprove');
-      assert.equal(route(inquiries.deliver!, { hasClient: false, policy: 'auto', configExclusive: override }), 'AutoDeliver');
+      assert.equal(
+        route(inquiries.run!, { hasClient: false, policy: 'auto', configExclusive: override }),
+        'AutoApprove',
+      );
+      assert.equal(
+        route(inquiries.deliver!, { hasClient: false, policy: 'auto', configExclusive: override }),
+        'AutoDeliver',
+      );
     }
   });
 
   it('the user has the final say on exclusivity, both ways', () => {
-    assert.equal(route(inquiries.exclusiveQuestion!, { hasClient: false, policy: 'auto', configExclusive: false }), 'LlmInquiry');
+    assert.equal(
+      route(inquiries.exclusiveQuestion!, { hasClient: false, policy: 'auto', configExclusive: false }),
+      'LlmInquiry',
+    );
     assert.equal(route(inquiries.question!, { hasClient: false, policy: 'auto', configExclusive: true }), 'Fail');
   });
 
@@ -80,6 +89,9 @@ describe('route() special cases from the design', () => {
     };
     assert.equal(route(select, { hasClient: false, policy: 'defaults', configExclusive: undefined }), 'Fail');
     const withDefault: Inquiry = { ...select, question: { ...select.question, default: 'b' } } as Inquiry;
-    assert.equal(route(withDefault, { hasClient: false, policy: 'defaults', configExclusive: undefined }), 'UseDefault');
+    assert.equal(
+      route(withDefault, { hasClient: false, policy: 'defaults', configExclusive: undefined }),
+      'UseDefault',
+    );
   });
 });

@@ -20,7 +20,12 @@ import { Run } from '../../src/run/run.ts';
 import { setUpRun } from '../../src/run/setup.ts';
 import { silentLogger } from '../../src/output/logger.ts';
 import { acquireLock } from '../../src/workspace/lock.ts';
-import { describeWorkspace, prepareWorkspace, userSubdirectory, type Workspace } from '../../src/workspace/workspace.ts';
+import {
+  describeWorkspace,
+  prepareWorkspace,
+  userSubdirectory,
+  type Workspace,
+} from '../../src/workspace/workspace.ts';
 
 class RecordingClients implements RunClients {
   readonly sent: ServerMessage<RunPayloads>[] = [];
@@ -51,12 +56,25 @@ function place(): { workspace: Workspace; environment: NodeJS.ProcessEnv; conver
   roots.push(root);
   const directory = path.join(root, 'w');
   mkdirSync(path.join(directory, '.jp', 'conversations'), { recursive: true });
-  const environment = { HOME: path.join(root, 'home'), XDG_DATA_HOME: path.join(root, 'd'), XDG_CONFIG_HOME: path.join(root, 'c'), PATH: process.env.PATH };
+  const environment = {
+    HOME: path.join(root, 'home'),
+    XDG_DATA_HOME: path.join(root, 'd'),
+    XDG_CONFIG_HOME: path.join(root, 'c'),
+    PATH: process.env.PATH,
+  };
   const workspace = describeWorkspace(directory, false, directory, environment);
   prepareWorkspace(workspace);
-  writeFileSync(path.join(directory, 'script.json'), JSON.stringify({ steps: [{ parts: [{ text: 'the answer is sk-run-secret-0123456789' }] }] }));
+  writeFileSync(
+    path.join(directory, 'script.json'),
+    JSON.stringify({ steps: [{ parts: [{ text: 'the answer is sk-run-secret-0123456789' }] }] }),
+  );
   const conversationId = createConversation(workspace.conversationsDirectory, { title: null }).id;
-  return { workspace, environment, conversationId, lockFile: path.join(userSubdirectory(workspace, 'locks'), `${conversationId}.lock`) };
+  return {
+    workspace,
+    environment,
+    conversationId,
+    lockFile: path.join(userSubdirectory(workspace, 'locks'), `${conversationId}.lock`),
+  };
 }
 
 function requestFor(at: ReturnType<typeof place>, changes: Partial<RunRequest> = {}): RunRequest {
@@ -71,7 +89,11 @@ function requestFor(at: ReturnType<typeof place>, changes: Partial<RunRequest> =
     config: {
       user_file: undefined,
       workspace_file: undefined,
-      cfg_arguments: ['assistant.model="test"', `providers.test.script="${path.join(at.workspace.root, 'script.json')}"`, 'secrets.env_vars=["RUN_SECRET"]'],
+      cfg_arguments: [
+        'assistant.model="test"',
+        `providers.test.script="${path.join(at.workspace.root, 'script.json')}"`,
+        'secrets.env_vars=["RUN_SECRET"]',
+      ],
       trusted_workspace_sha256: null,
       workspace_trust_state: 'no config',
       flags: [],
@@ -86,7 +108,12 @@ function requestFor(at: ReturnType<typeof place>, changes: Partial<RunRequest> =
   };
 }
 
-function runOf(at: ReturnType<typeof place>, request: RunRequest, clients: RecordingClients, secrets = new Secrets()): Run {
+function runOf(
+  at: ReturnType<typeof place>,
+  request: RunRequest,
+  clients: RecordingClients,
+  secrets = new Secrets(),
+): Run {
   const setup = setUpRun(request, { ...at.environment, RUN_SECRET: 'sk-run-secret-0123456789' }, secrets, (workspace) =>
     acquireLock(userSubdirectory(workspace, 'locks'), request.conversation_id, { waitSeconds: 0, role: 'in-process' }),
   );
@@ -104,11 +131,14 @@ function runOf(at: ReturnType<typeof place>, request: RunRequest, clients: Recor
 }
 
 function logged(at: ReturnType<typeof place>): ConversationEvent[] {
-  return readFileSync(eventsFile(at.workspace.conversationsDirectory, at.conversationId), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as ConversationEvent);
+  return readFileSync(eventsFile(at.workspace.conversationsDirectory, at.conversationId), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as ConversationEvent);
 }
 
 describe('run (in-process)', () => {
-  it('a message runs to a completed result; every appended event reaches the clients in log order, redacted by the run\'s secrets', async () => {
+  it("a message runs to a completed result; every appended event reaches the clients in log order, redacted by the run's secrets", async () => {
     const at = place();
     const clients = new RecordingClients();
     const run = runOf(at, requestFor(at), clients);
@@ -119,8 +149,14 @@ describe('run (in-process)', () => {
     assert.equal(result.exit_code, 0);
     const events = logged(at);
     const broadcast = clients.sent.flatMap((message) => (message.type === 'event' ? [message] : []));
-    assert.deepEqual(broadcast.map((message) => message.seq), events.map((_, index) => index));
-    assert.deepEqual(broadcast.map((message) => message.event), events);
+    assert.deepEqual(
+      broadcast.map((message) => message.seq),
+      events.map((_, index) => index),
+    );
+    assert.deepEqual(
+      broadcast.map((message) => message.event),
+      events,
+    );
     const text = JSON.stringify(events) + JSON.stringify(clients.sent) + JSON.stringify(result);
     assert.ok(!text.includes('sk-run-secret-0123456789'), 'the secret is nowhere the run wrote');
     assert.ok(text.includes('[REDACTED]'));
@@ -130,10 +166,15 @@ describe('run (in-process)', () => {
 
   it('--discard-turn: the incomplete turn is marked discarded before the new one starts', async () => {
     const at = place();
-    writeFileSync(eventsFile(at.workspace.conversationsDirectory, at.conversationId), [
-      { type: 'turn_start', timestamp: '2026-01-01T00:00:00.000Z' },
-      { type: 'chat_request', timestamp: '2026-01-01T00:00:00.000Z', content: 'an old question' },
-    ].map((event) => JSON.stringify(event) + '\n').join(''));
+    writeFileSync(
+      eventsFile(at.workspace.conversationsDirectory, at.conversationId),
+      [
+        { type: 'turn_start', timestamp: '2026-01-01T00:00:00.000Z' },
+        { type: 'chat_request', timestamp: '2026-01-01T00:00:00.000Z', content: 'an old question' },
+      ]
+        .map((event) => JSON.stringify(event) + '\n')
+        .join(''),
+    );
     const clients = new RecordingClients();
     const run = runOf(at, requestFor(at, { discard_turn: true }), clients);
     const result = await run.run();
@@ -141,8 +182,14 @@ describe('run (in-process)', () => {
     run.closeLog();
     const events = logged(at);
     assert.deepEqual(events[2], { ...events[2], type: 'turn_end', status: 'discarded' });
-    assert.ok(events.slice(3).some((event) => event.type === 'turn_start'), 'a new turn follows');
-    assert.ok(!events.slice(0, 2).some((event) => event.type === 'turn_end'), 'the discard is appended, the old turn untouched');
+    assert.ok(
+      events.slice(3).some((event) => event.type === 'turn_start'),
+      'a new turn follows',
+    );
+    assert.ok(
+      !events.slice(0, 2).some((event) => event.type === 'turn_end'),
+      'the discard is appended, the old turn untouched',
+    );
     assert.equal(result.status, 'success');
   });
 
@@ -163,7 +210,10 @@ describe('run (in-process)', () => {
     const before = readFileSync(eventsFile(at.workspace.conversationsDirectory, at.conversationId));
     const broken = requestFor(at);
     broken.config.cfg_arguments = ['assistant.model="no-such-provider/model"'];
-    assert.throws(() => runOf(at, broken, new RecordingClients()), (error: Error & { exitCode?: number }) => error.exitCode === 2);
+    assert.throws(
+      () => runOf(at, broken, new RecordingClients()),
+      (error: Error & { exitCode?: number }) => error.exitCode === 2,
+    );
     assert.equal(existsSync(at.lockFile), false, 'the lock was released');
     assert.deepEqual(readFileSync(eventsFile(at.workspace.conversationsDirectory, at.conversationId)), before);
   });

@@ -17,7 +17,12 @@ import { bubblewrapArguments } from '../../src/sandbox/bubblewrap.ts';
 import { bubblewrapProblem, sandboxDenial } from '../../src/sandbox/explain.ts';
 import { planSandbox, type FileSystemFacts, type PathKind, type PlanInput } from '../../src/sandbox/plan.ts';
 import { seatbeltProfile } from '../../src/sandbox/seatbelt.ts';
-import { describeSandboxForModel, describeSandboxSettings, sandboxSettingsOf, type SandboxSettings } from '../../src/sandbox/settings.ts';
+import {
+  describeSandboxForModel,
+  describeSandboxSettings,
+  sandboxSettingsOf,
+  type SandboxSettings,
+} from '../../src/sandbox/settings.ts';
 
 /** A file system given as a table: path → kind, and symlinks → their target. */
 function facts(entries: Record<string, PathKind>, links: Record<string, string> = {}): FileSystemFacts {
@@ -33,7 +38,13 @@ function facts(entries: Record<string, PathKind>, links: Record<string, string> 
   };
 }
 
-const settings = (overrides: Partial<SandboxSettings> = {}): SandboxSettings => ({ mode: 'workspace-write', network: false, writableRoots: [], hiddenPaths: [], ...overrides });
+const settings = (overrides: Partial<SandboxSettings> = {}): SandboxSettings => ({
+  mode: 'workspace-write',
+  network: false,
+  writableRoots: [],
+  hiddenPaths: [],
+  ...overrides,
+});
 
 const fileSystem = facts(
   {
@@ -71,7 +82,11 @@ describe('the sandbox plan', () => {
   it('workspace-write: the tool root and the private TMPDIR are writable, .jp/ read-only inside, secrets hidden by their real path', () => {
     const plan = planSandbox(input(), fileSystem);
     assert.deepEqual(plan.writable, ['/home/u/src/app', '/tmp/jp-sandbox-1']);
-    assert.deepEqual(plan.readOnly, ['/home/u/src/app/.jp'], 'jp user-local state outside every writable directory needs no rule');
+    assert.deepEqual(
+      plan.readOnly,
+      ['/home/u/src/app/.jp'],
+      'jp user-local state outside every writable directory needs no rule',
+    );
     assert.deepEqual(plan.hidden, [
       { path: '/home/u/.ssh', kind: 'directory' },
       { path: '/data/keys', kind: 'directory' },
@@ -84,13 +99,22 @@ describe('the sandbox plan', () => {
   });
 
   it('read-only: only the private TMPDIR is writable; writable_roots are ignored', () => {
-    const plan = planSandbox(input({ settings: settings({ mode: 'read-only', writableRoots: ['~/cache'] }) }), fileSystem);
+    const plan = planSandbox(
+      input({ settings: settings({ mode: 'read-only', writableRoots: ['~/cache'] }) }),
+      fileSystem,
+    );
     assert.deepEqual(plan.writable, ['/tmp/jp-sandbox-1']);
     assert.deepEqual(plan.readOnly, []);
   });
 
   it('writable_roots (~/ and workspace-relative) add directories; a workspace in $HOME keeps jp state and secrets protected', () => {
-    const plan = planSandbox(input({ toolRoot: '/home/u', settings: settings({ writableRoots: ['~/cache', 'missing'], hiddenPaths: ['~/secret.txt'] }) }), fileSystem);
+    const plan = planSandbox(
+      input({
+        toolRoot: '/home/u',
+        settings: settings({ writableRoots: ['~/cache', 'missing'], hiddenPaths: ['~/secret.txt'] }),
+      }),
+      fileSystem,
+    );
     assert.deepEqual(plan.writable, ['/home/u', '/home/u/cache', '/tmp/jp-sandbox-1']);
     assert.deepEqual(plan.readOnly, ['/home/u/src/app/.jp', '/home/u/.local/share/jp']);
     assert.ok(plan.hidden.some((hidden) => hidden.path === '/home/u/secret.txt' && hidden.kind === 'file'));
@@ -103,26 +127,55 @@ describe('bubblewrap arguments', () => {
     assert.deepEqual(bubblewrapArguments(plan, { file: '/bin/sh', arguments: ['-c', 'true'] }), [
       '--die-with-parent',
       '--new-session',
-      '--cap-drop', 'ALL',
+      '--cap-drop',
+      'ALL',
       '--unshare-user',
       '--unshare-pid',
       '--unshare-ipc',
       '--unshare-uts',
       '--unshare-cgroup-try',
       '--unshare-net',
-      '--ro-bind', '/', '/',
-      '--dev', '/dev',
-      '--proc', '/proc',
-      '--bind', '/home/u/src/app', '/home/u/src/app',
-      '--bind', '/tmp/jp-sandbox-1', '/tmp/jp-sandbox-1',
-      '--ro-bind', '/home/u/src/app/.jp', '/home/u/src/app/.jp',
-      '--tmpfs', '/home/u/.ssh', '--remount-ro', '/home/u/.ssh',
-      '--tmpfs', '/data/keys', '--remount-ro', '/data/keys',
-      '--tmpfs', '/home/u/.config/gcloud', '--remount-ro', '/home/u/.config/gcloud',
-      '--ro-bind', '/dev/null', '/home/u/.netrc',
-      '--tmpfs', '/home/u/.config/jp', '--remount-ro', '/home/u/.config/jp',
-      '--chdir', '/home/u/src/app/sub',
-      '--', '/bin/sh', '-c', 'true',
+      '--ro-bind',
+      '/',
+      '/',
+      '--dev',
+      '/dev',
+      '--proc',
+      '/proc',
+      '--bind',
+      '/home/u/src/app',
+      '/home/u/src/app',
+      '--bind',
+      '/tmp/jp-sandbox-1',
+      '/tmp/jp-sandbox-1',
+      '--ro-bind',
+      '/home/u/src/app/.jp',
+      '/home/u/src/app/.jp',
+      '--tmpfs',
+      '/home/u/.ssh',
+      '--remount-ro',
+      '/home/u/.ssh',
+      '--tmpfs',
+      '/data/keys',
+      '--remount-ro',
+      '/data/keys',
+      '--tmpfs',
+      '/home/u/.config/gcloud',
+      '--remount-ro',
+      '/home/u/.config/gcloud',
+      '--ro-bind',
+      '/dev/null',
+      '/home/u/.netrc',
+      '--tmpfs',
+      '/home/u/.config/jp',
+      '--remount-ro',
+      '/home/u/.config/jp',
+      '--chdir',
+      '/home/u/src/app/sub',
+      '--',
+      '/bin/sh',
+      '-c',
+      'true',
     ]);
   });
 
@@ -145,12 +198,27 @@ describe('the Seatbelt profile (text; untested on a real macOS)', () => {
     assert.ok(read >= 0 && write > read && protect > write && hide > read, profile);
     assert.match(lines[hide]!, /\(literal "\/home\/u\/\.netrc"\)/);
     assert.ok(!profile.includes('network'), 'no network rule: denied by default');
-    assert.match(seatbeltProfile(planSandbox(input({ settings: settings({ network: true }) }), fileSystem)), /\(allow network\*\)/);
+    assert.match(
+      seatbeltProfile(planSandbox(input({ settings: settings({ network: true }) }), fileSystem)),
+      /\(allow network\*\)/,
+    );
   });
 
   it('quotes paths as SBPL strings', () => {
     const odd = facts({ '/w/a"b\\c': 'directory', '/t': 'directory' });
-    const profile = seatbeltProfile(planSandbox({ ...input(), toolRoot: '/w/a"b\\c', temporaryDirectory: '/t', cwd: '/t', protectedPaths: [], extraHiddenPaths: [] }, odd));
+    const profile = seatbeltProfile(
+      planSandbox(
+        {
+          ...input(),
+          toolRoot: '/w/a"b\\c',
+          temporaryDirectory: '/t',
+          cwd: '/t',
+          protectedPaths: [],
+          extraHiddenPaths: [],
+        },
+        odd,
+      ),
+    );
     assert.match(profile, /\(subpath "\/w\/a\\"b\\\\c"\)/);
   });
 });
@@ -158,17 +226,29 @@ describe('the Seatbelt profile (text; untested on a real macOS)', () => {
 describe('what a failure says', () => {
   it('recognises a write the sandbox refused and an unreachable network (only when the network is off)', () => {
     assert.equal(sandboxDenial('sh: 1: cannot create /home/u/x: Read-only file system', false), 'write');
-    assert.equal(sandboxDenial('curl: (7) Failed to connect to 127.0.0.1 port 80: Connection refused', false), 'network');
+    assert.equal(
+      sandboxDenial('curl: (7) Failed to connect to 127.0.0.1 port 80: Connection refused', false),
+      'network',
+    );
     assert.equal(sandboxDenial('curl: (6) Could not resolve host: example.com', false), 'network');
     assert.equal(sandboxDenial('curl: (6) Could not resolve host: example.com', true), undefined);
     assert.equal(sandboxDenial('make: *** [all] Error 2', false), undefined);
   });
 
   it("names bubblewrap's known failures with their fix", () => {
-    assert.match(bubblewrapProblem('bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted').fix, /apparmor_restrict_unprivileged_userns=0/);
-    assert.match(bubblewrapProblem('bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces').cause, /user namespaces/);
+    assert.match(
+      bubblewrapProblem('bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted').fix,
+      /apparmor_restrict_unprivileged_userns=0/,
+    );
+    assert.match(
+      bubblewrapProblem(
+        'bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces',
+      ).cause,
+      /user namespaces/,
+    );
     assert.match(bubblewrapProblem('bwrap: Failed to make / slave: Permission denied').fix, /--privileged/);
-    for (const message of ['bwrap: anything', '']) assert.match(bubblewrapProblem(message).fix, /sandbox\.mode = "off"/);
+    for (const message of ['bwrap: anything', ''])
+      assert.match(bubblewrapProblem(message).fix, /sandbox\.mode = "off"/);
   });
 });
 
@@ -188,7 +268,10 @@ describe('[sandbox] in the config', () => {
     assert.deepEqual(sandboxSettingsOf(loaded.value), settings());
     assert.equal(describeSandboxSettings(sandboxSettingsOf(loaded.value)), 'workspace-write, no network');
     assert.match(describeSandboxForModel(loaded.value), /escalate/);
-    assert.equal(describeSandboxForModel(loadConfig(inputs({ cfgArguments: ['sandbox.mode="off"'] })).value), 'Commands run without a sandbox (sandbox.mode = "off").');
+    assert.equal(
+      describeSandboxForModel(loadConfig(inputs({ cfgArguments: ['sandbox.mode="off"'] })).value),
+      'Commands run without a sandbox (sandbox.mode = "off").',
+    );
   });
 
   it('an unknown mode is a config error naming the key', () => {
@@ -198,19 +281,42 @@ describe('[sandbox] in the config', () => {
   it('a workspace config may tighten the sandbox, not loosen it, until trusted', () => {
     const keys = (workspace: string, user = ''): string[] =>
       workspaceKeysNeedingTrust(parseToml(workspace) as Record<string, unknown>, parseToml(user)).map((key) => key.key);
-    assert.deepEqual(keys('[sandbox]\nmode = "read-only"\nnetwork = false\nhidden_paths = ["~/x"]\nwritable_roots = []\n'), []);
-    assert.deepEqual(keys('[sandbox]\nmode = "off"\nnetwork = true\nwritable_roots = ["/"]\n'), ['sandbox.mode', 'sandbox.network', 'sandbox.writable_roots']);
-    assert.deepEqual(keys('[sandbox]\nmode = "workspace-write"\n', '[sandbox]\nmode = "read-only"\n'), ['sandbox.mode'], "looser than the user's own mode");
-    assert.deepEqual(keys('[sandbox]\nmode = "workspace-write"\nnetwork = true\nwritable_roots = ["~/cache"]\n', '[sandbox]\nmode = "off"\nnetwork = true\nwritable_roots = ["~/cache"]\n'), []);
-    assert.deepEqual(keys('[conversation.tools.run_command]\ndetached = { escalate = "auto" }\n'), ['conversation.tools.run_command.detached']);
+    assert.deepEqual(
+      keys('[sandbox]\nmode = "read-only"\nnetwork = false\nhidden_paths = ["~/x"]\nwritable_roots = []\n'),
+      [],
+    );
+    assert.deepEqual(keys('[sandbox]\nmode = "off"\nnetwork = true\nwritable_roots = ["/"]\n'), [
+      'sandbox.mode',
+      'sandbox.network',
+      'sandbox.writable_roots',
+    ]);
+    assert.deepEqual(
+      keys('[sandbox]\nmode = "workspace-write"\n', '[sandbox]\nmode = "read-only"\n'),
+      ['sandbox.mode'],
+      "looser than the user's own mode",
+    );
+    assert.deepEqual(
+      keys(
+        '[sandbox]\nmode = "workspace-write"\nnetwork = true\nwritable_roots = ["~/cache"]\n',
+        '[sandbox]\nmode = "off"\nnetwork = true\nwritable_roots = ["~/cache"]\n',
+      ),
+      [],
+    );
+    assert.deepEqual(keys('[conversation.tools.run_command]\ndetached = { escalate = "auto" }\n'), [
+      'conversation.tools.run_command.detached',
+    ]);
   });
 
   it('an untrusted workspace cannot turn the sandbox off or unhide a path the user hides', () => {
     const workspace = '[sandbox]\nmode = "off"\nhidden_paths = []\n';
-    const loaded = loadConfig(inputs({ userFile: tempFile('[sandbox]\nhidden_paths = ["~/private"]\n'), workspaceFile: tempFile(workspace) }));
+    const loaded = loadConfig(
+      inputs({ userFile: tempFile('[sandbox]\nhidden_paths = ["~/private"]\n'), workspaceFile: tempFile(workspace) }),
+    );
     assert.equal(sandboxSettingsOf(loaded.value).mode, 'workspace-write');
     assert.deepEqual(sandboxSettingsOf(loaded.value).hiddenPaths, ['~/private']);
-    const trusted = loadConfig(inputs({ workspaceFile: tempFile(workspace), trustedWorkspaceSha256: configContentHash(workspace) }));
+    const trusted = loadConfig(
+      inputs({ workspaceFile: tempFile(workspace), trustedWorkspaceSha256: configContentHash(workspace) }),
+    );
     assert.equal(sandboxSettingsOf(trusted.value).mode, 'off');
   });
 });
@@ -225,10 +331,22 @@ describe('the escalate policy kind', () => {
   });
 
   it('is set explicitly, per tool or under defaults', () => {
-    const defaults = loadConfig(inputs({ cfgArguments: ['conversation.tools.defaults.detached={ escalate = "auto" }'] }));
+    const defaults = loadConfig(
+      inputs({ cfgArguments: ['conversation.tools.defaults.detached={ escalate = "auto" }'] }),
+    );
     assert.equal(resolveDetachedPolicy(defaults, 'run_command', 'escalate', 'deny').value, 'auto');
-    assert.equal(resolveDetachedPolicy(defaults, 'run_command', 'escalate', 'deny').key, 'conversation.tools.defaults.detached.escalate');
-    const own = loadConfig(inputs({ cfgArguments: ['conversation.tools.defaults.detached={ escalate = "auto" }', 'conversation.tools.run_command.detached={ escalate = "defer" }'] }));
+    assert.equal(
+      resolveDetachedPolicy(defaults, 'run_command', 'escalate', 'deny').key,
+      'conversation.tools.defaults.detached.escalate',
+    );
+    const own = loadConfig(
+      inputs({
+        cfgArguments: [
+          'conversation.tools.defaults.detached={ escalate = "auto" }',
+          'conversation.tools.run_command.detached={ escalate = "defer" }',
+        ],
+      }),
+    );
     assert.equal(resolveDetachedPolicy(own, 'run_command', 'escalate', 'deny').value, 'defer');
   });
 });

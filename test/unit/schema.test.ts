@@ -58,7 +58,14 @@ const deliverInquiry = { kind: 'deliver_tool_result', tool: 'read_file', result:
 const questionInquiry = {
   kind: 'tool_question',
   tool: 'write_file',
-  question: { id: 'overwrite', text: 'Overwrite notes.md?', answer_type: 'select', options: ['yes', 'no'], default: 'no', exclusive: true },
+  question: {
+    id: 'overwrite',
+    text: 'Overwrite notes.md?',
+    answer_type: 'select',
+    options: ['yes', 'no'],
+    default: 'no',
+    exclusive: true,
+  },
 };
 
 const formInquiry = {
@@ -83,25 +90,51 @@ const validEvents: Record<string, Json[]> = {
   chat_response: [
     { type: 'chat_response', timestamp: ts, message: 'Here they are.' },
     { type: 'chat_response', timestamp: ts, reasoning: 'The user wants a listing.' },
-    { type: 'chat_response', timestamp: ts, reasoning: '', provider_metadata: { anthropic: { signature: 'EqQBCkYIBxgCKkBf' } } },
+    {
+      type: 'chat_response',
+      timestamp: ts,
+      reasoning: '',
+      provider_metadata: { anthropic: { signature: 'EqQBCkYIBxgCKkBf' } },
+    },
     { type: 'chat_response', timestamp: ts, message: 'Partial ans', incomplete: true },
     { type: 'chat_response', timestamp: ts, message: '', sources: [{ url: 'https://example.com/a', title: 'A' }] },
   ],
   tool_call_request: [
     { type: 'tool_call_request', timestamp: ts, id: 'call_1', name: 'run_command', arguments: { command: 'ls' } },
     { type: 'tool_call_request', timestamp: ts, id: 'call_2', name: 'run_command', arguments: 'not json {' },
-    { type: 'tool_call_request', timestamp: ts, id: 'ws_1', name: 'web_search', arguments: { query: 'news' }, provider_executed: true },
+    {
+      type: 'tool_call_request',
+      timestamp: ts,
+      id: 'ws_1',
+      name: 'web_search',
+      arguments: { query: 'news' },
+      provider_executed: true,
+    },
   ],
   tool_call_start: [{ type: 'tool_call_start', timestamp: ts, id: 'call_1' }],
   tool_call_response: [
     { type: 'tool_call_response', timestamp: ts, id: 'call_1', content: 'a\nb\n', is_error: false, outcome: 'ok' },
-    { type: 'tool_call_response', timestamp: ts, id: 'call_2', content: 'Tool call denied: no user.', is_error: true, outcome: 'denied' },
+    {
+      type: 'tool_call_response',
+      timestamp: ts,
+      id: 'call_2',
+      content: 'Tool call denied: no user.',
+      is_error: true,
+      outcome: 'denied',
+    },
   ],
   inquiry_request: [
     { type: 'inquiry_request', timestamp: ts, id: 'inq_1', tool_call_id: 'call_1', inquiry: runInquiry },
     { type: 'inquiry_request', timestamp: ts, id: 'inq_2', tool_call_id: 'call_1', inquiry: deliverInquiry },
     { type: 'inquiry_request', timestamp: ts, id: 'inq_3', tool_call_id: 'call_3', inquiry: questionInquiry },
-    { type: 'inquiry_request', timestamp: ts, id: 'inq_4', tool_call_id: 'call_4', inquiry: formInquiry, during_call: true },
+    {
+      type: 'inquiry_request',
+      timestamp: ts,
+      id: 'inq_4',
+      tool_call_id: 'call_4',
+      inquiry: formInquiry,
+      during_call: true,
+    },
   ],
   inquiry_response: [
     { type: 'inquiry_response', timestamp: ts, id: 'inq_1', answer: 'run', by: 'user' },
@@ -115,18 +148,45 @@ const validEvents: Record<string, Json[]> = {
       action: 'Fail',
       reason: 'conversation.tools.defaults.detached = "deny"',
     },
-    { type: 'inquiry_response', timestamp: ts, id: 'inq_3', answer: null, by: 'policy', action: 'Fail', reason: 'no user' },
+    {
+      type: 'inquiry_response',
+      timestamp: ts,
+      id: 'inq_3',
+      answer: null,
+      by: 'policy',
+      action: 'Fail',
+      reason: 'no user',
+    },
     { type: 'inquiry_response', timestamp: ts, id: 'inq_3', answer: 'no', by: 'assistant', action: 'LlmInquiry' },
-    { type: 'inquiry_response', timestamp: ts, id: 'inq_4', answer: { action: 'accept', content: { name: 'Ada', integer: 7 } }, by: 'user' },
+    {
+      type: 'inquiry_response',
+      timestamp: ts,
+      id: 'inq_4',
+      answer: { action: 'accept', content: { name: 'Ada', integer: 7 } },
+      by: 'user',
+    },
     { type: 'inquiry_response', timestamp: ts, id: 'inq_4', answer: { action: 'decline' }, by: 'user' },
   ],
   turn_end: [
     { type: 'turn_end', timestamp: ts, status: 'completed' },
     { type: 'turn_end', timestamp: ts, status: 'completed', finish_reason: 'length' },
-    { type: 'turn_end', timestamp: ts, status: 'error', error: { code: 'refused', message: 'refused' }, exit_code: 1, finish_reason: 'content-filter' },
+    {
+      type: 'turn_end',
+      timestamp: ts,
+      status: 'error',
+      error: { code: 'refused', message: 'refused' },
+      exit_code: 1,
+      finish_reason: 'content-filter',
+    },
     { type: 'turn_end', timestamp: ts, status: 'discarded', signal: 'SIGINT', exit_code: 130 },
     { type: 'turn_end', timestamp: ts, status: 'interrupted', signal: 'SIGTERM', exit_code: 143 },
-    { type: 'turn_end', timestamp: ts, status: 'error', error: { code: 'provider_error', message: 'HTTP 500' }, exit_code: 1 },
+    {
+      type: 'turn_end',
+      timestamp: ts,
+      status: 'error',
+      error: { code: 'provider_error', message: 'HTTP 500' },
+      exit_code: 1,
+    },
   ],
   config_delta: [{ type: 'config_delta', timestamp: ts, delta: { assistant: { model: 'openai/gpt-4.1-mini' } } }],
   usage: [
@@ -135,17 +195,48 @@ const validEvents: Record<string, Json[]> = {
       timestamp: ts,
       model: 'anthropic/claude-sonnet-4-5',
       purpose: 'step',
-      usage: { input_tokens: 1200, output_tokens: 30, reasoning_tokens: null, cached_input_tokens: 1100, cache_write_tokens: 90, total_tokens: 1230 },
+      usage: {
+        input_tokens: 1200,
+        output_tokens: 30,
+        reasoning_tokens: null,
+        cached_input_tokens: 1100,
+        cache_write_tokens: 90,
+        total_tokens: 1230,
+      },
     },
-    { type: 'usage', timestamp: ts, model: 'ollama/qwen3', purpose: 'compaction', usage: { input_tokens: 9, output_tokens: null, reasoning_tokens: null, cached_input_tokens: null, cache_write_tokens: null, total_tokens: null } },
+    {
+      type: 'usage',
+      timestamp: ts,
+      model: 'ollama/qwen3',
+      purpose: 'compaction',
+      usage: {
+        input_tokens: 9,
+        output_tokens: null,
+        reasoning_tokens: null,
+        cached_input_tokens: null,
+        cache_write_tokens: null,
+        total_tokens: null,
+      },
+    },
   ],
   compaction: [
-    { type: 'compaction', timestamp: ts, summary: 'The user asked for a review; files a and b were read.', replaces: [0, 41], reason: 'threshold' },
+    {
+      type: 'compaction',
+      timestamp: ts,
+      summary: 'The user asked for a review; files a and b were read.',
+      replaces: [0, 41],
+      reason: 'threshold',
+    },
     { type: 'compaction', timestamp: ts, summary: '', replaces: [0, 3], reason: 'manual' },
   ],
   system_prompt: [
     { type: 'system_prompt', timestamp: ts, text: 'You are jp.', files: [] },
-    { type: 'system_prompt', timestamp: ts, text: 'You are jp.\n\n## AGENTS.md\n\nRun npm test.', files: [{ path: 'AGENTS.md', bytes: 40000, included: 32768 }] },
+    {
+      type: 'system_prompt',
+      timestamp: ts,
+      text: 'You are jp.\n\n## AGENTS.md\n\nRun npm test.',
+      files: [{ path: 'AGENTS.md', bytes: 40000, included: 32768 }],
+    },
   ],
 };
 
@@ -157,31 +248,76 @@ const invalidEvents: [string, unknown][] = [
   ['timestamp not a date-time', { type: 'turn_start', timestamp: 'yesterday' }],
   ['chat_request without content', { type: 'chat_request', timestamp: ts }],
   ['chat_response with neither message nor reasoning', { type: 'chat_response', timestamp: ts }],
-  ['chat_response with both message and reasoning', { type: 'chat_response', timestamp: ts, message: 'a', reasoning: 'b' }],
+  [
+    'chat_response with both message and reasoning',
+    { type: 'chat_response', timestamp: ts, message: 'a', reasoning: 'b' },
+  ],
   ['tool_call_request without arguments', { type: 'tool_call_request', timestamp: ts, id: 'c', name: 'n' }],
   ['tool_call_start without id', { type: 'tool_call_start', timestamp: ts }],
-  ['tool_call_response without outcome', { type: 'tool_call_response', timestamp: ts, id: 'c', content: '', is_error: false }],
-  ['tool_call_response with unknown outcome', { type: 'tool_call_response', timestamp: ts, id: 'c', content: '', is_error: false, outcome: 'maybe' }],
-  ['inquiry_request with unknown kind', { type: 'inquiry_request', timestamp: ts, id: 'i', tool_call_id: 'c', inquiry: { kind: 'ask', tool: 't' } }],
-  ['deliver inquiry without result', { type: 'inquiry_request', timestamp: ts, id: 'i', tool_call_id: 'c', inquiry: { kind: 'deliver_tool_result', tool: 't' } }],
+  [
+    'tool_call_response without outcome',
+    { type: 'tool_call_response', timestamp: ts, id: 'c', content: '', is_error: false },
+  ],
+  [
+    'tool_call_response with unknown outcome',
+    { type: 'tool_call_response', timestamp: ts, id: 'c', content: '', is_error: false, outcome: 'maybe' },
+  ],
+  [
+    'inquiry_request with unknown kind',
+    { type: 'inquiry_request', timestamp: ts, id: 'i', tool_call_id: 'c', inquiry: { kind: 'ask', tool: 't' } },
+  ],
+  [
+    'deliver inquiry without result',
+    {
+      type: 'inquiry_request',
+      timestamp: ts,
+      id: 'i',
+      tool_call_id: 'c',
+      inquiry: { kind: 'deliver_tool_result', tool: 't' },
+    },
+  ],
   [
     'question without exclusive',
-    { type: 'inquiry_request', timestamp: ts, id: 'i', tool_call_id: 'c', inquiry: { kind: 'tool_question', tool: 't', question: { id: 'q', text: 'q?', answer_type: 'text' } } },
+    {
+      type: 'inquiry_request',
+      timestamp: ts,
+      id: 'i',
+      tool_call_id: 'c',
+      inquiry: { kind: 'tool_question', tool: 't', question: { id: 'q', text: 'q?', answer_type: 'text' } },
+    },
   ],
   ['inquiry_response without answer', { type: 'inquiry_response', timestamp: ts, id: 'i', by: 'user' }],
   ['inquiry_response by nobody', { type: 'inquiry_response', timestamp: ts, id: 'i', answer: 'run', by: 'nobody' }],
-  ['inquiry_response with unknown action', { type: 'inquiry_response', timestamp: ts, id: 'i', answer: 'run', by: 'policy', action: 'Approve' }],
+  [
+    'inquiry_response with unknown action',
+    { type: 'inquiry_response', timestamp: ts, id: 'i', answer: 'run', by: 'policy', action: 'Approve' },
+  ],
   ['turn_end with unknown status', { type: 'turn_end', timestamp: ts, status: 'done' }],
-  ['chat_response marked incomplete with false', { type: 'chat_response', timestamp: ts, message: 'a', incomplete: false }],
-  ['turn_end with an unknown finish reason', { type: 'turn_end', timestamp: ts, status: 'completed', finish_reason: 'done' }],
+  [
+    'chat_response marked incomplete with false',
+    { type: 'chat_response', timestamp: ts, message: 'a', incomplete: false },
+  ],
+  [
+    'turn_end with an unknown finish reason',
+    { type: 'turn_end', timestamp: ts, status: 'completed', finish_reason: 'done' },
+  ],
   ['turn_end with unknown signal', { type: 'turn_end', timestamp: ts, status: 'interrupted', signal: 'SIGKILL' }],
   ['turn_end error without message', { type: 'turn_end', timestamp: ts, status: 'error', error: { code: 'x' } }],
   ['config_delta without delta', { type: 'config_delta', timestamp: ts }],
   ['usage without its counts', { type: 'usage', timestamp: ts, model: 'm', purpose: 'step' }],
-  ['compaction with one position', { type: 'compaction', timestamp: ts, summary: 's', replaces: [3], reason: 'manual' }],
-  ['compaction with a negative position', { type: 'compaction', timestamp: ts, summary: 's', replaces: [-1, 3], reason: 'manual' }],
+  [
+    'compaction with one position',
+    { type: 'compaction', timestamp: ts, summary: 's', replaces: [3], reason: 'manual' },
+  ],
+  [
+    'compaction with a negative position',
+    { type: 'compaction', timestamp: ts, summary: 's', replaces: [-1, 3], reason: 'manual' },
+  ],
   ['system_prompt without text', { type: 'system_prompt', timestamp: ts, files: [] }],
-  ['system_prompt file without its size', { type: 'system_prompt', timestamp: ts, text: '', files: [{ path: 'AGENTS.md', included: 1 }] }],
+  [
+    'system_prompt file without its size',
+    { type: 'system_prompt', timestamp: ts, text: '', files: [{ path: 'AGENTS.md', included: 1 }] },
+  ],
 ];
 
 function result(status: RunStatus, exitCode: number, overrides: Json = {}): Json {
@@ -200,21 +336,54 @@ function result(status: RunStatus, exitCode: number, overrides: Json = {}): Json
     tools: [{ id: 'call_1', name: 'run_command', arguments: { command: 'ls' }, result: 'a\nb\n', status: 'ok' }],
     permission_denials:
       status === 'denied'
-        ? [{ tool_name: 'run_command', tool_call_id: 'call_2', kind: 'run_tool', tool_input: { command: 'rm x' }, reason: 'detached = "deny"' }]
+        ? [
+            {
+              tool_name: 'run_command',
+              tool_call_id: 'call_2',
+              kind: 'run_tool',
+              tool_input: { command: 'rm x' },
+              reason: 'detached = "deny"',
+            },
+          ]
         : [],
     unanswered:
-      status === 'denied' ? [{ tool_name: 'write_file', tool_call_id: 'call_3', question_id: 'overwrite', question: 'Overwrite?', reason: 'no user' }] : [],
+      status === 'denied'
+        ? [
+            {
+              tool_name: 'write_file',
+              tool_call_id: 'call_3',
+              question_id: 'overwrite',
+              question: 'Overwrite?',
+              reason: 'no user',
+            },
+          ]
+        : [],
     pending_inquiry:
-      status === 'deferred' ? { id: 'inq_1', tool_call_id: 'call_4', tool: 'run_command', kind: 'run_tool', inquiry: runInquiry } : null,
+      status === 'deferred'
+        ? { id: 'inq_1', tool_call_id: 'call_4', tool: 'run_command', kind: 'run_tool', inquiry: runInquiry }
+        : null,
     metadata: {
       model: 'openai/gpt-4.1-mini',
       iterations: 2,
       duration_ms: 1534,
-      usage: { input_tokens: 120, output_tokens: 30, reasoning_tokens: null, cached_input_tokens: 100, cache_write_tokens: null, total_tokens: 150 },
+      usage: {
+        input_tokens: 120,
+        output_tokens: 30,
+        reasoning_tokens: null,
+        cached_input_tokens: 100,
+        cache_write_tokens: null,
+        total_tokens: 150,
+      },
       finish_reason: failed ? null : 'stop',
     },
     warnings: [],
-    error: failed ? { code: `${status}_code`, message: `the run ended with ${status}`, ...(status === 'usage' ? { hint: 'Run jp --help.' } : {}) } : null,
+    error: failed
+      ? {
+          code: `${status}_code`,
+          message: `the run ended with ${status}`,
+          ...(status === 'usage' ? { hint: 'Run jp --help.' } : {}),
+        }
+      : null,
     ...overrides,
   };
 }
@@ -239,7 +408,13 @@ const stdoutLines: Record<string, Json[]> = {
   assistant_text: [line('assistant_text', { text: 'Here they are.' })],
   assistant_reasoning: [line('assistant_reasoning', { text: 'Thinking.' })],
   user_message: [line('user_message', { text: 'list the files' }), line('user_message', { text: '' })],
-  compaction: [line('compaction', { summary: 'The user asked for a review; a and b were read.', replaces: [0, 41], reason: 'threshold' })],
+  compaction: [
+    line('compaction', {
+      summary: 'The user asked for a review; a and b were read.',
+      replaces: [0, 41],
+      reason: 'threshold',
+    }),
+  ],
   tool_call: [line('tool_call', { id: 'call_1', name: 'run_command', arguments: { command: 'ls' } })],
   tool_result: [
     line('tool_result', { id: 'call_1', name: 'run_command', outcome: 'ok', is_error: false, content: 'a\nb\n' }),
@@ -248,14 +423,34 @@ const stdoutLines: Record<string, Json[]> = {
   inquiry_request: [line('inquiry_request', { id: 'inq_1', tool_call_id: 'call_1', inquiry: questionInquiry })],
   inquiry_response: [
     line('inquiry_response', { id: 'inq_1', answer: 'run', by: 'user', action: null, reason: null }),
-    line('inquiry_response', { id: 'inq_1', answer: 'skip', by: 'policy', action: 'Fail', reason: 'detached = "deny"' }),
+    line('inquiry_response', {
+      id: 'inq_1',
+      answer: 'skip',
+      by: 'policy',
+      action: 'Fail',
+      reason: 'detached = "deny"',
+    }),
   ],
   detached: [line('detached', { pid: 4242 })],
   result: [
     result('success', 0),
-    result('success', 0, { warnings: [{ code: 'output_limit', message: "the answer was cut at the model's output limit" }] }),
-    result('denied', 3, { warnings: [{ code: 'workspace_untrusted', message: 'ignored conversation.tools.run_command.detached in .jp/config.toml', keys: ['conversation.tools.run_command.detached'] }] }),
-    result('usage', 2, { conversation_id: null, log_file: null, metadata: { model: null, iterations: 0, duration_ms: 0, usage: null, finish_reason: null } }),
+    result('success', 0, {
+      warnings: [{ code: 'output_limit', message: "the answer was cut at the model's output limit" }],
+    }),
+    result('denied', 3, {
+      warnings: [
+        {
+          code: 'workspace_untrusted',
+          message: 'ignored conversation.tools.run_command.detached in .jp/config.toml',
+          keys: ['conversation.tools.run_command.detached'],
+        },
+      ],
+    }),
+    result('usage', 2, {
+      conversation_id: null,
+      log_file: null,
+      metadata: { model: null, iterations: 0, duration_ms: 0, usage: null, finish_reason: null },
+    }),
   ],
   initialized: [line('initialized', { path: '/home/me/project/.jp' }, null)],
   forked: [line('forked', { forked_from: 'jp-c1740832496789000' })],
@@ -266,7 +461,10 @@ const stdoutLines: Record<string, Json[]> = {
         keys: {
           'assistant.model': { value: 'openai/gpt-4.1-mini', source: '/home/me/project/.jp/config.toml' },
           'assistant.max_turns': { value: 25, source: 'built-in default' },
-          'conversation.tools.run_command.enabled': { value: true, source: '--cfg conversation.tools.run_command.enabled=true' },
+          'conversation.tools.run_command.enabled': {
+            value: true,
+            source: '--cfg conversation.tools.run_command.enabled=true',
+          },
         },
       },
       null,
@@ -275,7 +473,13 @@ const stdoutLines: Record<string, Json[]> = {
       'config',
       {
         keys: { 'assistant.model': { value: 'openai/gpt-4.1-mini', source: 'built-in default' } },
-        ignored: { 'providers.openai.base_url': { value: 'http://127.0.0.1:9/v1', source: '/home/me/project/.jp/config.toml:2', reason: 'decides where your requests go' } },
+        ignored: {
+          'providers.openai.base_url': {
+            value: 'http://127.0.0.1:9/v1',
+            source: '/home/me/project/.jp/config.toml:2',
+            reason: 'decides where your requests go',
+          },
+        },
       },
       null,
     ),
@@ -286,12 +490,36 @@ const stdoutLines: Record<string, Json[]> = {
       {
         tool: 'run_command',
         run: { value: 'ask', key: 'built-in', layer: 'built-in default' },
-        result: { value: 'unattended', key: 'conversation.tools.defaults.result', layer: '/home/me/.config/jp/config.toml' },
+        result: {
+          value: 'unattended',
+          key: 'conversation.tools.defaults.result',
+          layer: '/home/me/.config/jp/config.toml',
+        },
         detached: {
-          run: { policy: 'deny', key: 'built-in', layer: 'built-in default for a run with no client', with_detach: 'defer' },
-          deliver: { policy: 'auto', key: 'conversation.tools.run_command.detached.deliver', layer: 'JP_CFG', with_detach: 'auto' },
-          tool: { policy: 'defaults', key: 'conversation.tools.defaults.detached', layer: '.jp/config.toml', with_detach: 'defaults' },
-          escalate: { policy: 'deny', key: 'built-in', layer: 'built-in default for a run with no client', with_detach: 'defer' },
+          run: {
+            policy: 'deny',
+            key: 'built-in',
+            layer: 'built-in default for a run with no client',
+            with_detach: 'defer',
+          },
+          deliver: {
+            policy: 'auto',
+            key: 'conversation.tools.run_command.detached.deliver',
+            layer: 'JP_CFG',
+            with_detach: 'auto',
+          },
+          tool: {
+            policy: 'defaults',
+            key: 'conversation.tools.defaults.detached',
+            layer: '.jp/config.toml',
+            with_detach: 'defaults',
+          },
+          escalate: {
+            policy: 'deny',
+            key: 'built-in',
+            layer: 'built-in default for a run with no client',
+            with_detach: 'defer',
+          },
         },
         sandbox: {
           description: 'workspace-write, no network',
@@ -351,15 +579,35 @@ const stdoutLines: Record<string, Json[]> = {
       },
       null,
     ),
-    line('trust', { workspace: '/w', config_file: '/w/.jp/config.toml', config_sha256: null, state: 'no config', decided_at: null, needs_trust: [] }, null),
+    line(
+      'trust',
+      {
+        workspace: '/w',
+        config_file: '/w/.jp/config.toml',
+        config_sha256: null,
+        state: 'no config',
+        decided_at: null,
+        needs_trust: [],
+      },
+      null,
+    ),
   ],
-  wait_result: [line('wait_result', { exit_code: 0, status: 'success' }), line('wait_result', { exit_code: 4, status: 'waiting for input (run_command)' })],
+  wait_result: [
+    line('wait_result', { exit_code: 0, status: 'success' }),
+    line('wait_result', { exit_code: 4, status: 'waiting for input (run_command)' }),
+  ],
   mcp_servers: [
     line(
       'mcp_servers',
       {
         servers: [
-          { name: 'everything', transport: 'stdio', state: 'ready', problem: null, tools: [{ name: 'mcp__everything__echo', mcp_name: 'echo', description: 'Echoes' }] },
+          {
+            name: 'everything',
+            transport: 'stdio',
+            state: 'ready',
+            problem: null,
+            tools: [{ name: 'mcp__everything__echo', mcp_name: 'echo', description: 'Echoes' }],
+          },
           { name: 'remote', transport: 'http', state: 'failed', problem: 'fetch failed', tools: [] },
         ],
       },
@@ -402,15 +650,63 @@ const invalidLines: [string, unknown][] = [
     }),
   ],
   ['wait_result without exit_code', line('wait_result', { status: 'success' })],
-  ['trust with an unknown state', line('trust', { workspace: '/w', config_file: '/w/.jp/config.toml', config_sha256: null, state: 'maybe', decided_at: null, needs_trust: [] }, null)],
-  ['mcp_servers with an unknown state', line('mcp_servers', { servers: [{ name: 'x', transport: 'stdio', state: 'starting', problem: null, tools: [] }] })],
+  [
+    'trust with an unknown state',
+    line(
+      'trust',
+      {
+        workspace: '/w',
+        config_file: '/w/.jp/config.toml',
+        config_sha256: null,
+        state: 'maybe',
+        decided_at: null,
+        needs_trust: [],
+      },
+      null,
+    ),
+  ],
+  [
+    'mcp_servers with an unknown state',
+    line('mcp_servers', { servers: [{ name: 'x', transport: 'stdio', state: 'starting', problem: null, tools: [] }] }),
+  ],
   ['result line with a wrong exit_code', result('success', 1)],
   ['result line with wrong v', result('success', 0, { v: 2 })],
 ];
 
 const listed = [
-  { id: 'jp-c1740832496789000', title: 'files', created_at: ts, updated_at: ts, status: 'idle', state: 'idle', pid: null, tool: null, resume_point: null, active: false, usage: null },
-  { id: 'jp-c1740832496789001', title: null, created_at: ts, updated_at: ts, status: 'running (pid 42)', state: 'running', pid: 42, tool: null, resume_point: null, active: true, usage: { input_tokens: 5000, output_tokens: 70, reasoning_tokens: null, cached_input_tokens: 4200, cache_write_tokens: 500, total_tokens: 5070 } },
+  {
+    id: 'jp-c1740832496789000',
+    title: 'files',
+    created_at: ts,
+    updated_at: ts,
+    status: 'idle',
+    state: 'idle',
+    pid: null,
+    tool: null,
+    resume_point: null,
+    active: false,
+    usage: null,
+  },
+  {
+    id: 'jp-c1740832496789001',
+    title: null,
+    created_at: ts,
+    updated_at: ts,
+    status: 'running (pid 42)',
+    state: 'running',
+    pid: 42,
+    tool: null,
+    resume_point: null,
+    active: true,
+    usage: {
+      input_tokens: 5000,
+      output_tokens: 70,
+      reasoning_tokens: null,
+      cached_input_tokens: 4200,
+      cache_write_tokens: 500,
+      total_tokens: 5070,
+    },
+  },
   {
     id: 'jp-c1740832496789002',
     title: null,
@@ -462,7 +758,15 @@ const clientMessages: Json[] = [
 ];
 
 const serverMessages: Json[] = [
-  { type: 'hello', version: 1, conversation_id: cid, pid: 4242, event_count: 12, partial: { message: 'Here', reasoning: '' }, prompting: true },
+  {
+    type: 'hello',
+    version: 1,
+    conversation_id: cid,
+    pid: 4242,
+    event_count: 12,
+    partial: { message: 'Here', reasoning: '' },
+    prompting: true,
+  },
   { type: 'event', seq: 12, event: validEvents.tool_call_request![0]! },
   { type: 'delta', event: { type: 'chat_response', timestamp: ts, message: 'Here' } },
   { type: 'inquiry', id: 'inq_1', inquiry: runInquiry },
@@ -498,7 +802,11 @@ describe('schema files', () => {
       assert.ok(ajv.validateSchema(schema), `${name}: ${ajv.errorsText(ajv.errors)}`);
       assert.equal(typeof ajv.getSchema(`${base}${name}`), 'function', name);
       for (const definition of Object.keys((schema.$defs as Json | undefined) ?? {})) {
-        assert.equal(typeof ajv.getSchema(`${base}${name}#/$defs/${definition}`), 'function', `${name}#/$defs/${definition}`);
+        assert.equal(
+          typeof ajv.getSchema(`${base}${name}#/$defs/${definition}`),
+          'function',
+          `${name}#/$defs/${definition}`,
+        );
       }
     }
   });
@@ -506,7 +814,10 @@ describe('schema files', () => {
   it('references other files only by their $id, and every reference names an existing definition', () => {
     const ids = new Map(schemas.map(({ name, schema }) => [name, schema]));
     const walk = (node: unknown, from: string): void => {
-      if (Array.isArray(node)) return node.forEach((item) => walk(item, from));
+      if (Array.isArray(node)) {
+        for (const item of node) walk(item, from);
+        return;
+      }
       if (typeof node !== 'object' || node === null) return;
       for (const [key, value] of Object.entries(node)) {
         if (key === '$ref') {
@@ -549,7 +860,15 @@ describe('event.schema.json', () => {
 
   it('accepts unknown extra properties (forward compatibility)', () => {
     assertValid(EVENT, { type: 'turn_start', timestamp: ts, new_field: [1, 2] });
-    assertValid(EVENT, { type: 'tool_call_response', timestamp: ts, id: 'c', content: '', is_error: false, outcome: 'skipped', duration_ms: 5 });
+    assertValid(EVENT, {
+      type: 'tool_call_response',
+      timestamp: ts,
+      id: 'c',
+      content: '',
+      is_error: false,
+      outcome: 'skipped',
+      duration_ms: 5,
+    });
   });
 
   for (const [label, example] of invalidEvents) {
@@ -561,7 +880,10 @@ describe('result.schema.json', () => {
   for (const status of statuses) {
     for (const code of expectedExitCodes[status]) {
       it(`accepts a ${status} result with exit code ${code}`, () => {
-        assert.ok(code === exitCodeOf(status) || code === exitCodeOf(status, 'SIGTERM'), 'the table agrees with exitCodeOf');
+        assert.ok(
+          code === exitCodeOf(status) || code === exitCodeOf(status, 'SIGTERM'),
+          'the table agrees with exitCodeOf',
+        );
         assertValid(RESULT, result(status, code));
       });
     }
@@ -586,10 +908,28 @@ describe('result.schema.json', () => {
     ['error without message', result('error', 1, { error: { code: 'x' } })],
     ['an error status with a null error', result('error', 1, { error: null })],
     ['an interrupted status with a null error', result('interrupted', 130, { error: null })],
-    ['a pending inquiry on a success', result('success', 0, { pending_inquiry: result('deferred', 4).pending_inquiry })],
-    ['a tool with an unknown status', result('success', 0, { tools: [{ id: 'c', name: 'n', arguments: {}, result: null, status: 'running' }] })],
-    ['a denial of a question kind', result('denied', 3, { permission_denials: [{ tool_name: 't', tool_call_id: 'c', kind: 'tool_question', tool_input: null, reason: 'r' }] })],
-    ['usage without total_tokens', result('success', 0, { metadata: { model: null, iterations: 0, duration_ms: 0, usage: { input_tokens: 0, output_tokens: 0 } } })],
+    [
+      'a pending inquiry on a success',
+      result('success', 0, { pending_inquiry: result('deferred', 4).pending_inquiry }),
+    ],
+    [
+      'a tool with an unknown status',
+      result('success', 0, { tools: [{ id: 'c', name: 'n', arguments: {}, result: null, status: 'running' }] }),
+    ],
+    [
+      'a denial of a question kind',
+      result('denied', 3, {
+        permission_denials: [
+          { tool_name: 't', tool_call_id: 'c', kind: 'tool_question', tool_input: null, reason: 'r' },
+        ],
+      }),
+    ],
+    [
+      'usage without total_tokens',
+      result('success', 0, {
+        metadata: { model: null, iterations: 0, duration_ms: 0, usage: { input_tokens: 0, output_tokens: 0 } },
+      }),
+    ],
     ['a non-integer exit code', result('success', 0.5 as number)],
   ];
   for (const [label, example] of broken) {
@@ -605,34 +945,88 @@ describe('result.schema.json', () => {
       new JpError('error', 'server_lost', 'the query server stopped'),
     ];
     for (const error of errors) {
-      assertValid(RESULT, buildErrorResult({ secrets: new Secrets(), conversationId: null, query: '', error, model: null, startedAt }), `error result ${error.status}`);
+      assertValid(
+        RESULT,
+        buildErrorResult({ secrets: new Secrets(), conversationId: null, query: '', error, model: null, startedAt }),
+        `error result ${error.status}`,
+      );
     }
     const events: ConversationEvent[] = [
       { type: 'turn_start', timestamp: ts },
       { type: 'chat_request', timestamp: ts, content: 'go' },
       { type: 'chat_response', timestamp: ts, message: 'Running it.' },
       { type: 'tool_call_request', timestamp: ts, id: 'call_1', name: 'run_command', arguments: { command: 'ls' } },
-      { type: 'inquiry_request', timestamp: ts, id: 'inq_1', tool_call_id: 'call_1', inquiry: { kind: 'run_tool', tool: 'run_command', arguments: { command: 'ls' } } },
+      {
+        type: 'inquiry_request',
+        timestamp: ts,
+        id: 'inq_1',
+        tool_call_id: 'call_1',
+        inquiry: { kind: 'run_tool', tool: 'run_command', arguments: { command: 'ls' } },
+      },
     ];
-    const usage = { input_tokens: 3, output_tokens: 4, reasoning_tokens: null, cached_input_tokens: null, cache_write_tokens: null, total_tokens: 7 };
+    const usage = {
+      input_tokens: 3,
+      output_tokens: 4,
+      reasoning_tokens: null,
+      cached_input_tokens: null,
+      cache_write_tokens: null,
+      total_tokens: 7,
+    };
     const outcomes: TurnOutcome[] = [
       { status: 'deferred', iterations: 1, usage, turnStart: 0 },
       { status: 'interrupted', iterations: 1, usage, turnStart: 0, stop: new StopRequest('SIGTERM') },
       { status: 'interrupted', iterations: 1, usage, turnStart: 0, stop: new StopRequest('SIGINT') },
-      { status: 'error', iterations: 1, usage, turnStart: 0, error: new JpError('retryable', 'overloaded', 'overloaded') },
+      {
+        status: 'error',
+        iterations: 1,
+        usage,
+        turnStart: 0,
+        error: new JpError('retryable', 'overloaded', 'overloaded'),
+      },
     ];
     for (const outcome of outcomes) {
-      const built = buildTurnResult({ secrets: new Secrets(), conversationId: cid, query: 'go', outcome, events, model: 'test/script', startedAt });
+      const built = buildTurnResult({
+        secrets: new Secrets(),
+        conversationId: cid,
+        query: 'go',
+        outcome,
+        events,
+        model: 'test/script',
+        startedAt,
+      });
       assertValid(RESULT, built, `turn result ${outcome.status}`);
     }
     const answered: ConversationEvent[] = [
       ...events,
-      { type: 'inquiry_response', timestamp: ts, id: 'inq_1', answer: 'skip', by: 'policy', action: 'Fail', reason: 'no user' },
-      { type: 'tool_call_response', timestamp: ts, id: 'call_1', content: 'Tool call denied: no user.', is_error: true, outcome: 'denied' },
+      {
+        type: 'inquiry_response',
+        timestamp: ts,
+        id: 'inq_1',
+        answer: 'skip',
+        by: 'policy',
+        action: 'Fail',
+        reason: 'no user',
+      },
+      {
+        type: 'tool_call_response',
+        timestamp: ts,
+        id: 'call_1',
+        content: 'Tool call denied: no user.',
+        is_error: true,
+        outcome: 'denied',
+      },
       { type: 'chat_response', timestamp: ts, message: 'I could not run it.' },
       { type: 'turn_end', timestamp: ts, status: 'completed' },
     ];
-    const denied = buildTurnResult({ secrets: new Secrets(), conversationId: cid, query: 'go', outcome: { status: 'completed', iterations: 2, usage, turnStart: 0 }, events: answered, model: 'test/script', startedAt });
+    const denied = buildTurnResult({
+      secrets: new Secrets(),
+      conversationId: cid,
+      query: 'go',
+      outcome: { status: 'completed', iterations: 2, usage, turnStart: 0 },
+      events: answered,
+      model: 'test/script',
+      startedAt,
+    });
     assert.equal(denied.status, 'denied');
     assertValid(RESULT, denied, 'turn result denied');
   });
@@ -690,21 +1084,51 @@ describe('output-line.schema.json', () => {
     renderer.notice('warning', 'retrying');
     renderer.delta('reasoning', 'Thinking');
     renderer.delta('message', 'Here');
-    for (const examples of Object.values(validEvents)) for (const event of examples) renderer.event(event as ConversationEvent, true);
-    renderer.event({ type: 'tool_call_response', timestamp: ts, id: 'never_seen', content: '', is_error: false, outcome: 'ok' }, false);
+    for (const examples of Object.values(validEvents))
+      for (const event of examples) renderer.event(event as ConversationEvent, true);
+    renderer.event(
+      { type: 'tool_call_response', timestamp: ts, id: 'never_seen', content: '', is_error: false, outcome: 'ok' },
+      false,
+    );
     renderer.detached(cid, 4242);
-    renderer.finish(buildErrorResult({ secrets: new Secrets(), conversationId: cid, query: 'q', error: new JpError('locked', 'conversation_locked', 'held', { hint: 'wait' }), model: null, startedAt: Date.now() }));
+    renderer.finish(
+      buildErrorResult({
+        secrets: new Secrets(),
+        conversationId: cid,
+        query: 'q',
+        error: new JpError('locked', 'conversation_locked', 'held', { hint: 'wait' }),
+        model: null,
+        startedAt: Date.now(),
+      }),
+    );
     await renderer.flush();
     await new Promise((resolve) => setImmediate(resolve));
 
-    const parse = (text: string): Json[] => text.split('\n').filter(Boolean).map((entry) => JSON.parse(entry) as Json);
+    const parse = (text: string): Json[] =>
+      text
+        .split('\n')
+        .filter(Boolean)
+        .map((entry) => JSON.parse(entry) as Json);
     const stdout = parse(written.stdout);
     const stderr = parse(written.stderr);
     assert.ok(stdout.length > 10 && stderr.length >= 4, `too few lines: ${written.stdout}\n${written.stderr}`);
     for (const entry of stdout) assertValid(`${LINE}#/$defs/stdout_line`, entry);
     for (const entry of stderr) assertValid(`${LINE}#/$defs/stderr_line`, entry);
     const seen = new Set([...stdout, ...stderr].map((entry) => entry.type as string));
-    for (const type of ['assistant_text', 'assistant_reasoning', 'user_message', 'tool_call', 'tool_result', 'inquiry_request', 'inquiry_response', 'detached', 'result', 'status', 'warning', 'error']) {
+    for (const type of [
+      'assistant_text',
+      'assistant_reasoning',
+      'user_message',
+      'tool_call',
+      'tool_result',
+      'inquiry_request',
+      'inquiry_response',
+      'detached',
+      'result',
+      'status',
+      'warning',
+      'error',
+    ]) {
       assert.ok(seen.has(type), `the renderer wrote no ${type} line`);
     }
     assert.equal(stdout[stdout.length - 1]!.type, 'result');
@@ -775,11 +1199,15 @@ describe('protocol-message.schema.json', () => {
     ['a delta that is not a chat_response', { type: 'delta', event: validEvents.turn_start![0]! }],
     ['a turn_complete with a disagreeing result', { type: 'turn_complete', result: result('deferred', 0) }],
     ['a notice of an unknown level', { type: 'notice', level: 'debug', message: 'x' }],
-    ['a hello without partial', { type: 'hello', version: 1, conversation_id: cid, pid: 1, event_count: 0, prompting: false }],
+    [
+      'a hello without partial',
+      { type: 'hello', version: 1, conversation_id: cid, pid: 1, event_count: 0, prompting: false },
+    ],
     ['an error without code', { type: 'error', message: 'x' }],
   ];
   for (const [label, message] of brokenServer) {
-    it(`rejects the server message: ${label}`, () => assertInvalid(`${PROTOCOL}#/$defs/server_message`, message, label));
+    it(`rejects the server message: ${label}`, () =>
+      assertInvalid(`${PROTOCOL}#/$defs/server_message`, message, label));
   }
 
   it('rejects unknown message types', () => {

@@ -13,12 +13,18 @@ const conversationId = 'jp-c1764000000000001';
 
 describe('socketPathFor', () => {
   it('uses the processes directory when the path fits', () => {
-    assert.equal(socketPathFor('/tmp/p', conversationId, 'w-0123456789ab', {}), path.join('/tmp/p', `${conversationId}.sock`));
+    assert.equal(
+      socketPathFor('/tmp/p', conversationId, 'w-0123456789ab', {}),
+      path.join('/tmp/p', `${conversationId}.sock`),
+    );
   });
 
   it('falls back to a hashed name in the runtime directory when it does not', () => {
     const long = `/tmp/${'d'.repeat(120)}`;
     const expected = createHash('sha256').update(`w-0123456789ab/${conversationId}`).digest('hex').slice(0, 16);
-    assert.equal(socketPathFor(long, conversationId, 'w-0123456789ab', { XDG_RUNTIME_DIR: '/run/user/1000' }), `/run/user/1000/jp/${expected}.sock`);
+    assert.equal(
+      socketPathFor(long, conversationId, 'w-0123456789ab', { XDG_RUNTIME_DIR: '/run/user/1000' }),
+      `/run/user/1000/jp/${expected}.sock`,
+    );
   });
 });

@@ -21,22 +21,28 @@ function recordedStep(): { step: StepText; log: Entry[]; shown: Record<TextKind,
   const log: Entry[] = [];
   const shown = { message: '', reasoning: '' };
   const persistedText = { message: '', reasoning: '' };
-  const step = new StepText({
-    show: (kind, text) => {
-      assert.notEqual(text, '', 'an empty piece is never shown');
-      shown[kind] += text;
-      log.push({ show: kind, text });
+  const step = new StepText(
+    {
+      show: (kind, text) => {
+        assert.notEqual(text, '', 'an empty piece is never shown');
+        shown[kind] += text;
+        log.push({ show: kind, text });
+      },
+      persist: (event) => {
+        assert.equal(event.type, 'chat_response');
+        assert.match(event.timestamp, /^\d{4}-\d\d-\d\dT/);
+        const { timestamp: _, ...chunk } = event;
+        const kind: TextKind = 'message' in chunk ? 'message' : 'reasoning';
+        persistedText[kind] += 'message' in chunk ? chunk.message : chunk.reasoning;
+        assert.ok(
+          shown[kind].startsWith(persistedText[kind]),
+          `persisted before shown: ${JSON.stringify(persistedText[kind])}`,
+        );
+        log.push({ persist: chunk });
+      },
     },
-    persist: (event) => {
-      assert.equal(event.type, 'chat_response');
-      assert.match(event.timestamp, /^\d{4}-\d\d-\d\dT/);
-      const { timestamp: _, ...chunk } = event;
-      const kind: TextKind = 'message' in chunk ? 'message' : 'reasoning';
-      persistedText[kind] += 'message' in chunk ? chunk.message : chunk.reasoning;
-      assert.ok(shown[kind].startsWith(persistedText[kind]), `persisted before shown: ${JSON.stringify(persistedText[kind])}`);
-      log.push({ persist: chunk });
-    },
-  }, secrets);
+    secrets,
+  );
   return { step, log, shown, persisted: () => log.filter((entry) => 'persist' in entry) };
 }
 
@@ -65,7 +71,10 @@ describe('StepText while streaming', () => {
     assert.equal(persisted().length, 1);
     const [first] = persisted();
     assert.ok(first && 'persist' in first && 'message' in first.persist);
-    assert.equal(first.persist.message, 'line one\nline two' + 'x'.repeat(flushThreshold - 'line one\nline two'.length - 1) + 'y');
+    assert.equal(
+      first.persist.message,
+      'line one\nline two' + 'x'.repeat(flushThreshold - 'line one\nline two'.length - 1) + 'y',
+    );
     step.finish();
     assert.equal(persisted().length, 1, 'nothing was left pending');
   });
@@ -121,7 +130,9 @@ describe('StepText while streaming', () => {
   it('a reasoning end with metadata and no text persists an empty reasoning chunk; with neither, nothing', () => {
     const withMetadata = recordedStep();
     withMetadata.step.reasoningEnd({ anthropic: { redacted: 'opaque' } });
-    assert.deepEqual(withMetadata.log, [{ persist: { type: 'chat_response', reasoning: '', provider_metadata: { anthropic: { redacted: 'opaque' } } } }]);
+    assert.deepEqual(withMetadata.log, [
+      { persist: { type: 'chat_response', reasoning: '', provider_metadata: { anthropic: { redacted: 'opaque' } } } },
+    ]);
     const bare = recordedStep();
     bare.step.reasoningEnd();
     assert.deepEqual(bare.log, []);
@@ -138,7 +149,11 @@ describe('StepText while streaming', () => {
       { persist: { type: 'chat_response', message: 'Looking it up' } },
     ]);
     step.finish();
-    assert.deepEqual(persisted().at(-1), { persist: { type: 'chat_response', message: '', sources: [{ url: 'https://example.com/a' }] } }, 'the sources wait for the step end');
+    assert.deepEqual(
+      persisted().at(-1),
+      { persist: { type: 'chat_response', message: '', sources: [{ url: 'https://example.com/a' }] } },
+      'the sources wait for the step end',
+    );
   });
 
   it('a call the provider runs marks the step shown, one jp runs does not', () => {
@@ -168,7 +183,11 @@ describe('StepText at the step end', () => {
         persist: {
           type: 'chat_response',
           message: 'See the docs.',
-          sources: [{ url: 'https://example.com/a', title: 'A' }, { title: 'Report', filename: 'report.pdf' }, { title: 'Report', filename: 'other.pdf' }],
+          sources: [
+            { url: 'https://example.com/a', title: 'A' },
+            { title: 'Report', filename: 'report.pdf' },
+            { title: 'Report', filename: 'other.pdf' },
+          ],
         },
       },
     ]);
@@ -245,6 +264,9 @@ describe('DeltaQueue', () => {
     assert.deepEqual(delivered, [{ kind: 'message', text: 'xy' }]);
     queue.push('message', 'z');
     await new Promise((resolve) => setImmediate(resolve));
-    assert.deepEqual(delivered, [{ kind: 'message', text: 'xy' }, { kind: 'message', text: 'z' }]);
+    assert.deepEqual(delivered, [
+      { kind: 'message', text: 'xy' },
+      { kind: 'message', text: 'z' },
+    ]);
   });
 });

@@ -19,15 +19,26 @@ describe('truncateOutput', () => {
     const mark = lines.findIndex((line) => line.startsWith('[… jp omitted'));
     const head = lines.slice(0, mark);
     const tail = lines.slice(mark + 1);
-    assert.deepEqual(head, Array.from({ length: head.length }, (_, index) => `line ${index + 1}`), 'the head is whole lines from the start');
-    assert.deepEqual(tail, Array.from({ length: tail.length }, (_, index) => `line ${1000 - tail.length + index + 1}`), 'the tail is whole lines to the end');
+    assert.deepEqual(
+      head,
+      Array.from({ length: head.length }, (_, index) => `line ${index + 1}`),
+      'the head is whole lines from the start',
+    );
+    assert.deepEqual(
+      tail,
+      Array.from({ length: tail.length }, (_, index) => `line ${1000 - tail.length + index + 1}`),
+      'the tail is whole lines to the end',
+    );
     const omitted = 1000 - head.length - tail.length;
     // Kept: the head with its last newline, and the tail.
     const characters = text.length - (head.join('\n').length + 1) - tail.join('\n').length;
-    assert.equal(lines[mark], `[… jp omitted ${omitted} lines (${characters} characters) here: the output is longer than 2000 characters …]`);
+    assert.equal(
+      lines[mark],
+      `[… jp omitted ${omitted} lines (${characters} characters) here: the output is longer than 2000 characters …]`,
+    );
   });
 
-  it('the last line (a command\'s exit code) survives a cut', () => {
+  it("the last line (a command's exit code) survives a cut", () => {
     const text = `${'x\n'.repeat(50_000)}exit code 1`;
     assert.ok(truncateOutput(text, 30_000).endsWith('\nexit code 1'));
   });

@@ -22,13 +22,28 @@ describe('the summary of a turn', () => {
     });
     const summary = summarizeTurn(events);
     assert.equal(summary.answer, 'Could not deploy.');
-    assert.deepEqual(summary.tools.map((tool) => [tool.id, tool.status]), [['a', 'denied']]);
+    assert.deepEqual(
+      summary.tools.map((tool) => [tool.id, tool.status]),
+      [['a', 'denied']],
+    );
     assert.equal(summary.permission_denials.length, 1);
-    assert.deepEqual({ ...summary.permission_denials[0], reason: undefined }, { tool_name: 'deploy', tool_call_id: 'a', kind: 'run_tool', tool_input: { path: 'site' }, reason: undefined });
+    assert.deepEqual(
+      { ...summary.permission_denials[0], reason: undefined },
+      { tool_name: 'deploy', tool_call_id: 'a', kind: 'run_tool', tool_input: { path: 'site' }, reason: undefined },
+    );
     assert.match(summary.permission_denials[0]!.reason, /^not run: no user is available to approve it/);
     assert.equal(summary.pending_inquiry, null);
 
-    const declined = summarizeTurn((await runTurn({ host: new RecordingHost({ answers: ['skip'] }), script: callsThenAnswers([{ name: 'deploy' }]), tools: [scriptedTool('deploy')], message: 'deploy' })).events);
+    const declined = summarizeTurn(
+      (
+        await runTurn({
+          host: new RecordingHost({ answers: ['skip'] }),
+          script: callsThenAnswers([{ name: 'deploy' }]),
+          tools: [scriptedTool('deploy')],
+          message: 'deploy',
+        })
+      ).events,
+    );
     assert.deepEqual(declined.permission_denials, []);
     assert.equal(declined.tools[0]!.status, 'denied');
   });
@@ -36,7 +51,13 @@ describe('the summary of a turn', () => {
   it('a question no one could answer is listed as unanswered', async () => {
     const question: Question = { id: 'confirm', text: 'Deploy now?', answer_type: 'boolean', exclusive: false };
     const tool = scriptedTool('deploy', { run: () => ({ kind: 'needs_input', question }) });
-    const { events } = await runTurn({ host: new RecordingHost(), script: callsThenAnswers([{ name: 'deploy', id: 'a' }]), tools: [tool], cfg: ['conversation.tools.deploy.run="unattended"'], message: 'deploy' });
+    const { events } = await runTurn({
+      host: new RecordingHost(),
+      script: callsThenAnswers([{ name: 'deploy', id: 'a' }]),
+      tools: [tool],
+      cfg: ['conversation.tools.deploy.run="unattended"'],
+      message: 'deploy',
+    });
     const summary = summarizeTurn(events);
     assert.deepEqual(
       summary.unanswered.map((entry) => [entry.tool_name, entry.tool_call_id, entry.question_id, entry.question]),
@@ -46,25 +67,63 @@ describe('the summary of a turn', () => {
   });
 
   it('a deferred turn names its pending inquiry; its call is deferred (e2e resume: defer round trip, pending_inquiry)', async () => {
-    const { events, outcome } = await runTurn({ host: new RecordingHost(), script: callsThenAnswers([{ name: 'deploy', id: 'a' }]), tools: [scriptedTool('deploy')], message: 'deploy', builtinDetached: 'defer' });
+    const { events, outcome } = await runTurn({
+      host: new RecordingHost(),
+      script: callsThenAnswers([{ name: 'deploy', id: 'a' }]),
+      tools: [scriptedTool('deploy')],
+      message: 'deploy',
+      builtinDetached: 'defer',
+    });
     assert.equal(outcome.status, 'deferred');
     const summary = summarizeTurn(events);
     assert.deepEqual(
       { ...summary.pending_inquiry, id: undefined },
-      { id: undefined, tool_call_id: 'a', tool: 'deploy', kind: 'run_tool', inquiry: { kind: 'run_tool', tool: 'deploy', arguments: {} } },
+      {
+        id: undefined,
+        tool_call_id: 'a',
+        tool: 'deploy',
+        kind: 'run_tool',
+        inquiry: { kind: 'run_tool', tool: 'deploy', arguments: {} },
+      },
     );
     assert.equal(summary.tools[0]!.status, 'deferred');
   });
 
-  it('an abandoned cut-off step is not in the answer; sources are kept once; the provider\'s own calls are not tools', () => {
+  it("an abandoned cut-off step is not in the answer; sources are kept once; the provider's own calls are not tools", () => {
     const events: ConversationEvent[] = [
       { type: 'turn_start', timestamp: at },
       { type: 'chat_request', timestamp: at, content: 'q' },
-      { type: 'chat_response', timestamp: at, message: 'half', incomplete: true, sources: [{ url: 'https://a.example' }] },
-      { type: 'tool_call_request', timestamp: at, id: 'web', name: 'web_search', arguments: {}, provider_executed: true },
-      { type: 'tool_call_response', timestamp: at, id: 'web', content: 'r', is_error: false, outcome: 'ok', provider_executed: true },
+      {
+        type: 'chat_response',
+        timestamp: at,
+        message: 'half',
+        incomplete: true,
+        sources: [{ url: 'https://a.example' }],
+      },
+      {
+        type: 'tool_call_request',
+        timestamp: at,
+        id: 'web',
+        name: 'web_search',
+        arguments: {},
+        provider_executed: true,
+      },
+      {
+        type: 'tool_call_response',
+        timestamp: at,
+        id: 'web',
+        content: 'r',
+        is_error: false,
+        outcome: 'ok',
+        provider_executed: true,
+      },
       { type: 'chat_request', timestamp: at, content: 'continue' },
-      { type: 'chat_response', timestamp: at, message: 'The whole answer.', sources: [{ url: 'https://b.example' }, { url: 'https://b.example', title: 'again' }] },
+      {
+        type: 'chat_response',
+        timestamp: at,
+        message: 'The whole answer.',
+        sources: [{ url: 'https://b.example' }, { url: 'https://b.example', title: 'again' }],
+      },
       { type: 'turn_end', timestamp: at, status: 'completed' },
     ];
     const summary = summarizeTurn(events);

@@ -8,13 +8,34 @@ import { CommandContext, type FlagValue } from '../context.ts';
 import { decideWorkspaceTrust } from '../workspace-trust.ts';
 
 export async function acpCommand(context: CommandContext, options: { model?: string }): Promise<number> {
-  const [{ ndJsonStream }, { AcpAgent }] = await Promise.all([import('@agentclientprotocol/sdk'), import('../../acp/agent.ts')]);
+  const [{ ndJsonStream }, { AcpAgent }] = await Promise.all([
+    import('@agentclientprotocol/sdk'),
+    import('../../acp/agent.ts'),
+  ]);
   const logger = await context.logger();
-  const stream = ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>);
+  const stream = ndJsonStream(
+    Writable.toWeb(process.stdout) as WritableStream<Uint8Array>,
+    Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>,
+  );
   logger.info('acp: serving on stdio', { cwd: context.facts.cwd });
-  const flags: FlagValue[] = options.model !== undefined ? [{ label: '--model', path: ['assistant', 'model'], value: options.model }] : [];
+  const flags: FlagValue[] =
+    options.model !== undefined ? [{ label: '--model', path: ['assistant', 'model'], value: options.model }] : [];
   const contextIn = (cwd: string): AcpSessionContext =>
-    sessionContext(new CommandContext({ ...context.facts, cwd, nonInteractive: true, nonInteractiveReason: 'jp acp', stdinIsTerminal: false, stdoutIsTerminal: false }, context.globals, context.secrets), flags);
+    sessionContext(
+      new CommandContext(
+        {
+          ...context.facts,
+          cwd,
+          nonInteractive: true,
+          nonInteractiveReason: 'jp acp',
+          stdinIsTerminal: false,
+          stdoutIsTerminal: false,
+        },
+        context.globals,
+        context.secrets,
+      ),
+      flags,
+    );
   await new AcpAgent({ context: sessionContext(context, flags), contextIn, logger, stream }).serve();
   logger.info('acp: the editor closed the connection');
   return 0;

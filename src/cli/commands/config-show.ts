@@ -7,7 +7,12 @@ import { UsageError } from '../../errors.ts';
 import type { LoadedConfig } from '../../config/load.ts';
 import type { CommandContext } from '../context.ts';
 import type { Tool } from '../../tools/tool.ts';
-import { builtinHiddenPaths, describeEffectiveSandbox, describeSandboxSettings, sandboxSettingsOf } from '../../sandbox/settings.ts';
+import {
+  builtinHiddenPaths,
+  describeEffectiveSandbox,
+  describeSandboxSettings,
+  sandboxSettingsOf,
+} from '../../sandbox/settings.ts';
 import { userConfigFile } from '../../config/paths.ts';
 import { loadInstructionFiles, type InstructionFiles } from '../../workspace/instructions.ts';
 import path from 'node:path';
@@ -50,7 +55,10 @@ async function askMcpServers(context: CommandContext, loaded: LoadedConfig, tool
     const statuses = running.statuses();
     const unavailable = statuses
       .filter((status) => status.state !== 'ready')
-      .map((status) => `${status.name} (${status.state === 'disabled' ? `disabled: mcp.servers.${status.name}.enabled = false` : (status.problem ?? status.state)})`);
+      .map(
+        (status) =>
+          `${status.name} (${status.state === 'disabled' ? `disabled: mcp.servers.${status.name}.enabled = false` : (status.problem ?? status.state)})`,
+      );
     // The longest server name that prefixes the tool's name: a server may be named like another's prefix.
     const server = statuses
       .filter((status) => tool.startsWith(`mcp__${status.name}__`))
@@ -58,15 +66,23 @@ async function askMcpServers(context: CommandContext, loaded: LoadedConfig, tool
     let facts: McpFacts | undefined;
     const offered = running.tools.get(tool);
     if (server && offered) {
-      const trusted = running.connections.find((connection) => connection.spec.name === server.name)?.spec.trustAnnotations === true;
+      const trusted =
+        running.connections.find((connection) => connection.spec.name === server.name)?.spec.trustAnnotations === true;
       const runDefault = offered.defaultRunMode;
       const note = trusted
         ? `MCP tool of the server ${server.name}, whose annotations are trusted: ${runDefault ? 'it is marked read-only' : 'it is not marked read-only'}`
         : `MCP tool of the server ${server.name}; its annotations relax nothing (mcp.servers.${server.name}.trust_annotations is not set)`;
       facts = { server: server.name, runDefault, note };
     } else if (server && server.state !== 'ready') {
-      const why = server.state === 'disabled' ? `it is disabled (mcp.servers.${server.name}.enabled = false)` : `it ${server.state === 'stopped' ? 'stopped' : 'failed to start'}: ${server.problem ?? 'unknown reason'}`;
-      facts = { server: server.name, runDefault: undefined, note: `MCP tool of the server ${server.name}, which could not be asked for its tools: ${why}` };
+      const why =
+        server.state === 'disabled'
+          ? `it is disabled (mcp.servers.${server.name}.enabled = false)`
+          : `it ${server.state === 'stopped' ? 'stopped' : 'failed to start'}: ${server.problem ?? 'unknown reason'}`;
+      facts = {
+        server: server.name,
+        runDefault: undefined,
+        note: `MCP tool of the server ${server.name}, which could not be asked for its tools: ${why}`,
+      };
     }
     return { facts, tools: [...running.tools.keys()], unavailable, server: server?.name };
   } finally {
@@ -83,7 +99,11 @@ function sandboxFacts(loaded: LoadedConfig): Record<string, unknown> {
     mode: { value: settings.mode, layer: source('sandbox.mode') },
     network: { value: settings.network, layer: source('sandbox.network') },
     writable_roots: { value: settings.writableRoots, layer: source('sandbox.writable_roots') },
-    hidden_paths: { value: settings.hiddenPaths, builtin: builtinHiddenPaths.map((relative) => `~/${relative}`), layer: source('sandbox.hidden_paths') },
+    hidden_paths: {
+      value: settings.hiddenPaths,
+      builtin: builtinHiddenPaths.map((relative) => `~/${relative}`),
+      layer: source('sandbox.hidden_paths'),
+    },
   };
 }
 
@@ -100,16 +120,23 @@ export async function configShowCommand(context: CommandContext, options: { effe
       if (!mcp) {
         const untrusted = loaded.ignored.find((key) => key.key === `conversation.tools.${tool}`);
         if (untrusted) {
-          throw new UsageError('tool_untrusted', `--effective ${JSON.stringify(tool)}: the tool is defined in ${untrusted.where}, which is not trusted`, {
-            hint: 'Review the workspace config, then `jp trust` to use it (`jp trust --show` lists what it enables).',
-          });
+          throw new UsageError(
+            'tool_untrusted',
+            `--effective ${JSON.stringify(tool)}: the tool is defined in ${untrusted.where}, which is not trusted`,
+            {
+              hint: 'Review the workspace config, then `jp trust` to use it (`jp trust --show` lists what it enables).',
+            },
+          );
         }
         const why = answer.server
           ? `the MCP server ${answer.server} offers no tool of that name`
           : isMcpToolName(tool)
             ? 'no MCP server of that name is configured'
             : 'no such tool';
-        const unavailable = answer.unavailable.length > 0 ? `\nNot listed, the tools of the MCP servers that offer none now: ${answer.unavailable.join('; ')}.` : '';
+        const unavailable =
+          answer.unavailable.length > 0
+            ? `\nNot listed, the tools of the MCP servers that offer none now: ${answer.unavailable.join('; ')}.`
+            : '';
         throw new UsageError('tool_unknown', `--effective ${JSON.stringify(tool)}: ${why}`, {
           hint: `Known tools: ${[...known, ...answer.tools].join(', ')}.${unavailable}\nA local command tool is defined with command = "..." under [conversation.tools.<name>]; an MCP tool is named mcp__<server>__<tool>, for a server under [mcp.servers.<server>] (\`jp mcp ls\` lists them).`,
         });
@@ -118,13 +145,19 @@ export async function configShowCommand(context: CommandContext, options: { effe
     const runDefault = mcp?.runDefault;
     const sandboxed = tool === 'run_command' || loaded.value.conversation?.tools?.[tool]?.command !== undefined;
     // Settings for this tool that an untrusted workspace config would make: shown, marked as ignored.
-    const ignored = loaded.ignored.filter((key) => ['defaults', tool].includes(key.path[2] ?? '') && key.path[0] === 'conversation' && key.path[1] === 'tools');
+    const ignored = loaded.ignored.filter(
+      (key) =>
+        ['defaults', tool].includes(key.path[2] ?? '') && key.path[0] === 'conversation' && key.path[1] === 'tools',
+    );
     if (context.format === 'json') {
       const kinds = Object.fromEntries(
         (['run', 'deliver', 'tool', 'escalate'] as const).map((kind) => {
           const foreground = resolveDetachedPolicy(loaded, tool, kind, 'deny');
           const detached = resolveDetachedPolicy(loaded, tool, kind, 'defer');
-          return [kind, { policy: foreground.value, key: foreground.key, layer: foreground.layer, with_detach: detached.value }];
+          return [
+            kind,
+            { policy: foreground.value, key: foreground.key, layer: foreground.layer, with_detach: detached.value },
+          ];
         }),
       );
       const run = resolveRunMode(loaded, tool, runDefault);
@@ -136,16 +169,31 @@ export async function configShowCommand(context: CommandContext, options: { effe
         result: { value: result.value, key: result.key, layer: result.layer },
         detached: kinds,
         ...(sandboxed ? { sandbox: sandboxFacts(loaded) } : {}),
-        ...(ignored.length > 0 ? { ignored: ignored.map((key) => ({ key: key.key, value: key.value, source: key.where, reason: key.reason })) } : {}),
+        ...(ignored.length > 0
+          ? {
+              ignored: ignored.map((key) => ({
+                key: key.key,
+                value: key.value,
+                source: key.where,
+                reason: key.reason,
+              })),
+            }
+          : {}),
       });
       return 0;
     }
     const lines = describeEffective(loaded, tool, 'deny', runDefault);
     if (mcp) lines.splice(1, 0, `  (${mcp.note})`);
     if (sandboxed) lines.push(...describeEffectiveSandbox(loaded));
-    const differs = (['run', 'deliver', 'tool', 'escalate'] as const).some((kind) => resolveDetachedPolicy(loaded, tool, kind, 'deny').key === 'built-in');
-    if (differs) lines.push('  (where the built-in default applies, a run started with --detach uses "defer" instead of "deny")');
-    for (const key of ignored) lines.push(`  IGNORED until \`jp trust\`: ${key.key} = ${JSON.stringify(key.value)} (${key.where}; ${key.reason})`);
+    const differs = (['run', 'deliver', 'tool', 'escalate'] as const).some(
+      (kind) => resolveDetachedPolicy(loaded, tool, kind, 'deny').key === 'built-in',
+    );
+    if (differs)
+      lines.push('  (where the built-in default applies, a run started with --detach uses "defer" instead of "deny")');
+    for (const key of ignored)
+      lines.push(
+        `  IGNORED until \`jp trust\`: ${key.key} = ${JSON.stringify(key.value)} (${key.where}; ${key.reason})`,
+      );
     context.stdout.write(lines.join('\n') + '\n');
     return 0;
   }
@@ -153,10 +201,24 @@ export async function configShowCommand(context: CommandContext, options: { effe
   flatten(loaded.value, [], entries);
   const instructions = instructionFilesHere(context, loaded);
   if (context.format === 'json') {
-    const keys = Object.fromEntries(entries.map(([key, value]) => [key, { value, source: loaded.sources.get(key)?.label ?? 'built-in default' }]));
-    const ignored = Object.fromEntries(loaded.ignored.map((key) => [key.key, { value: key.value, source: key.where, reason: key.reason }]));
-    const files = instructions.files.map((file) => ({ path: file.shown, file: file.file, bytes: file.bytes, included: file.included }));
-    context.jsonLine(context.stdout, 'config', { keys, ...(loaded.ignored.length > 0 ? { ignored } : {}), instruction_files: files, ...(instructions.warnings.length > 0 ? { instruction_warnings: instructions.warnings } : {}) });
+    const keys = Object.fromEntries(
+      entries.map(([key, value]) => [key, { value, source: loaded.sources.get(key)?.label ?? 'built-in default' }]),
+    );
+    const ignored = Object.fromEntries(
+      loaded.ignored.map((key) => [key.key, { value: key.value, source: key.where, reason: key.reason }]),
+    );
+    const files = instructions.files.map((file) => ({
+      path: file.shown,
+      file: file.file,
+      bytes: file.bytes,
+      included: file.included,
+    }));
+    context.jsonLine(context.stdout, 'config', {
+      keys,
+      ...(loaded.ignored.length > 0 ? { ignored } : {}),
+      instruction_files: files,
+      ...(instructions.warnings.length > 0 ? { instruction_warnings: instructions.warnings } : {}),
+    });
     return 0;
   }
   // Keys of an untrusted workspace config are shown too, marked: they are what `jp trust` would add.
@@ -164,15 +226,29 @@ export async function configShowCommand(context: CommandContext, options: { effe
   for (const key of loaded.ignored) {
     const leaves: [string, unknown][] = [];
     flatten(key.value, key.path, leaves);
-    for (const [leaf, value] of leaves) ignored.push([leaf, value, `IGNORED until \`jp trust\` (${key.reason}): ${key.where}`]);
+    for (const [leaf, value] of leaves)
+      ignored.push([leaf, value, `IGNORED until \`jp trust\` (${key.reason}): ${key.where}`]);
   }
-  const rows: [string, unknown, string][] = [...entries.map(([key, value]): [string, unknown, string] => [key, value, loaded.sources.get(key)?.label ?? 'built-in default']), ...ignored];
+  const rows: [string, unknown, string][] = [
+    ...entries.map(([key, value]): [string, unknown, string] => [
+      key,
+      value,
+      loaded.sources.get(key)?.label ?? 'built-in default',
+    ]),
+    ...ignored,
+  ];
   const width = Math.max(...rows.map(([key, value]) => `${key} = ${JSON.stringify(value)}`.length));
   const lines = rows.map(([key, value, source]) => `${`${key} = ${JSON.stringify(value)}`.padEnd(width)}  # ${source}`);
-  if (instructions.files.length === 0) lines.push('# instruction files: none (jp reads AGENTS.md from the workspace root down to here, and from your jp config directory)');
+  if (instructions.files.length === 0)
+    lines.push(
+      '# instruction files: none (jp reads AGENTS.md from the workspace root down to here, and from your jp config directory)',
+    );
   else {
     lines.push('# instruction files (read in this order; nearer ones take precedence):');
-    for (const file of instructions.files) lines.push(`#   ${file.shown} (${file.bytes} bytes${file.included < file.bytes ? `, cut to ${file.included}` : ''})`);
+    for (const file of instructions.files)
+      lines.push(
+        `#   ${file.shown} (${file.bytes} bytes${file.included < file.bytes ? `, cut to ${file.included}` : ''})`,
+      );
   }
   for (const warning of instructions.warnings) lines.push(`#   warning: ${warning}`);
   context.stdout.write(lines.join('\n') + '\n');

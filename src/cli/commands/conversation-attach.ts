@@ -24,28 +24,44 @@ import { watchedLive } from '../facts.ts';
 /** The live server of a conversation, or an error that says what to do instead. */
 export function requireRunning(workspace: Workspace, conversationId: string): RegistryEntry & { socket_path: string } {
   const entry = liveEntry(userSubdirectory(workspace, 'processes'), conversationId);
-  if (entry && entry.socket_path) return entry as RegistryEntry & { socket_path: string };
+  if (entry?.socket_path) return entry as RegistryEntry & { socket_path: string };
   if (entry) {
-    throw new RunError('not_attachable', `${conversationId} runs in-process in pid ${entry.pid} (--no-server) and has no socket to attach to`);
+    throw new RunError(
+      'not_attachable',
+      `${conversationId} runs in-process in pid ${entry.pid} (--no-server) and has no socket to attach to`,
+    );
   }
   const status = conversationStatus(readEventLog(eventsFile(workspace.conversationsDirectory, conversationId)).events);
   if (status.kind === 'idle') {
-    throw new RunError('not_running', `no running process for ${conversationId}, and its last turn is complete (idle)`, {
-      hint: `Show it with \`jp conversation print ${conversationId}\`, or continue it with \`jp query --id=${conversationId} "..."\`.`,
-    });
+    throw new RunError(
+      'not_running',
+      `no running process for ${conversationId}, and its last turn is complete (idle)`,
+      {
+        hint: `Show it with \`jp conversation print ${conversationId}\`, or continue it with \`jp query --id=${conversationId} "..."\`.`,
+      },
+    );
   }
-  throw new RunError('not_running', `no running process for ${conversationId}; it has an incomplete turn: ${formatStatus(status)}`, {
-    hint: `Resume it with: jp query --continue --id=${conversationId}`,
-  });
+  throw new RunError(
+    'not_running',
+    `no running process for ${conversationId}; it has an incomplete turn: ${formatStatus(status)}`,
+    {
+      hint: `Resume it with: jp query --continue --id=${conversationId}`,
+    },
+  );
 }
 
 function parseTail(value: string | undefined): HistoryMode {
   if (value === undefined) return 'current-turn';
-  if (!/^\d+$/.test(value)) throw new UsageError('flag_invalid', `--tail ${JSON.stringify(value)} is not a non-negative integer`);
+  if (!/^\d+$/.test(value))
+    throw new UsageError('flag_invalid', `--tail ${JSON.stringify(value)} is not a non-negative integer`);
   return { tail: Number(value) };
 }
 
-export async function conversationAttachCommand(context: CommandContext, id: string | undefined, options: { tail?: string; readOnly?: boolean }): Promise<number> {
+export async function conversationAttachCommand(
+  context: CommandContext,
+  id: string | undefined,
+  options: { tail?: string; readOnly?: boolean },
+): Promise<number> {
   const workspace = context.workspace();
   const history = parseTail(options.tail);
   const conversationId = targetConversation(workspace, context.facts.environment, id);
@@ -63,7 +79,7 @@ export async function conversationAttachCommand(context: CommandContext, id: str
     configuredTheme: () => context.configuredTheme(),
     mayQueryTerminal: watchedLive(context.facts),
   });
-  let link;
+  let link: Awaited<ReturnType<typeof connectToServer>>;
   try {
     link = await connectToServer(entry.socket_path);
   } catch (error) {
@@ -76,8 +92,14 @@ export async function conversationAttachCommand(context: CommandContext, id: str
   // A server that ends as this attach connects closes without a word: say what is true now. A dying
   // process closes its socket before the kernel shows it dead, so give its end up to a second to show.
   if (outcome.kind === 'lost' && outcome.serverPid === undefined) {
-    for (let waited = 0; waited < 1000 && isSameProcessAlive(entry.pid, entry.start_time); waited += 20) await sleep(20);
+    for (let waited = 0; waited < 1000 && isSameProcessAlive(entry.pid, entry.start_time); waited += 20)
+      await sleep(20);
     requireRunning(workspace, conversationId);
   }
-  return finishOutcome(renderer, outcome, conversationId, { text: '', model: null, startedAt: Date.now(), secrets: context.secrets });
+  return finishOutcome(renderer, outcome, conversationId, {
+    text: '',
+    model: null,
+    startedAt: Date.now(),
+    secrets: context.secrets,
+  });
 }

@@ -26,7 +26,11 @@ export async function conversationCompactCommand(context: CommandContext, id: st
   const conversationId = targetConversation(workspace, context.facts.environment, id);
   const file = eventsFile(workspace.conversationsDirectory, conversationId);
   // Only the settings this user's jp recorded (conversation/seal.ts) choose the model that summarises.
-  const recorded = recordedSettings(conversationId, readEventLog(file).events, LogSeal.forUser(dataHome(context.facts.environment)));
+  const recorded = recordedSettings(
+    conversationId,
+    readEventLog(file).events,
+    LogSeal.forUser(dataHome(context.facts.environment)),
+  );
   if (recorded.foreignKeys.length > 0) context.warn(foreignSettingsWarning(conversationId, recorded.foreignKeys));
   const config = await context.config([], { id: conversationId, delta: recorded.delta });
   await context.registerSecrets();
@@ -36,7 +40,11 @@ export async function conversationCompactCommand(context: CommandContext, id: st
     const opened = ConversationLog.open(file);
     try {
       const events: ConversationEvent[] = opened.events;
-      const model = await createChatModel(spec, config.value, { environment: context.facts.environment, secrets: context.secrets, onWarning: (message) => context.warn(message) });
+      const model = await createChatModel(spec, config.value, {
+        environment: context.facts.environment,
+        secrets: context.secrets,
+        onWarning: (message) => context.warn(message),
+      });
       // With no known window (the test provider), the history's own size stands in for it.
       const characters = events.reduce((sum, event) => sum + JSON.stringify(event).length, 0);
       const windowTokens = contextWindow(spec, config.value)?.tokens ?? Math.max(1000, estimateTokens(characters));
@@ -65,11 +73,22 @@ export async function conversationCompactCommand(context: CommandContext, id: st
         context.status(`Nothing to compact in ${conversationId}: no older turns since the last compaction.`);
         return 0;
       }
-      const last = events.slice(before).filter((event) => event.type === 'compaction').pop()!;
+      const last = events
+        .slice(before)
+        .filter((event) => event.type === 'compaction')
+        .pop()!;
       if (last.type !== 'compaction') return 0;
-      if (context.format === 'json') context.jsonLine(context.stdout, 'compaction', { summary: last.summary, replaces: last.replaces, reason: last.reason }, conversationId);
+      if (context.format === 'json')
+        context.jsonLine(
+          context.stdout,
+          'compaction',
+          { summary: last.summary, replaces: last.replaces, reason: last.reason },
+          conversationId,
+        );
       else context.stdout.write(`${last.summary}\n`);
-      context.status(`Compacted ${conversationId}: events ${last.replaces[0]}–${last.replaces[1]} are sent to the model as this summary from now on; the log keeps them.`);
+      context.status(
+        `Compacted ${conversationId}: events ${last.replaces[0]}–${last.replaces[1]} are sent to the model as this summary from now on; the log keeps them.`,
+      );
       return 0;
     } finally {
       opened.log.close();

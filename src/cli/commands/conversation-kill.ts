@@ -33,7 +33,11 @@ async function waitForExit(pid: number, startTime: string, milliseconds: number)
   return !isSameProcessAlive(pid, startTime);
 }
 
-export async function conversationKillCommand(context: CommandContext, id: string, options: { force?: boolean }): Promise<number> {
+export async function conversationKillCommand(
+  context: CommandContext,
+  id: string,
+  options: { force?: boolean },
+): Promise<number> {
   const workspace = context.workspace();
   const conversationId = requireExisting(workspace, id);
   const processes = userSubdirectory(workspace, 'processes');
@@ -63,7 +67,9 @@ export async function conversationKillCommand(context: CommandContext, id: strin
     // Its tools (killToolProcesses), and its entry, socket and lock.
     cleanStaleEntry(processes, entry);
     removeDeadLock(userSubdirectory(workspace, 'locks'), conversationId);
-    context.status(`Killed pid ${entry.pid} (${conversationId}). The turn is saved; resume it with \`jp query --continue --id=${conversationId}\`.`);
+    context.status(
+      `Killed pid ${entry.pid} (${conversationId}). The turn is saved; resume it with \`jp query --continue --id=${conversationId}\`.`,
+    );
     return 0;
   }
   if (!entry.socket_path) {
@@ -74,11 +80,17 @@ export async function conversationKillCommand(context: CommandContext, id: strin
     link.send({ type: 'shutdown', reason: 'user' });
   }
   if (!(await waitForExit(entry.pid, entry.start_time, gracefulWaitMilliseconds))) {
-    throw new RunError('kill_timeout', `pid ${entry.pid} (${conversationId}) did not stop within ${gracefulWaitMilliseconds / 1000} s`, {
-      hint: `Force it: jp conversation kill --force ${conversationId}`,
-    });
+    throw new RunError(
+      'kill_timeout',
+      `pid ${entry.pid} (${conversationId}) did not stop within ${gracefulWaitMilliseconds / 1000} s`,
+      {
+        hint: `Force it: jp conversation kill --force ${conversationId}`,
+      },
+    );
   }
-  context.status(`Stopped ${conversationId} (pid ${entry.pid}). The turn is saved; resume it with \`jp query --continue --id=${conversationId}\`.`);
+  context.status(
+    `Stopped ${conversationId} (pid ${entry.pid}). The turn is saved; resume it with \`jp query --continue --id=${conversationId}\`.`,
+  );
   return 0;
 }
 
@@ -87,7 +99,12 @@ export async function conversationKillCommand(context: CommandContext, id: strin
  * alive: with no socket to reach it, SIGTERM stops it gracefully (persisted, resumable), and
  * --force SIGKILLs it (a query server with its process group, which it leads).
  */
-async function killByLock(context: CommandContext, conversationId: string, holder: LockOwner, force: boolean): Promise<number> {
+async function killByLock(
+  context: CommandContext,
+  conversationId: string,
+  holder: LockOwner,
+  force: boolean,
+): Promise<number> {
   try {
     if (force) process.kill(holder.role === 'server' ? -holder.pid : holder.pid, 'SIGKILL');
     else process.kill(holder.pid, 'SIGTERM');
@@ -95,11 +112,17 @@ async function killByLock(context: CommandContext, conversationId: string, holde
     // gone already
   }
   if (!(await waitForExit(holder.pid, holder.start_time, force ? 2000 : gracefulWaitMilliseconds))) {
-    throw new RunError('kill_timeout', `pid ${holder.pid} (${conversationId}) did not stop within ${gracefulWaitMilliseconds / 1000} s`, {
-      hint: `Force it: jp conversation kill --force ${conversationId}`,
-    });
+    throw new RunError(
+      'kill_timeout',
+      `pid ${holder.pid} (${conversationId}) did not stop within ${gracefulWaitMilliseconds / 1000} s`,
+      {
+        hint: `Force it: jp conversation kill --force ${conversationId}`,
+      },
+    );
   }
   if (force) removeDeadLock(userSubdirectory(context.workspace(), 'locks'), conversationId);
-  context.status(`${force ? 'Killed' : 'Stopped'} ${conversationId} (pid ${holder.pid}, found by its lock: its registry entry was missing). The turn is saved; resume it with \`jp query --continue --id=${conversationId}\`.`);
+  context.status(
+    `${force ? 'Killed' : 'Stopped'} ${conversationId} (pid ${holder.pid}, found by its lock: its registry entry was missing). The turn is saved; resume it with \`jp query --continue --id=${conversationId}\`.`,
+  );
   return 0;
 }

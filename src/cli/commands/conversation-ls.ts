@@ -8,7 +8,14 @@ import path from 'node:path';
 import type { ConversationEvent } from '../../conversation/events.ts';
 import { addUsage, type Usage } from '../../llm/types.ts';
 import { readEventLog } from '../../conversation/reader.ts';
-import { assertConversationDirectory, conversationExists, eventsFile, lastCompleteEvent, listConversationIds, readMetadata } from '../../conversation/store.ts';
+import {
+  assertConversationDirectory,
+  conversationExists,
+  eventsFile,
+  lastCompleteEvent,
+  listConversationIds,
+  readMetadata,
+} from '../../conversation/store.ts';
 import { conversationStatus, formatStatus, type ConversationStatus } from '../../conversation/turn-state.ts';
 import { DamagedFileError } from '../../errors.ts';
 import { liveEntries, sweepRunLogs } from '../../server/registry.ts';
@@ -47,7 +54,11 @@ function isFinalEnd(event: ConversationEvent): boolean {
  * A conversation's status from its log, and with `withUsage` its token usage (which needs the whole
  * log); damage in it is its own status, never the listing's failure.
  */
-function readLog(conversationsDirectory: string, id: string, withUsage: boolean): { status: ListedStatus; usage: Usage | null } {
+function readLog(
+  conversationsDirectory: string,
+  id: string,
+  withUsage: boolean,
+): { status: ListedStatus; usage: Usage | null } {
   try {
     assertConversationDirectory(conversationsDirectory, id);
     const file = eventsFile(conversationsDirectory, id);
@@ -58,14 +69,21 @@ function readLog(conversationsDirectory: string, id: string, withUsage: boolean)
     const { events } = readEventLog(file);
     let usage: Usage | null = null;
     for (const event of events) if (event.type === 'usage') usage = addUsage(usage, event.usage);
-    return { status: tail.kind === 'event' && isFinalEnd(tail.event) ? { kind: 'idle' } : conversationStatus(events), usage };
+    return {
+      status: tail.kind === 'event' && isFinalEnd(tail.event) ? { kind: 'idle' } : conversationStatus(events),
+      usage,
+    };
   } catch (error) {
-    const problem = error instanceof DamagedFileError ? `${path.basename(error.file)} ${error.problem}` : (error as Error).message;
+    const problem =
+      error instanceof DamagedFileError ? `${path.basename(error.file)} ${error.problem}` : (error as Error).message;
     return { status: { kind: 'damaged', problem }, usage: null };
   }
 }
 
-export function listConversations(context: CommandContext, options: { withUsage?: boolean } = {}): ListedConversation[] {
+export function listConversations(
+  context: CommandContext,
+  options: { withUsage?: boolean } = {},
+): ListedConversation[] {
   const workspace = context.workspace();
   assertConversationsDirectory(workspace.conversationsDirectory);
   const processes = userSubdirectory(workspace, 'processes');
@@ -73,20 +91,31 @@ export function listConversations(context: CommandContext, options: { withUsage?
   const running = liveEntries(processes);
   // What dead runs left behind goes too: their locks, and run logs that have nothing (more) to say.
   removeDeadLocks(locks);
-  sweepRunLogs(processes, { isLocked: (id) => lockHolder(locks, id) !== undefined, exists: (id) => conversationExists(workspace.conversationsDirectory, id) });
+  sweepRunLogs(processes, {
+    isLocked: (id) => lockHolder(locks, id) !== undefined,
+    exists: (id) => conversationExists(workspace.conversationsDirectory, id),
+  });
   const active = activeConversation(userSubdirectory(workspace, 'sessions'), sessionKey(context.facts.environment));
   return listConversationIds(workspace.conversationsDirectory).map((id) => {
     const metadata = readMetadata(workspace.conversationsDirectory, id);
     // The registry entry, or (its processes directory removed under it) the run's own lock.
     const entry = running.get(id) ?? runningByLock(locks, id);
-    const read = entry && !options.withUsage ? undefined : readLog(workspace.conversationsDirectory, id, options.withUsage === true);
+    const read =
+      entry && !options.withUsage
+        ? undefined
+        : readLog(workspace.conversationsDirectory, id, options.withUsage === true);
     const status: ListedStatus = entry ? { kind: 'running', pid: entry.pid, detached: entry.detached } : read!.status;
     return {
       id,
       title: metadata.title,
       created_at: metadata.created_at,
       updated_at: metadata.updated_at,
-      status: status.kind === 'running' ? `running (pid ${status.pid})` : status.kind === 'damaged' ? `damaged (${status.problem})` : formatStatus(status),
+      status:
+        status.kind === 'running'
+          ? `running (pid ${status.pid})`
+          : status.kind === 'damaged'
+            ? `damaged (${status.problem})`
+            : formatStatus(status),
       state: status.kind,
       pid: status.kind === 'running' ? status.pid : null,
       tool: status.kind === 'waiting-for-input' ? status.tool : null,
@@ -111,7 +140,10 @@ export function conversationLsCommand(context: CommandContext): number {
   const width = context.stdout.isTerminal ? context.stdout.columns : Infinity;
   const idWidth = Math.max(20, ...conversations.map((conversation) => conversation.id.length));
   const fixed = 2 + idWidth + 1 + 16 + 1;
-  const statusWidth = Math.min(Math.max(6, ...conversations.map((conversation) => conversation.status.length)), Math.max(12, Math.floor((width - fixed) / 2)));
+  const statusWidth = Math.min(
+    Math.max(6, ...conversations.map((conversation) => conversation.status.length)),
+    Math.max(12, Math.floor((width - fixed) / 2)),
+  );
   const titleWidth = Math.max(8, width - fixed - statusWidth - 1);
   const cut = (text: string, limit: number): string => (text.length > limit ? text.slice(0, limit - 1) + '…' : text);
   const lines = [`  ${'ID'.padEnd(idWidth)} ${'UPDATED'.padEnd(16)} ${'STATUS'.padEnd(statusWidth)} TITLE`];
@@ -119,7 +151,9 @@ export function conversationLsCommand(context: CommandContext): number {
     const updated = conversation.updated_at.replace('T', ' ').slice(0, 16);
     // A title is the model's or a log's text: shown visibly, on one line.
     const title = cut(visible(conversation.title ?? '', { singleLine: true }), titleWidth);
-    lines.push(`${conversation.active ? '*' : ' '} ${conversation.id.padEnd(idWidth)} ${updated.padEnd(16)} ${cut(visible(conversation.status, { singleLine: true }), statusWidth).padEnd(statusWidth)} ${title}`.trimEnd());
+    lines.push(
+      `${conversation.active ? '*' : ' '} ${conversation.id.padEnd(idWidth)} ${updated.padEnd(16)} ${cut(visible(conversation.status, { singleLine: true }), statusWidth).padEnd(statusWidth)} ${title}`.trimEnd(),
+    );
   }
   context.stdout.write(lines.join('\n') + '\n');
   return 0;

@@ -24,7 +24,11 @@ export function conversationRmCommand(context: CommandContext, id: string): numb
   } finally {
     lock.release();
   }
-  deactivateConversation(userSubdirectory(workspace, 'sessions'), sessionKey(context.facts.environment), conversationId);
+  deactivateConversation(
+    userSubdirectory(workspace, 'sessions'),
+    sessionKey(context.facts.environment),
+    conversationId,
+  );
   context.status(`Removed ${conversationId}.`);
   return 0;
 }
@@ -40,7 +44,11 @@ export function conversationUseCommand(context: CommandContext, id: string): num
 export function conversationForkCommand(context: CommandContext, id: string): number {
   const workspace = context.workspace();
   const source = requireExisting(workspace, id);
-  const forked = forkConversation(workspace.conversationsDirectory, source, LogSeal.forUser(dataHome(context.facts.environment)));
+  const forked = forkConversation(
+    workspace.conversationsDirectory,
+    source,
+    LogSeal.forUser(dataHome(context.facts.environment)),
+  );
   if (forked.foreignSettings.length > 0) context.warn(foreignSettingsWarning(source, forked.foreignSettings));
   const fork = forked.metadata;
   activateConversation(userSubdirectory(workspace, 'sessions'), sessionKey(context.facts.environment), fork.id);

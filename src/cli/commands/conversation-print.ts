@@ -11,7 +11,11 @@ import { targetConversation } from '../../conversation/targets.ts';
 import { counted } from '../../plural.ts';
 import { watchedLive } from '../facts.ts';
 
-export async function conversationPrintCommand(context: CommandContext, id: string | undefined, options: { last?: boolean }): Promise<number> {
+export async function conversationPrintCommand(
+  context: CommandContext,
+  id: string | undefined,
+  options: { last?: boolean },
+): Promise<number> {
   const workspace = context.workspace();
   const conversationId = targetConversation(workspace, context.facts.environment, id);
   const parsed = readEventLog(eventsFile(workspace.conversationsDirectory, conversationId));
@@ -33,7 +37,11 @@ export async function conversationPrintCommand(context: CommandContext, id: stri
     mayQueryTerminal: watchedLive(context.facts),
   });
   for (const event of events) renderer.event(event, true);
-  if (parsed.skipped > 0) renderer.notice('warning', `skipped ${counted(parsed.skipped, 'damaged line')} (${parsed.skippedLines.length === 1 ? 'line' : 'lines'} ${parsed.skippedLines.join(', ')})`);
+  if (parsed.skipped > 0)
+    renderer.notice(
+      'warning',
+      `skipped ${counted(parsed.skipped, 'damaged line')} (${parsed.skippedLines.length === 1 ? 'line' : 'lines'} ${parsed.skippedLines.join(', ')})`,
+    );
   await renderer.flush();
   return 0;
 }

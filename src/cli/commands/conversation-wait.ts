@@ -19,7 +19,7 @@ function sleep(milliseconds: number): Promise<void> {
 
 /** Resolves with the run's result, or undefined when the connection ends without one. */
 async function watch(socketPath: string): Promise<ResultObject | undefined> {
-  let link;
+  let link: Awaited<ReturnType<typeof connectToServer>>;
   try {
     link = await connectToServer(socketPath);
   } catch {
@@ -49,7 +49,8 @@ export async function conversationWaitCommand(context: CommandContext, id: strin
 }
 
 function report(context: CommandContext, conversationId: string, exitCode: number, description: string): number {
-  if (context.format === 'json') context.jsonLine(context.stdout, 'wait_result', { exit_code: exitCode, status: description }, conversationId);
+  if (context.format === 'json')
+    context.jsonLine(context.stdout, 'wait_result', { exit_code: exitCode, status: description }, conversationId);
   else context.status(`${conversationId}: ${description} (exit ${exitCode})`);
   return exitCode;
 }

@@ -40,7 +40,10 @@ function stateText(status: McpServerStatus): string {
 export async function startConfiguredMcpServers(context: CommandContext, loaded: LoadedConfig): Promise<McpServers> {
   const logger = await context.logger();
   const servers = configuredMcpServers(loaded, context.facts.environment, context.workspace().toolRoot);
-  context.secrets.add(context.facts.environment, [...secretVariables(loaded.value), ...servers.flatMap((server) => (server.spec.bearerTokenVariable ? [server.spec.bearerTokenVariable] : []))]);
+  context.secrets.add(context.facts.environment, [
+    ...secretVariables(loaded.value),
+    ...servers.flatMap((server) => (server.spec.bearerTokenVariable ? [server.spec.bearerTokenVariable] : [])),
+  ]);
   registerMcpEnvironmentSecrets(context.secrets, servers, secretVariables(loaded.value));
   return McpServers.start(servers, {
     environment: context.facts.environment,
@@ -52,7 +55,12 @@ export async function startConfiguredMcpServers(context: CommandContext, loaded:
     placement: {
       ownGroup: false,
       processes: undefined,
-      sandbox: runSandboxes({ config: loaded.value, workspaceRoot: context.workspace().root, toolRoot: context.workspace().toolRoot, environment: context.facts.environment }).confined,
+      sandbox: runSandboxes({
+        config: loaded.value,
+        workspaceRoot: context.workspace().root,
+        toolRoot: context.workspace().toolRoot,
+        environment: context.facts.environment,
+      }).confined,
     },
   });
 }
@@ -61,14 +69,20 @@ export async function mcpLsCommand(context: CommandContext): Promise<number> {
   const loaded = await context.config();
   const ignored = loaded.ignored.filter((key) => key.key.startsWith('mcp.'));
   if (ignored.length > 0 && loaded.workspace) {
-    context.warn(`ignoring ${someNames(ignored.map((key) => key.key))} in ${loaded.workspace.file}: this workspace config is not trusted. Review it, then run \`jp trust\` to use these settings.`);
+    context.warn(
+      `ignoring ${someNames(ignored.map((key) => key.key))} in ${loaded.workspace.file}: this workspace config is not trusted. Review it, then run \`jp trust\` to use these settings.`,
+    );
   }
   // Starting a server can take seconds (an `npx -y` one downloads first): say so before waiting.
-  const enabled = configuredMcpServers(loaded, context.facts.environment, context.workspace().toolRoot).filter((server) => server.enabled);
+  const enabled = configuredMcpServers(loaded, context.facts.environment, context.workspace().toolRoot).filter(
+    (server) => server.enabled,
+  );
   if (enabled.length > 0) {
     const limit = Math.max(...enabled.map((server) => server.spec.startupTimeoutSeconds));
     const names = enabled.map((server) => server.spec.name).join(', ');
-    context.status(`starting ${enabled.length === 1 ? 'the MCP server' : `${enabled.length} MCP servers`} ${names} (at most ${limit} s)…`);
+    context.status(
+      `starting ${enabled.length === 1 ? 'the MCP server' : `${enabled.length} MCP servers`} ${names} (at most ${limit} s)…`,
+    );
   }
   const running = await startConfiguredMcpServers(context, loaded);
   const statuses = running.statuses();
@@ -78,7 +92,10 @@ export async function mcpLsCommand(context: CommandContext): Promise<number> {
     return 0;
   }
   if (statuses.length === 0) {
-    if (ignored.length === 0) context.status('No MCP servers are configured: add [mcp.servers.<name>] to your config (see "MCP servers" in the README).');
+    if (ignored.length === 0)
+      context.status(
+        'No MCP servers are configured: add [mcp.servers.<name>] to your config (see "MCP servers" in the README).',
+      );
     return 0;
   }
   const nameWidth = Math.max(...statuses.map((status) => status.name.length));
@@ -86,7 +103,10 @@ export async function mcpLsCommand(context: CommandContext): Promise<number> {
   const lines: string[] = [];
   for (const status of statuses) {
     lines.push(`${status.name.padEnd(nameWidth)}  ${status.transport.padEnd(5)}  ${stateText(status)}`);
-    for (const tool of status.tools) lines.push(`  ${visible(tool.name, { singleLine: true }).padEnd(toolWidth)}  ${firstLine(tool.description)}`.trimEnd());
+    for (const tool of status.tools)
+      lines.push(
+        `  ${visible(tool.name, { singleLine: true }).padEnd(toolWidth)}  ${firstLine(tool.description)}`.trimEnd(),
+      );
   }
   context.stdout.write(lines.join('\n') + '\n');
   return 0;

@@ -21,15 +21,19 @@ import { removeConversation } from '../../conversation/store.ts';
  */
 function assertFetchCanRun(provider: string, environment: NodeJS.ProcessEnv): void {
   if (provider === 'test' || !addressSpaceLimited() || wasmTrapHandlerDisabled(environment)) return;
-  throw new RunError('address_space_limit', 'a run in this process (--no-server) cannot reach a provider under this address-space limit (ulimit -v): fetch\'s HTTP parser (WebAssembly) reserves ~10 GB of address space', {
-    hint: 'Drop --no-server (jp starts its query server with --disable-wasm-trap-handler), or run with NODE_OPTIONS=--disable-wasm-trap-handler (Node 20.15 or later), or raise the limit (ulimit -v unlimited).',
-  });
+  throw new RunError(
+    'address_space_limit',
+    "a run in this process (--no-server) cannot reach a provider under this address-space limit (ulimit -v): fetch's HTTP parser (WebAssembly) reserves ~10 GB of address space",
+    {
+      hint: 'Drop --no-server (jp starts its query server with --disable-wasm-trap-handler), or run with NODE_OPTIONS=--disable-wasm-trap-handler (Node 20.15 or later), or raise the limit (ulimit -v unlimited).',
+    },
+  );
 }
 
 export async function runInProcess(context: CommandContext, prepared: Prepared, renderer: Renderer): Promise<number> {
   const { request, conversationId } = prepared;
   const workspace = context.workspace();
-  let setup;
+  let setup: ReturnType<typeof setUpRun>;
   try {
     // This process holds the lock already; the run keeps it to its end.
     setup = setUpRun(request, context.facts.environment, context.secrets, () => prepared.lock);
@@ -45,15 +49,35 @@ export async function runInProcess(context: CommandContext, prepared: Prepared, 
     throw error;
   }
   prepared.activate();
-  const hosted = new HostedRun({ request, setup, logger: await context.logger(), version: jpVersion, socketPath: null, logFile: null, leadsProcessGroup: false });
+  const hosted = new HostedRun({
+    request,
+    setup,
+    logger: await context.logger(),
+    version: jpVersion,
+    socketPath: null,
+    logFile: null,
+    leadsProcessGroup: false,
+  });
   hosted.register();
   const pair = createInMemoryPair();
   hosted.accept(pair.server);
-  const client = createTerminalClient(context, { link: pair.client, renderer, conversationId, readOnly: false, owner: true, history: request.resume ? { resume: prepared.events } : 'none' });
+  const client = createTerminalClient(context, {
+    link: pair.client,
+    renderer,
+    conversationId,
+    readOnly: false,
+    owner: true,
+    history: request.resume ? { resume: prepared.events } : 'none',
+  });
   const outcome = await withClientSignals(context, client, false, async () => {
     const clientOutcome = client.run();
     await hosted.runToEnd();
     return clientOutcome;
   });
-  return finishOutcome(renderer, outcome, conversationId, { text: request.query, model: setup.model.id, startedAt: request.started_at, secrets: context.secrets });
+  return finishOutcome(renderer, outcome, conversationId, {
+    text: request.query,
+    model: setup.model.id,
+    startedAt: request.started_at,
+    secrets: context.secrets,
+  });
 }

@@ -9,7 +9,13 @@ import type { Prepared } from './prepared-query.ts';
 import path from 'node:path';
 import { findIncompleteTurn, turnToResume } from '../../conversation/turn-state.ts';
 import { readEventLog } from '../../conversation/reader.ts';
-import { conversationExists, createConversation, eventsFile, removeConversation, titleFrom } from '../../conversation/store.ts';
+import {
+  conversationExists,
+  createConversation,
+  eventsFile,
+  removeConversation,
+  titleFrom,
+} from '../../conversation/store.ts';
 import { forkConversation } from '../../conversation/fork.ts';
 import { foreignSettingsWarning } from '../../conversation/config-delta.ts';
 import { LogSeal } from '../../conversation/seal.ts';
@@ -54,35 +60,55 @@ export interface QueryFlags {
 }
 
 function validateFlags(flags: QueryFlags): void {
-  const targets = [flags.new && '--new', flags.id !== undefined && '--id', flags.fork !== undefined && '--fork'].filter(Boolean);
-  if (targets.length > 1) throw new UsageError('flags_conflict', `${targets.join(' and ')} cannot be used together`, { hint: 'Pick one way to choose the conversation.' });
-  if (flags.continue && flags.discardTurn) throw new UsageError('flags_conflict', '--continue and --discard-turn cannot be used together');
+  const targets = [flags.new && '--new', flags.id !== undefined && '--id', flags.fork !== undefined && '--fork'].filter(
+    Boolean,
+  );
+  if (targets.length > 1)
+    throw new UsageError('flags_conflict', `${targets.join(' and ')} cannot be used together`, {
+      hint: 'Pick one way to choose the conversation.',
+    });
+  if (flags.continue && flags.discardTurn)
+    throw new UsageError('flags_conflict', '--continue and --discard-turn cannot be used together');
   if (flags.continue && (flags.new || flags.fork !== undefined)) {
-    throw new UsageError('flags_conflict', '--continue resumes an existing conversation; it cannot be used with --new or --fork');
+    throw new UsageError(
+      'flags_conflict',
+      '--continue resumes an existing conversation; it cannot be used with --new or --fork',
+    );
   }
-  if (flags.detach && flags.server === false) throw new UsageError('flags_conflict', '--detach needs a query server; it cannot be used with --no-server');
+  if (flags.detach && flags.server === false)
+    throw new UsageError('flags_conflict', '--detach needs a query server; it cannot be used with --no-server');
   if (flags.maxTurns !== undefined && !/^[1-9]\d*$/.test(flags.maxTurns)) {
     throw new UsageError('flag_invalid', `--max-turns ${JSON.stringify(flags.maxTurns)} is not a positive integer`);
   }
   if (flags.sandbox !== undefined && !(sandboxModes as readonly string[]).includes(flags.sandbox)) {
-    throw new UsageError('flag_invalid', `--sandbox ${JSON.stringify(flags.sandbox)} is not a sandbox mode`, { hint: `Use one of ${sandboxModes.join(', ')}.` });
+    throw new UsageError('flag_invalid', `--sandbox ${JSON.stringify(flags.sandbox)} is not a sandbox mode`, {
+      hint: `Use one of ${sandboxModes.join(', ')}.`,
+    });
   }
   if (flags.maxTokens !== undefined && !/^[1-9]\d*$/.test(flags.maxTokens)) {
-    throw new UsageError('flag_invalid', `--max-tokens ${JSON.stringify(flags.maxTokens)} is not a positive integer`, { hint: 'Give the token budget of the turn (input + output), e.g. --max-tokens 200000.' });
+    throw new UsageError('flag_invalid', `--max-tokens ${JSON.stringify(flags.maxTokens)} is not a positive integer`, {
+      hint: 'Give the token budget of the turn (input + output), e.g. --max-tokens 200000.',
+    });
   }
 }
 
 function configFlags(flags: QueryFlags): FlagValue[] {
   const values: FlagValue[] = [];
   if (flags.model !== undefined) values.push({ label: '--model', path: ['assistant', 'model'], value: flags.model });
-  if (flags.maxTurns !== undefined) values.push({ label: '--max-turns', path: ['assistant', 'max_turns'], value: Number(flags.maxTurns) });
+  if (flags.maxTurns !== undefined)
+    values.push({ label: '--max-turns', path: ['assistant', 'max_turns'], value: Number(flags.maxTurns) });
   if (flags.sandbox !== undefined) values.push({ label: '--sandbox', path: ['sandbox', 'mode'], value: flags.sandbox });
-  if (flags.maxTokens !== undefined) values.push({ label: '--max-tokens', path: ['assistant', 'budget', 'tokens'], value: Number(flags.maxTokens) });
+  if (flags.maxTokens !== undefined)
+    values.push({ label: '--max-tokens', path: ['assistant', 'budget', 'tokens'], value: Number(flags.maxTokens) });
   return values;
 }
 
-
-export async function queryCommand(context: CommandContext, messageParts: string[], flags: QueryFlags, early?: EarlyServer): Promise<number> {
+export async function queryCommand(
+  context: CommandContext,
+  messageParts: string[],
+  flags: QueryFlags,
+  early?: EarlyServer,
+): Promise<number> {
   const startedAt = Date.now();
   let conversationId: string | null = null;
   let warnings: ResultWarning[] = [];
@@ -92,15 +118,32 @@ export async function queryCommand(context: CommandContext, messageParts: string
     const prepared = await prepare(context, flags, messageArgument, startedAt, {
       conversation: (id) => (conversationId = id),
       trust: (trust) => {
-        if (trust.file && trust.ignored.length > 0) warnings = [untrustedKeysWarning(trust.file, trust.ignored.map((key) => key.key))];
+        if (trust.file && trust.ignored.length > 0)
+          warnings = [
+            untrustedKeysWarning(
+              trust.file,
+              trust.ignored.map((key) => key.key),
+            ),
+          ];
       },
     });
     return await execute(context, prepared, flags, early);
   } catch (error) {
     const jpError = toJpError(error);
-    const result = buildErrorResult({ conversationId, query: messageArgument ?? '', error: jpError, model: null, startedAt, warnings, secrets: context.secrets });
+    const result = buildErrorResult({
+      conversationId,
+      query: messageArgument ?? '',
+      error: jpError,
+      model: null,
+      startedAt,
+      warnings,
+      secrets: context.secrets,
+    });
     if (context.format === 'json') {
-      const renderer = new JsonRenderer(new TerminalOutput({ stdout: context.stdout, stderr: context.stderr, statusLine: false, color: false }), conversationId);
+      const renderer = new JsonRenderer(
+        new TerminalOutput({ stdout: context.stdout, stderr: context.stderr, statusLine: false, color: false }),
+        conversationId,
+      );
       renderer.finish(result);
       await renderer.flush();
     } else {
@@ -151,15 +194,24 @@ async function prepare(
   if (flags.id !== undefined) existing = requireExisting(workspace, flags.id);
   else if (flags.fork !== undefined) {
     // A bare --fork arrives as '' (see program.ts): the active conversation.
-    forkSource = typeof flags.fork === 'string' && flags.fork !== '' ? requireExisting(workspace, flags.fork) : activeConversation(sessions, session);
+    forkSource =
+      typeof flags.fork === 'string' && flags.fork !== ''
+        ? requireExisting(workspace, flags.fork)
+        : activeConversation(sessions, session);
     if (!forkSource || !conversationExists(workspace.conversationsDirectory, forkSource)) {
-      throw new UsageError('no_active_conversation', '--fork needs a conversation: this session has no active one', { hint: 'Give one: --fork=<cid>.' });
+      throw new UsageError('no_active_conversation', '--fork needs a conversation: this session has no active one', {
+        hint: 'Give one: --fork=<cid>.',
+      });
     }
   } else if (!flags.new) {
     const active = activeConversation(sessions, session);
     if (active && conversationExists(workspace.conversationsDirectory, active)) existing = active;
     else if (flags.continue) {
-      throw new UsageError('no_active_conversation', '--continue needs a conversation: this session has no active one', { hint: 'Name it: jp query --continue --id=<cid>.' });
+      throw new UsageError(
+        'no_active_conversation',
+        '--continue needs a conversation: this session has no active one',
+        { hint: 'Name it: jp query --continue --id=<cid>.' },
+      );
     }
   }
   // The configuration, the model and the tools are loaded and checked by the process that runs the
@@ -169,11 +221,13 @@ async function prepare(
     existing ??
     (forkSource
       ? forkWarned(context, workspace.conversationsDirectory, forkSource)
-      : createConversation(workspace.conversationsDirectory, { title: titleOf(messageArgument, message, context.secrets) }).id);
+      : createConversation(workspace.conversationsDirectory, {
+          title: titleOf(messageArgument, message, context.secrets),
+        }).id);
   on.conversation(conversationId);
 
   const waitSeconds = Number(facts.environment.JP_LOCK_WAIT ?? '0');
-  let lock;
+  let lock: ReturnType<typeof acquireLock>;
   try {
     lock = acquireLock(userSubdirectory(workspace, 'locks'), conversationId, {
       waitSeconds: Number.isFinite(waitSeconds) ? waitSeconds : 0,
@@ -189,7 +243,9 @@ async function prepare(
     const events = readEventLog(eventsFile(workspace.conversationsDirectory, conversationId)).events;
     let resume = flags.continue ?? false;
     let discard = flags.discardTurn ?? false;
-    const incomplete = resume ? turnToResume(conversationId, events, Boolean(messageArgument)) : findIncompleteTurn(events);
+    const incomplete = resume
+      ? turnToResume(conversationId, events, Boolean(messageArgument))
+      : findIncompleteTurn(events);
     if (incomplete && !resume && !discard) {
       const choice = await askAboutIncompleteTurn(context, conversationId, incomplete.resumePoint, {
         target: flags.id !== undefined ? ` --id=${conversationId}` : '',
@@ -221,7 +277,14 @@ async function prepare(
       query: resultQuery(message ?? ''),
       started_at: startedAt,
     };
-    return { conversationId, lock, request, events, created: existing === undefined, activate: () => activateConversation(sessions, session, conversationId) };
+    return {
+      conversationId,
+      lock,
+      request,
+      events,
+      created: existing === undefined,
+      activate: () => activateConversation(sessions, session, conversationId),
+    };
   } catch (error) {
     lock.release();
     // A failed command leaves nothing behind: a conversation it created is removed again.
@@ -258,7 +321,11 @@ async function askAboutIncompleteTurn(
 ): Promise<'resume' | 'discard'> {
   const hint = incompleteTurnMenu(asked.target, asked.message);
   if (!canPrompt(context.facts)) {
-    throw new UsageError('incomplete_turn', `conversation ${conversationId} has an incomplete turn (${resumePoint}); nothing was sent. Choose:`, { hint });
+    throw new UsageError(
+      'incomplete_turn',
+      `conversation ${conversationId} has an incomplete turn (${resumePoint}); nothing was sent. Choose:`,
+      { hint },
+    );
   }
   const prompter = new TerminalPrompter({ environment: context.facts.environment });
   try {
@@ -281,7 +348,12 @@ async function askAboutIncompleteTurn(
   }
 }
 
-async function execute(context: CommandContext, prepared: Prepared, flags: QueryFlags, early: EarlyServer | undefined): Promise<number> {
+async function execute(
+  context: CommandContext,
+  prepared: Prepared,
+  flags: QueryFlags,
+  early: EarlyServer | undefined,
+): Promise<number> {
   const { conversationId } = prepared;
   const renderer = await createRenderer({
     format: context.format,
@@ -304,14 +376,20 @@ async function execute(context: CommandContext, prepared: Prepared, flags: Query
   }
 }
 
-async function executeWith(context: CommandContext, prepared: Prepared, flags: QueryFlags, early: EarlyServer | undefined, renderer: Renderer): Promise<number> {
+async function executeWith(
+  context: CommandContext,
+  prepared: Prepared,
+  flags: QueryFlags,
+  early: EarlyServer | undefined,
+  renderer: Renderer,
+): Promise<number> {
   const { conversationId, request } = prepared;
   if (flags.server === false) return (await import('./query-in-process.ts')).runInProcess(context, prepared, renderer);
 
   const workspace = context.workspace();
   const logger = await context.logger();
   logger.info('starting a query server', { conversation_id: conversationId, detach: flags.detach ?? false });
-  let spawned;
+  let spawned: Awaited<ReturnType<typeof spawnServer>> | undefined;
   let undoActivation = (): void => {};
   let activationError: unknown;
   try {
@@ -345,15 +423,29 @@ async function executeWith(context: CommandContext, prepared: Prepared, flags: Q
     if (renderer instanceof JsonRenderer) renderer.detached(conversationId, spawned.pid);
     else {
       context.stdout.write(`${conversationId}\n`);
-      renderer.status(`Detached: ${conversationId} (pid ${spawned.pid}). Watch it with \`jp conversation attach ${conversationId}\`.`);
+      renderer.status(
+        `Detached: ${conversationId} (pid ${spawned.pid}). Watch it with \`jp conversation attach ${conversationId}\`.`,
+      );
     }
     await renderer.flush();
     return 0;
   }
   const link = await connectToServer(spawned.socketPath);
-  const client = createTerminalClient(context, { link, renderer, conversationId, readOnly: false, owner: true, history: request.resume ? { resume: prepared.events } : 'none' });
+  const client = createTerminalClient(context, {
+    link,
+    renderer,
+    conversationId,
+    readOnly: false,
+    owner: true,
+    history: request.resume ? { resume: prepared.events } : 'none',
+  });
   const outcome = await withClientSignals(context, client, true, () => client.run());
-  return finishOutcome(renderer, outcome, conversationId, { text: request.query, model: null, startedAt: request.started_at, secrets: context.secrets });
+  return finishOutcome(renderer, outcome, conversationId, {
+    text: request.query,
+    model: null,
+    startedAt: request.started_at,
+    secrets: context.secrets,
+  });
 }
 
 /**

@@ -12,7 +12,10 @@ export async function sandboxCheckCommand(context: CommandContext): Promise<numb
   const settings = sandboxSettingsOf(loaded.value);
   const environment = context.facts.environment;
   const availability = await probeSandbox(environment, false);
-  const namespaces = availability.engine === 'bubblewrap' && availability.program ? namespaceSupport(availability.program, environment) : undefined;
+  const namespaces =
+    availability.engine === 'bubblewrap' && availability.program
+      ? namespaceSupport(availability.program, environment)
+      : undefined;
   const modeSource = loaded.sources.get('sandbox.mode')?.label ?? 'built-in default';
   if (context.format === 'json') {
     context.jsonLine(context.stdout, 'sandbox_check', {
@@ -33,11 +36,18 @@ export async function sandboxCheckCommand(context: CommandContext): Promise<numb
   const lines = [
     `engine      ${availability.engine ?? 'none'}${availability.ok && availability.version ? ` ${availability.version}` : ''}${availability.program ? ` (${availability.program})` : ''}`,
   ];
-  if (namespaces) lines.push(`namespaces  user: ${yes(namespaces.user)}, pid: ${yes(namespaces.pid)}, network: ${yes(namespaces.network)}`);
+  if (namespaces)
+    lines.push(
+      `namespaces  user: ${yes(namespaces.user)}, pid: ${yes(namespaces.pid)}, network: ${yes(namespaces.network)}`,
+    );
   lines.push(`network     ${availability.ok ? 'isolated unless sandbox.network = true' : 'cannot be isolated'}`);
   lines.push(`mode        ${describeSandboxSettings(settings)} (sandbox.mode set by ${modeSource})`);
   if (availability.ok) {
-    lines.push(settings.mode === 'off' ? 'status      usable, but sandbox.mode = "off": commands run unconfined' : 'status      usable: commands run confined');
+    lines.push(
+      settings.mode === 'off'
+        ? 'status      usable, but sandbox.mode = "off": commands run unconfined'
+        : 'status      usable: commands run confined',
+    );
     context.stdout.write(lines.join('\n') + '\n');
     return 0;
   }

@@ -7,9 +7,22 @@
 import { UsageError } from '../../errors.ts';
 import { readRecord, recordTrustDecision } from '../../workspace/trust-store.ts';
 import type { CommandContext } from '../context.ts';
-import { changedSinceTrust, describeUntrusted, fullValue, trustedKeysOf, workspaceConfigState, type WorkspaceConfigState } from '../workspace-trust.ts';
+import {
+  changedSinceTrust,
+  describeUntrusted,
+  fullValue,
+  trustedKeysOf,
+  workspaceConfigState,
+  type WorkspaceConfigState,
+} from '../workspace-trust.ts';
 
-type TrustState = 'trusted' | 'not trusted' | 'changed since trusted' | 'no decision' | 'nothing to trust' | 'no config';
+type TrustState =
+  | 'trusted'
+  | 'not trusted'
+  | 'changed since trusted'
+  | 'no decision'
+  | 'nothing to trust'
+  | 'no config';
 
 function stateOf(context: CommandContext, config: WorkspaceConfigState | undefined): TrustState {
   if (!config) return 'no config';
@@ -20,8 +33,12 @@ function stateOf(context: CommandContext, config: WorkspaceConfigState | undefin
   return config.needingTrust.length === 0 ? 'nothing to trust' : 'no decision';
 }
 
-export async function trustCommand(context: CommandContext, options: { revoke?: boolean; show?: boolean }): Promise<number> {
-  if (options.revoke && options.show) throw new UsageError('flags_conflict', '--revoke and --show cannot be used together');
+export async function trustCommand(
+  context: CommandContext,
+  options: { revoke?: boolean; show?: boolean },
+): Promise<number> {
+  if (options.revoke && options.show)
+    throw new UsageError('flags_conflict', '--revoke and --show cannot be used together');
   const workspace = context.workspace();
   if (workspace.isDefault) {
     throw new UsageError('no_workspace', `not in a jp workspace: no .jp/ in ${context.facts.cwd} or above`, {
@@ -44,20 +61,31 @@ export async function trustCommand(context: CommandContext, options: { revoke?: 
           key: key.key,
           value: key.value,
           reason: key.reason,
-          changed_since_trusted: config?.lastTrusted ? config.lastTrusted[key.key] !== (JSON.stringify(key.value) ?? 'null') : null,
+          changed_since_trusted: config?.lastTrusted
+            ? config.lastTrusted[key.key] !== (JSON.stringify(key.value) ?? 'null')
+            : null,
         })),
       });
       return 0;
     }
-    const lines = [`workspace config: ${workspace.configFile}`, `state: ${state}${config?.trusted !== undefined && record ? ` (decided ${record.decided_at} by ${record.decided_by})` : ''}`];
+    const lines = [
+      `workspace config: ${workspace.configFile}`,
+      `state: ${state}${config?.trusted !== undefined && record ? ` (decided ${record.decided_at} by ${record.decided_by})` : ''}`,
+    ];
     if (config) lines.push(`sha256: ${config.sha256}`);
     if (config && config.needingTrust.length > 0) {
-      lines.push(config.trusted === true ? 'settings it may use because you trust it:' : 'settings ignored until you trust it (`jp trust`):');
+      lines.push(
+        config.trusted === true
+          ? 'settings it may use because you trust it:'
+          : 'settings ignored until you trust it (`jp trust`):',
+      );
       if (config.trusted !== true) {
         const changed = changedSinceTrust(config.needingTrust, config.lastTrusted);
         if (changed) lines.push(changed);
       }
-      lines.push(...describeUntrusted(config.needingTrust, '  ', config.trusted === true ? undefined : config.lastTrusted));
+      lines.push(
+        ...describeUntrusted(config.needingTrust, '  ', config.trusted === true ? undefined : config.lastTrusted),
+      );
     } else if (config?.trusted === true) {
       lines.push('(you trust it as it is; it has no settings that need trust)');
     }
@@ -66,12 +94,23 @@ export async function trustCommand(context: CommandContext, options: { revoke?: 
   }
 
   if (!config) {
-    throw new UsageError('no_workspace_config', `there is no workspace config to ${options.revoke ? 'revoke' : 'trust'}: ${workspace.configFile} does not exist`, {
-      hint: 'Without one, only your own configuration applies; nothing needs trust.',
-    });
+    throw new UsageError(
+      'no_workspace_config',
+      `there is no workspace config to ${options.revoke ? 'revoke' : 'trust'}: ${workspace.configFile} does not exist`,
+      {
+        hint: 'Without one, only your own configuration applies; nothing needs trust.',
+      },
+    );
   }
-  const changed = options.revoke || config.trusted === true ? undefined : changedSinceTrust(config.needingTrust, config.lastTrusted);
-  recordTrustDecision(workspace, config.sha256, !options.revoke, options.revoke ? 'jp trust --revoke' : 'jp trust', trustedKeysOf(config.needingTrust));
+  const changed =
+    options.revoke || config.trusted === true ? undefined : changedSinceTrust(config.needingTrust, config.lastTrusted);
+  recordTrustDecision(
+    workspace,
+    config.sha256,
+    !options.revoke,
+    options.revoke ? 'jp trust --revoke' : 'jp trust',
+    trustedKeysOf(config.needingTrust),
+  );
   const names = config.needingTrust.map((key) => `${key.key} = ${fullValue(key.value)}`).join(', ');
   if (options.revoke) {
     context.status(`Not trusted: ${workspace.configFile} as it is now.${names ? ` Ignored: ${names}.` : ''}`);

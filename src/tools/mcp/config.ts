@@ -26,7 +26,11 @@ const httpOnly = ['headers', 'bearer_token_env'] as const;
  * `env_vars` it names from jp's environment, and nothing else of jp's (no provider keys); the SDK
  * adds only the basics a program needs (PATH, HOME, USER, LOGNAME, SHELL, TERM).
  */
-export function configuredMcpServers(loaded: LoadedConfig, environment: NodeJS.ProcessEnv, workspaceRoot: string): ConfiguredServer[] {
+export function configuredMcpServers(
+  loaded: LoadedConfig,
+  environment: NodeJS.ProcessEnv,
+  workspaceRoot: string,
+): ConfiguredServer[] {
   const servers = (loaded.value.mcp?.servers ?? {}) as Record<string, McpServerConfig>;
   return Object.entries(servers).map(([name, entry]) => {
     const key = ['mcp', 'servers', name];
@@ -37,14 +41,19 @@ export function configuredMcpServers(loaded: LoadedConfig, environment: NodeJS.P
       });
     }
     if (entry.command !== undefined && entry.url !== undefined) {
-      throw new ConfigError(`${where('url')}: mcp.servers.${name} has both command and url`, { hint: 'Keep one: command starts a program, url reaches a running server.' });
+      throw new ConfigError(`${where('url')}: mcp.servers.${name} has both command and url`, {
+        hint: 'Keep one: command starts a program, url reaches a running server.',
+      });
     }
     const transport = entry.command !== undefined ? 'stdio' : 'http';
     for (const field of transport === 'stdio' ? httpOnly : stdioOnly) {
       if (entry[field] === undefined) continue;
-      throw new ConfigError(`${where(field)}: mcp.servers.${name}.${field} applies only to a server ${transport === 'stdio' ? 'reached by url' : 'started with command'}`, {
-        hint: `Remove mcp.servers.${name}.${field}.`,
-      });
+      throw new ConfigError(
+        `${where(field)}: mcp.servers.${name}.${field} applies only to a server ${transport === 'stdio' ? 'reached by url' : 'started with command'}`,
+        {
+          hint: `Remove mcp.servers.${name}.${field}.`,
+        },
+      );
     }
     const env: Record<string, string> = { ...(entry.env ?? {}) };
     for (const variable of entry.env_vars ?? []) {
@@ -74,7 +83,11 @@ export function configuredMcpServers(loaded: LoadedConfig, environment: NodeJS.P
  * Registers the secrets of the servers' environments: a value whose variable is listed as a secret
  * (`secretVariables`) or whose name marks it one (`*_TOKEN`, `*_API_KEY`, `*_SECRET`, `*_PASSWORD`).
  */
-export function registerMcpEnvironmentSecrets(secrets: Secrets, servers: ConfiguredServer[], secretVariables: string[]): void {
+export function registerMcpEnvironmentSecrets(
+  secrets: Secrets,
+  servers: ConfiguredServer[],
+  secretVariables: string[],
+): void {
   for (const server of servers) {
     secrets.add(server.spec.env, secretVariables);
     secrets.addNamed(server.spec.env);

@@ -45,7 +45,13 @@ export interface RemoteTool {
   title?: string;
   description?: string;
   inputSchema: Record<string, unknown>;
-  annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean; title?: string };
+  annotations?: {
+    readOnlyHint?: boolean;
+    destructiveHint?: boolean;
+    idempotentHint?: boolean;
+    openWorldHint?: boolean;
+    title?: string;
+  };
 }
 
 /** Where a stdio server's process goes (see stdio-transport.ts). */
@@ -153,14 +159,17 @@ export class McpConnection {
     const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), limit * 1000)));
     try {
       const outcome = await Promise.race([this.connect(environment, clientVersion), timedOut]);
-      if (outcome === 'timeout') throw new Error(`it did not answer within ${limit} s (mcp.servers.${this.spec.name}.startup_timeout_secs)`);
+      if (outcome === 'timeout')
+        throw new Error(`it did not answer within ${limit} s (mcp.servers.${this.spec.name}.startup_timeout_secs)`);
       this.state = 'ready';
     } catch (error) {
       this.state = 'failed';
       const tail = this.recentStderr.length > 0 ? `; its last output: ${this.recentStderr.join(' | ')}` : '';
       const spawnFailed = ['ENOENT', 'EACCES'].includes((error as NodeJS.ErrnoException | undefined)?.code ?? '');
       const exited = this.process?.exitDescription;
-      this.problem = this.process?.stopReason ?? `${exited && !spawnFailed ? `it exited during start-up (${exited})` : describeError(error)}${tail}`;
+      this.problem =
+        this.process?.stopReason ??
+        `${exited && !spawnFailed ? `it exited during start-up (${exited})` : describeError(error)}${tail}`;
       await this.shutdown();
     } finally {
       clearTimeout(timer);
@@ -171,13 +180,20 @@ export class McpConnection {
     const sdk = await loadSdk();
     if (this.closing) throw new Error('the run ended before it started');
     this.validators = new sdk.AjvJsonSchemaValidator();
-    const client = new sdk.Client({ name: 'jp', version: clientVersion }, { capabilities: { elicitation: { form: {} } }, jsonSchemaValidator: this.validators });
-    client.setRequestHandler(sdk.ElicitRequestSchema, (request) => this.elicit(request.params as { mode?: string; message: string; requestedSchema?: Record<string, unknown> }));
+    const client = new sdk.Client(
+      { name: 'jp', version: clientVersion },
+      { capabilities: { elicitation: { form: {} } }, jsonSchemaValidator: this.validators },
+    );
+    client.setRequestHandler(sdk.ElicitRequestSchema, (request) =>
+      this.elicit(request.params as { mode?: string; message: string; requestedSchema?: Record<string, unknown> }),
+    );
     this.client = client;
     const { spec } = this;
     if (spec.transport === 'stdio') {
       const { sandbox, ...placement } = this.placement;
-      const command = spec.sandbox ? await confinedServer(spec, sandbox) : { file: spec.command!, arguments: spec.args, cwd: spec.cwd, environment: {}, cleanup: () => {} };
+      const command = spec.sandbox
+        ? await confinedServer(spec, sandbox)
+        : { file: spec.command!, arguments: spec.args, cwd: spec.cwd, environment: {}, cleanup: () => {} };
       this.sandboxCleanup = command.cleanup;
       this.process = new sdk.ServerProcessTransport({
         command: command.file,
@@ -192,7 +208,10 @@ export class McpConnection {
       const headers = { ...spec.headers };
       if (spec.bearerTokenVariable) {
         const token = environment[spec.bearerTokenVariable];
-        if (!token) throw new Error(`the variable ${spec.bearerTokenVariable} (mcp.servers.${spec.name}.bearer_token_env) is not set`);
+        if (!token)
+          throw new Error(
+            `the variable ${spec.bearerTokenVariable} (mcp.servers.${spec.name}.bearer_token_env) is not set`,
+          );
         headers.Authorization = `Bearer ${token}`;
       }
       this.transport = new sdk.StreamableHTTPClientTransport(new URL(spec.url!), { requestInit: { headers } });
@@ -237,10 +256,18 @@ export class McpConnection {
   }
 
   /** Calls a tool of this server; every failure is a tool error. Throws only when the run stops. */
-  async call(tool: string, displayName: string, argumentsValue: Record<string, unknown>, options: CallOptions): Promise<ToolResult> {
+  async call(
+    tool: string,
+    displayName: string,
+    argumentsValue: Record<string, unknown>,
+    options: CallOptions,
+  ): Promise<ToolResult> {
     const client = this.client;
     if (this.state !== 'ready' || !client) {
-      return { kind: 'error', message: `${displayName} is not available: the MCP server ${this.spec.name} ${this.state === 'stopped' ? 'stopped' : 'is not running'} (${this.problem ?? 'unknown reason'}).` };
+      return {
+        kind: 'error',
+        message: `${displayName} is not available: the MCP server ${this.spec.name} ${this.state === 'stopped' ? 'stopped' : 'is not running'} (${this.problem ?? 'unknown reason'}).`,
+      };
     }
     const controller = new AbortController();
     let timedOut = false;
@@ -249,10 +276,13 @@ export class McpConnection {
     let timer: NodeJS.Timeout | undefined;
     const arm = (): void => {
       startedAt = Date.now();
-      timer = setTimeout(() => {
-        timedOut = true;
-        controller.abort();
-      }, Math.min(Math.max(remaining, 0), maxTimerMilliseconds));
+      timer = setTimeout(
+        () => {
+          timedOut = true;
+          controller.abort();
+        },
+        Math.min(Math.max(remaining, 0), maxTimerMilliseconds),
+      );
     };
     const onStop = (): void => controller.abort();
     options.signal.addEventListener('abort', onStop, { once: true });
@@ -282,20 +312,30 @@ export class McpConnection {
           const finished = progress.total !== undefined && progress.progress >= progress.total;
           if (!finished && Date.now() - lastProgress < progressIntervalMilliseconds) return;
           lastProgress = Date.now();
-          const amount = progress.total !== undefined ? `${progress.progress}/${progress.total}` : String(progress.progress);
+          const amount =
+            progress.total !== undefined ? `${progress.progress}/${progress.total}` : String(progress.progress);
           options.progress(`progress ${amount}${progress.message ? ` ${progress.message}` : ''}`);
         },
       });
       const described = describeCallResult(result as Record<string, unknown>);
-      return described.isError ? { kind: 'error', message: described.text || `${displayName} reported an error` } : { kind: 'success', content: described.text };
+      return described.isError
+        ? { kind: 'error', message: described.text || `${displayName} reported an error` }
+        : { kind: 'success', content: described.text };
     } catch (error) {
       if (options.signal.aborted) throw options.signal.reason;
       if (call.deferred) return { kind: 'error', message: `${displayName} was cancelled to wait for a user's answer` };
       if (timedOut) {
-        return { kind: 'error', message: `${displayName} timed out after ${Math.round(options.timeoutMilliseconds / 1000)} s and was cancelled (mcp.servers.${this.spec.name}.tool_timeout_secs)` };
+        return {
+          kind: 'error',
+          message: `${displayName} timed out after ${Math.round(options.timeoutMilliseconds / 1000)} s and was cancelled (mcp.servers.${this.spec.name}.tool_timeout_secs)`,
+        };
       }
       // The server may have stopped while the call ran (state changes behind TypeScript's back).
-      if ((this.state as McpConnection['state']) === 'stopped') return { kind: 'error', message: `the MCP server ${this.spec.name} stopped while ${displayName} was running: ${this.problem}` };
+      if ((this.state as McpConnection['state']) === 'stopped')
+        return {
+          kind: 'error',
+          message: `the MCP server ${this.spec.name} stopped while ${displayName} was running: ${this.problem}`,
+        };
       return { kind: 'error', message: `${displayName} failed: ${describeError(error)}` };
     } finally {
       clearTimeout(timer);
@@ -304,7 +344,11 @@ export class McpConnection {
     }
   }
 
-  private async elicit(params: { mode?: string; message: string; requestedSchema?: Record<string, unknown> }): Promise<Record<string, unknown>> {
+  private async elicit(params: {
+    mode?: string;
+    message: string;
+    requestedSchema?: Record<string, unknown>;
+  }): Promise<Record<string, unknown>> {
     const call = this.activeCall;
     if (!call || params.mode === 'url' || !params.requestedSchema) {
       this.events.warning(`the MCP server ${this.spec.name} asked for input outside a tool call; it was declined`);
@@ -327,7 +371,12 @@ export class McpConnection {
     const transport = this.transport;
     if (!client && !transport) return;
     try {
-      if (transport && 'terminateSession' in transport && typeof transport.terminateSession === 'function' && this.state === 'ready') {
+      if (
+        transport &&
+        'terminateSession' in transport &&
+        typeof transport.terminateSession === 'function' &&
+        this.state === 'ready'
+      ) {
         await (transport.terminateSession as () => Promise<void>).call(transport).catch(() => {});
       }
       await (client ?? transport)!.close();
@@ -346,8 +395,12 @@ export class McpConnection {
 
 /** A stdio server's command wrapped in the sandbox; a sandbox that cannot start fails its start-up (never unconfined). */
 async function confinedServer(spec: McpServerSpec, sandbox: CommandSandbox | undefined): Promise<PreparedCommand> {
-  if (!sandbox) throw new Error(`mcp.servers.${spec.name}.sandbox = true, but this command has no sandbox to start it in`);
+  if (!sandbox)
+    throw new Error(`mcp.servers.${spec.name}.sandbox = true, but this command has no sandbox to start it in`);
   const availability = await sandbox.availability();
-  if (!availability.ok) throw new Error(`mcp.servers.${spec.name}.sandbox = true, and the sandbox cannot start: ${availability.cause}. Fix: ${availability.fix}`);
+  if (!availability.ok)
+    throw new Error(
+      `mcp.servers.${spec.name}.sandbox = true, and the sandbox cannot start: ${availability.cause}. Fix: ${availability.fix}`,
+    );
   return sandbox.prepare({ file: spec.command!, arguments: spec.args, cwd: spec.cwd });
 }

@@ -93,7 +93,13 @@ export function fieldsOf(requestedSchema: Schema): FormField[] {
  */
 export function elicitationQuestion(index: number, message: string, requestedSchema: Schema): Question {
   const fields = fieldsOf(requestedSchema);
-  const question: Question = { id: index === 0 ? 'elicitation' : `elicitation_${index + 1}`, text: message, answer_type: 'form', fields, exclusive: false };
+  const question: Question = {
+    id: index === 0 ? 'elicitation' : `elicitation_${index + 1}`,
+    text: message,
+    answer_type: 'form',
+    fields,
+    exclusive: false,
+  };
   const defaults = defaultFormAnswer(fields);
   if (defaults) question.default = defaults as unknown as JsonValue;
   return question;

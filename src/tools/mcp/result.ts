@@ -21,7 +21,9 @@ function describeBlock(block: Block): string {
       return `[${block.type}: ${String(block.mimeType ?? 'unknown type')}, ${describeBytes(block.data)}; not shown to the model]`;
     case 'resource_link': {
       const name = typeof block.title === 'string' ? block.title : String(block.name ?? 'resource');
-      const details = [block.mimeType, block.description].filter((part) => typeof part === 'string' && part !== '').join('; ');
+      const details = [block.mimeType, block.description]
+        .filter((part) => typeof part === 'string' && part !== '')
+        .join('; ');
       return `[resource link: ${name} <${String(block.uri)}>${details ? ` (${details})` : ''}]`;
     }
     case 'resource': {
@@ -46,12 +48,18 @@ function sameJson(text: string, value: unknown): boolean {
 export function describeCallResult(result: Record<string, unknown>): { text: string; isError: boolean } {
   // Servers on protocol 2024-10-07 answer with `toolResult` instead of content blocks.
   if (!Array.isArray(result.content) && 'toolResult' in result) {
-    return { text: typeof result.toolResult === 'string' ? result.toolResult : JSON.stringify(result.toolResult), isError: false };
+    return {
+      text: typeof result.toolResult === 'string' ? result.toolResult : JSON.stringify(result.toolResult),
+      isError: false,
+    };
   }
   const blocks = (Array.isArray(result.content) ? result.content : []) as Block[];
   const parts = blocks.map(describeBlock);
   const structured = result.structuredContent;
-  if (structured !== undefined && !blocks.some((block) => block.type === 'text' && typeof block.text === 'string' && sameJson(block.text, structured))) {
+  if (
+    structured !== undefined &&
+    !blocks.some((block) => block.type === 'text' && typeof block.text === 'string' && sameJson(block.text, structured))
+  ) {
     parts.push(`structured content: ${JSON.stringify(structured)}`);
   }
   return { text: parts.join('\n'), isError: result.isError === true };

@@ -56,12 +56,19 @@ export class McpServers {
       .filter((server) => server.enabled)
       .map(
         (server) =>
-          new McpConnection(server.spec, {
-            stderr: (line) => options.stderr(server.spec.name, line),
-            redact: (text) => options.secrets.redact(text),
-            stopped: (reason) => options.warning(`the MCP server ${server.spec.name} stopped (${reason}); the run goes on without its tools`),
-            warning: options.warning,
-          }, options.placement),
+          new McpConnection(
+            server.spec,
+            {
+              stderr: (line) => options.stderr(server.spec.name, line),
+              redact: (text) => options.secrets.redact(text),
+              stopped: (reason) =>
+                options.warning(
+                  `the MCP server ${server.spec.name} stopped (${reason}); the run goes on without its tools`,
+                ),
+              warning: options.warning,
+            },
+            options.placement,
+          ),
       );
     const running = new McpServers(
       connections,
@@ -72,17 +79,23 @@ export class McpServers {
     for (const connection of connections) {
       const server = connection.spec.name;
       if (connection.state !== 'ready') {
-        running.warnings.push(`the MCP server ${server} failed to start: ${connection.problem}; the run goes on without its tools`);
+        running.warnings.push(
+          `the MCP server ${server} failed to start: ${connection.problem}; the run goes on without its tools`,
+        );
         continue;
       }
       for (const remote of connection.tools) {
         const name = mcpToolName(server, remote.name);
         if (name.length > maxToolNameLength) {
-          running.warnings.push(`the tool ${remote.name} of the MCP server ${server} is left out: ${name} is longer than ${maxToolNameLength} characters`);
+          running.warnings.push(
+            `the tool ${remote.name} of the MCP server ${server} is left out: ${name} is longer than ${maxToolNameLength} characters`,
+          );
           continue;
         }
         if (running.tools.has(name)) {
-          running.warnings.push(`the tool ${remote.name} of the MCP server ${server} is left out: another of its tools is also named ${name}`);
+          running.warnings.push(
+            `the tool ${remote.name} of the MCP server ${server} is left out: another of its tools is also named ${name}`,
+          );
           continue;
         }
         if (!options.include(name)) continue;
@@ -98,9 +111,19 @@ export class McpServers {
       transport: connection.spec.transport,
       state: connection.state === 'starting' ? 'failed' : connection.state,
       problem: connection.problem ?? null,
-      tools: connection.tools.map((remote) => ({ name: mcpToolName(connection.spec.name, remote.name), mcp_name: remote.name, description: remote.description ?? '' })),
+      tools: connection.tools.map((remote) => ({
+        name: mcpToolName(connection.spec.name, remote.name),
+        mcp_name: remote.name,
+        description: remote.description ?? '',
+      })),
     }));
-    const disabled: McpServerStatus[] = this.disabled.map((spec) => ({ name: spec.name, transport: spec.transport, state: 'disabled', problem: null, tools: [] }));
+    const disabled: McpServerStatus[] = this.disabled.map((spec) => ({
+      name: spec.name,
+      transport: spec.transport,
+      state: 'disabled',
+      problem: null,
+      tools: [],
+    }));
     return [...started, ...disabled].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 

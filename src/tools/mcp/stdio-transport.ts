@@ -136,7 +136,10 @@ export class ServerProcessTransport implements Transport {
     if (!child || this.exit) return;
     const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
     const within = (milliseconds: number): Promise<boolean> =>
-      Promise.race([closed.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), milliseconds).unref())]);
+      Promise.race([
+        closed.then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), milliseconds).unref()),
+      ]);
     child.stdin!.end();
     if (await within(graceMilliseconds)) return;
     this.signal('SIGTERM');

@@ -25,21 +25,28 @@ export function createMcpTool(connection: McpConnection, remote: RemoteTool, nam
   let compiled = false;
   const tool: Tool = {
     name,
-    description: remote.description ?? remote.title ?? remote.annotations?.title ?? `Tool ${remote.name} of the MCP server ${server}`,
+    description:
+      remote.description ??
+      remote.title ??
+      remote.annotations?.title ??
+      `Tool ${remote.name} of the MCP server ${server}`,
     parameters,
     sideEffects: !readOnly,
     ...(readOnly ? { readOnly: true } : {}),
     available: () => connection.state === 'ready',
     validate(argumentsValue) {
       const value = argumentsValue ?? {};
-      if (typeof value !== 'object' || Array.isArray(value)) return { ok: false, message: validationMessage(name, 'the arguments must be a JSON object', parameters) };
+      if (typeof value !== 'object' || Array.isArray(value))
+        return { ok: false, message: validationMessage(name, 'the arguments must be a JSON object', parameters) };
       if (!compiled) {
         validator = connection.validatorFor(remote.inputSchema);
         compiled = true;
       }
       if (!validator) return { ok: true, value };
       const result = validator(value);
-      return result.valid ? { ok: true, value } : { ok: false, message: validationMessage(name, result.errorMessage, parameters) };
+      return result.valid
+        ? { ok: true, value }
+        : { ok: false, message: validationMessage(name, result.errorMessage, parameters) };
     },
     execute(argumentsValue, context) {
       return connection.call(remote.name, name, argumentsValue as Record<string, unknown>, {
@@ -50,7 +57,11 @@ export function createMcpTool(connection: McpConnection, remote: RemoteTool, nam
       });
     },
   };
-  if (readOnly) tool.defaultRunMode = { value: 'unattended', reason: `readOnlyHint of the MCP server ${server}, trusted by mcp.servers.${server}.trust_annotations` };
+  if (readOnly)
+    tool.defaultRunMode = {
+      value: 'unattended',
+      reason: `readOnlyHint of the MCP server ${server}, trusted by mcp.servers.${server}.trust_annotations`,
+    };
   if (connection.spec.toolTimeoutSeconds !== undefined) tool.timeoutSeconds = connection.spec.toolTimeoutSeconds;
   return tool;
 }

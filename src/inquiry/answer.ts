@@ -64,6 +64,26 @@ export type AnswerSource = 'client' | 'log';
 
 export type ParsedAnswer<A> = { ok: true; answer: A } | { ok: false; error: string };
 
+/** Whether a decision of this scope holds for the tool's later calls in this turn. */
+export function holdsForTheTurn(scope: Scope): boolean {
+  switch (scope) {
+    case 'once':
+      return false;
+    case 'turn':
+      return true;
+  }
+}
+
+/** The JSON word of an approval and of a refusal of this scope. */
+function wordsOf(scope: Scope): { approve: string; deny: string } {
+  switch (scope) {
+    case 'once':
+      return { approve: 'run', deny: 'skip' };
+    case 'turn':
+      return { approve: 'run_always', deny: 'skip_always' };
+  }
+}
+
 export const approveOnce = { decision: 'approve', scope: 'once' } as const;
 export const denyOnce = { decision: 'deny', scope: 'once' } as const;
 export const noAnswer: NoAnswer = { decision: 'none' };
@@ -71,9 +91,9 @@ export const noAnswer: NoAnswer = { decision: 'none' };
 export function encodeAnswer(answer: InquiryAnswer): EncodedAnswer {
   switch (answer.decision) {
     case 'approve':
-      return answer.scope === 'turn' ? 'run_always' : 'run';
+      return wordsOf(answer.scope).approve;
     case 'deny':
-      return answer.scope === 'turn' ? 'skip_always' : 'skip';
+      return wordsOf(answer.scope).deny;
     case 'deliver':
       return 'deliver';
     case 'edit':

@@ -7,7 +7,7 @@ import { unknownOutcome } from './tool-call-replay.ts';
 import type { ConversationEvent, EventOf } from '../conversation/events.ts';
 import { now } from '../conversation/events.ts';
 import type { LogSeal } from '../conversation/seal.ts';
-import { encodeAnswer, noAnswer, parseRunToolAnswer } from '../inquiry/answer.ts';
+import { encodeAnswer, holdsForTheTurn, noAnswer, parseRunToolAnswer } from '../inquiry/answer.ts';
 import type { Tool } from '../tools/tool.ts';
 import type { TurnHost } from './host.ts';
 
@@ -67,7 +67,8 @@ export function rememberedDecisions(
       const tool = runInquiries.get(event.id)!;
       const parsed = parseRunToolAnswer(event.answer, 'log');
       if (!parsed.ok || parsed.answer.decision === 'none' || parsed.answer.decision === 'edit') continue;
-      if (parsed.answer.scope === 'turn') decisions.set(tool, parsed.answer.decision === 'approve' ? 'run' : 'skip');
+      if (holdsForTheTurn(parsed.answer.scope))
+        decisions.set(tool, parsed.answer.decision === 'approve' ? 'run' : 'skip');
     }
   }
   return decisions;

@@ -12,7 +12,7 @@ import { now } from '../conversation/events.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import { resolveResultMode, resolveRunMode } from '../config/policy.ts';
 import type { ToolDefaultsConfig, ToolConfig } from '../config/schema.ts';
-import type { AnswerOf } from '../inquiry/answer.ts';
+import { holdsForTheTurn, type AnswerOf } from '../inquiry/answer.ts';
 import type { AnsweredBy, InquiryOf, JsonValue, Question } from '../inquiry/types.ts';
 import type { Tool, ToolAnswer, ToolResult } from '../tools/tool.ts';
 import type { CommandSandbox } from '../sandbox/engine.ts';
@@ -170,11 +170,11 @@ async function permission(call: Call, argumentsValue: unknown): Promise<CallStat
   const answer = resolution.answer;
   switch (answer.decision) {
     case 'approve':
-      if (answer.scope === 'turn') context.remembered.set(tool.name, 'run');
+      if (holdsForTheTurn(answer.scope)) context.remembered.set(tool.name, 'run');
       if (resolution.by === 'policy' && resolution.reason) call.decidedWithoutHuman.push(resolution.reason);
       return { stage: 'escalation', arguments: argumentsValue };
     case 'deny':
-      if (answer.scope === 'turn') context.remembered.set(tool.name, 'skip');
+      if (holdsForTheTurn(answer.scope)) context.remembered.set(tool.name, 'skip');
       if (resolution.by === 'policy')
         return respond(context, call.id, `Tool call denied: ${resolution.reason}.`, true, 'denied');
       return respond(context, call.id, 'The user declined to run this tool.', true, 'denied');
@@ -319,7 +319,6 @@ async function execution(call: Call, argumentsValue: unknown, sandbox: CommandSa
 /** Delivery of the result to the model (config `result`), with the decisions made without a human. */
 async function delivery(call: Call, output: string, isError: boolean): Promise<CallState> {
   const { context, tool } = call;
-  let content = output;
   const resultMode = resolveResultMode(context.config, tool.name).value;
   if (resultMode === 'skip') {
     return respond(
@@ -330,39 +329,53 @@ async function delivery(call: Call, output: string, isError: boolean): Promise<C
       isError ? 'error' : 'ok',
     );
   }
-  if (resultMode === 'ask' || resultMode === 'edit') {
-    const inquiry: InquiryOf<'deliver_tool_result'> = {
-      kind: 'deliver_tool_result',
-      tool: tool.name,
-      result: content,
-      ...(isError ? { is_error: true } : {}),
-      ...(resultMode === 'edit' ? { edit: true } : {}),
-    };
-    const resolution = await context.resolver.resolveDelivery(
-      call.id,
-      inquiry,
-      call.recorded.takeInquiry('deliver_tool_result'),
-    );
-    if (resolution.kind === 'deferred') return deferred(resolution.id);
-    const answer = resolution.answer;
-    switch (answer.decision) {
-      case 'deny':
-      case 'none': {
-        const why =
-          resolution.by === 'policy'
-            ? `The tool ran, but its ${resolution.reason}.`
-            : 'The tool ran, but the user chose not to share its result.';
-        return respond(context, call.id, why, isError, 'denied');
-      }
-      case 'edit':
-        content = answer.result;
-        break;
-      case 'deliver':
-        if (resolution.by === 'policy' && resolution.reason) call.decidedWithoutHuman.push(resolution.reason);
-        break;
+  if (resultMode === 'ask' || resultMode === 'edit') return askedDelivery(call, output, isError, resultMode === 'edit');
+  return delivered(call, output, isError);
+}
+
+/** Delivery asked about (config `result` = "ask" or "edit"): sent as it is, as edited, or withheld. */
+async function askedDelivery(call: Call, output: string, isError: boolean, edit: boolean): Promise<CallState> {
+  const { context, tool } = call;
+  const inquiry: InquiryOf<'deliver_tool_result'> = {
+    kind: 'deliver_tool_result',
+    tool: tool.name,
+    result: output,
+    ...(isError ? { is_error: true } : {}),
+    ...(edit ? { edit: true } : {}),
+  };
+  const resolution = await context.resolver.resolveDelivery(
+    call.id,
+    inquiry,
+    call.recorded.takeInquiry('deliver_tool_result'),
+  );
+  if (resolution.kind === 'deferred') return deferred(resolution.id);
+  const answer = resolution.answer;
+  switch (answer.decision) {
+    case 'deny':
+    case 'none': {
+      const why =
+        resolution.by === 'policy'
+          ? `The tool ran, but its ${resolution.reason}.`
+          : 'The tool ran, but the user chose not to share its result.';
+      return respond(context, call.id, why, isError, 'denied');
     }
+    case 'edit':
+      return delivered(call, answer.result, isError);
+    case 'deliver':
+      if (resolution.by === 'policy' && resolution.reason) call.decidedWithoutHuman.push(resolution.reason);
+      return delivered(call, output, isError);
   }
-  return respond(context, call.id, withDecisions(content, call.decidedWithoutHuman), isError, isError ? 'error' : 'ok');
+}
+
+/** The result goes to the model, with the decisions made without a human. */
+function delivered(call: Call, content: string, isError: boolean): Ended {
+  return respond(
+    call.context,
+    call.id,
+    withDecisions(content, call.decidedWithoutHuman),
+    isError,
+    isError ? 'error' : 'ok',
+  );
 }
 
 /** The tool's output, then one line from jp per decision made without a human. */

@@ -8,6 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { createSandbox, jpBinary, readEvents, testProvider } from '../../test/support/jp.ts';
 import { loadConfig } from '../../src/config/load.ts';
+import { testConfigInputs } from '../../test/support/config.ts';
 import { runSandboxes } from '../../src/sandbox/engine.ts';
 import { median, ms, timeProcess, type Section } from '../support.ts';
 
@@ -38,13 +39,7 @@ const sandboxSection: Section = async (bench) => {
     ['on', []],
     ['off', ['--sandbox', 'off']],
   ] as const;
-  const config = loadConfig({
-    userFile: undefined,
-    workspaceFile: undefined,
-    environment: sandbox.env,
-    cfgArguments: [],
-    flags: [],
-  });
+  const config = loadConfig(testConfigInputs({ environment: sandbox.env }));
   const confined = runSandboxes({
     config: config.value,
     workspaceRoot: sandbox.workspace,

@@ -23,8 +23,9 @@ import {
 import { jpVersion } from '../version.ts';
 import { requireExisting } from '../conversation/targets.ts';
 import { untrustedWarning, type WorkspaceTrust } from '../config/trust.ts';
+import { prepareRun, type RunConfiguration } from '../launch/prepare-run.ts';
+import { startRun } from '../launch/start-run.ts';
 import type { LogSettings } from '../output/logger.ts';
-import { connectToServer } from '../client/socket-link.ts';
 import { readEventLog } from '../conversation/reader.ts';
 import {
   createConversation,
@@ -39,9 +40,7 @@ import { JpError, toJpError } from '../errors.ts';
 import type { Logger } from '../output/logger.ts';
 import { visible } from '../output/sanitize.ts';
 import { resultQuery } from '../report/result.ts';
-import type { RunRequest } from '../protocol/run-request.ts';
-import { spawnServer } from '../server/spawn.ts';
-import { acquireLock, refusalIfHeld } from '../workspace/lock.ts';
+import { refusalIfHeld } from '../workspace/lock.ts';
 import { prepareWorkspace, resolveWorkspace, userSubdirectory, type Workspace } from '../workspace/workspace.ts';
 import { AcpRunClient, type EditorPeer } from './run-client.ts';
 import { messageOfPrompt, stopReasonOf, UpdateMapper } from './updates.ts';
@@ -72,10 +71,12 @@ export function requestErrorOf(error: unknown): RequestError {
  */
 export interface AcpSessionContext {
   workspace(): Workspace;
-  /** Loads the configuration (a broken one is this request's error, with its file, line and key), then decides trust as a headless run does: never asked. */
-  trust(): Promise<WorkspaceTrust>;
-  /** The configuration part of a run request, with the trust decided. */
-  requestConfig(trust: WorkspaceTrust): RunRequest['config'];
+  /**
+   * The configuration a run of this session goes by, its files read anew (an editor's session lasts:
+   * a changed config takes effect at the next prompt): loaded once to check it (a broken one is this
+   * request's error, with its file, line and key), its trust decided as a headless run's: never asked.
+   */
+  runConfiguration(): Promise<RunConfiguration>;
   logSettings(): LogSettings;
   /** The jp entry point a query server is spawned from. */
   readonly programFile: string;
@@ -221,7 +222,7 @@ export class AcpAgent {
 
   private async newSession(cwd: string, editorMcpServers: number): Promise<{ sessionId: string }> {
     const context = this.contextFor(cwd);
-    const trust = await context.trust();
+    const { trust } = await context.runConfiguration();
     const workspace = context.workspace();
     prepareWorkspace(workspace);
     const { id } = createConversation(workspace.conversationsDirectory, { title: null });
@@ -252,7 +253,7 @@ export class AcpAgent {
 
   private async loadSession(sessionId: string, cwd: string): Promise<Record<string, never>> {
     const context = this.contextFor(cwd);
-    const trust = await context.trust();
+    const { trust } = await context.runConfiguration();
     const workspace = context.workspace();
     const id = requireExisting(workspace, sessionId);
     const held = refusalIfHeld(userSubdirectory(workspace, 'locks'), id);
@@ -328,52 +329,34 @@ export class AcpAgent {
     const sessionId = session.id;
     const { context, workspace } = session;
     const { logger } = this.options;
-    const trust = await context.trust();
+    const configuration = await context.runConfiguration();
     if (session.cancelRequested) return { stopReason: 'cancelled' };
-    const lock = acquireLock(userSubdirectory(workspace, 'locks'), sessionId, { waitSeconds: 0, role: 'client' });
-    let request: RunRequest;
-    try {
-      const incomplete = findIncompleteTurn(
-        readEventLog(eventsFile(workspace.conversationsDirectory, sessionId)).events,
-      );
-      request = {
-        conversation_id: sessionId,
-        workspace: { root: workspace.root, is_default: workspace.isDefault, tool_root: workspace.toolRoot },
-        cwd: session.cwd,
-        // A prompt after a stopped turn (a cancel, a crash) is the user's reply to it, as Ctrl+C → reply.
-        message: incomplete ? null : message,
-        ...(incomplete ? { reply: message } : {}),
-        resume: incomplete !== undefined,
-        discard_turn: false,
-        detached: false,
-        config: context.requestConfig(trust),
-        tools: { no_tools: false, enabled: [] },
-        lock_token: lock.token,
-        log: context.logSettings(),
-        run_log: path.join(userSubdirectory(workspace, 'processes'), `${sessionId}.log`),
-        query: resultQuery(message),
-        started_at: Date.now(),
-      };
-    } catch (error) {
-      lock.release();
-      throw error;
-    }
-    logger.info('acp: prompt', { session: sessionId, resume: request.resume });
-    let spawned: Awaited<ReturnType<typeof spawnServer>>;
-    try {
-      spawned = await spawnServer(request, {
-        entry: context.programFile,
-        environment: context.environment,
-        shareStderr: request.log.file === '-' && request.log.verbosity > 0,
-      });
-    } catch (error) {
-      lock.release();
-      throw error;
-    }
-    lock.forget();
-    const link = await connectToServer(spawned.socketPath);
+    const prepared = await prepareRun({
+      workspace,
+      conversation: { id: sessionId, created: false },
+      configuration,
+      cwd: session.cwd,
+      detached: false,
+      tools: { noTools: false, enabled: [] },
+      lock: { waitSeconds: 0, role: 'client' },
+      log: context.logSettings(),
+      query: resultQuery(message),
+      startedAt: Date.now(),
+      // A prompt after a stopped turn (a cancel, a crash) is the user's reply to it, as Ctrl+C → reply.
+      turn: (events) =>
+        findIncompleteTurn(events)
+          ? { message: null, reply: message, resume: true, discard_turn: false }
+          : { message, resume: false, discard_turn: false },
+    });
+    logger.info('acp: prompt', { session: sessionId, resume: prepared.request.resume });
+    const started = await startRun(prepared, {
+      where: 'server',
+      entry: context.programFile,
+      environment: context.environment,
+      shareStderr: prepared.request.log.file === '-' && prepared.request.log.verbosity > 0,
+    });
     const client = new AcpRunClient({
-      link,
+      link: await started.connect(),
       peer: this.peerOf(sessionId),
       mapper: new UpdateMapper(workspace.toolRoot),
       logger,

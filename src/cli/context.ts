@@ -1,13 +1,18 @@
 /**
  * What every command gets from the composition root: the process facts, the global options, the
  * output channels, and lazy access to the workspace, the config and the logger (a command that
- * does not need them does not pay for them).
+ * does not need them does not pay for them). The config files are read once per process (the user
+ * config first, for its safe directories, before the workspace is resolved) into one snapshot
+ * (config/snapshot.ts), from which everything the configuration decides here is derived.
  */
 import { outputLine } from '../report/envelope.ts';
 import path from 'node:path';
 import { readConfigFile } from '../workspace/files.ts';
 import { formatErrorForHumans, type JpError } from '../errors.ts';
-import type { ConfigInputs, LoadedConfig } from '../config/load.ts';
+import type { LoadedConfig } from '../config/load.ts';
+import type { ConfigInputs } from '../config/layers.ts';
+import type { ConfigFile, ConfigSnapshot } from '../config/snapshot.ts';
+import type { WorkspaceTrust } from '../config/trust.ts';
 import { userConfigFile } from '../config/paths.ts';
 import { Secrets } from '../redact.ts';
 import { visible } from '../output/sanitize.ts';
@@ -51,29 +56,64 @@ export class CommandContext {
     return workspace;
   }
 
-  /**
-   * Reads safe.directories from the user config, when it has one: the TOML parser is loaded only
-   * for a user config that mentions `directories`.
-   */
-  async loadSafeDirectories(): Promise<void> {
-    const file = userConfigFile(this.facts.environment);
-    let text: string | undefined;
+  /** The user config's text, read once (the read's error is the config's: thrown where it is loaded). */
+  private userConfigRead: { text: string | undefined } | { error: unknown } | undefined;
+  private userConfig: Promise<ConfigFile> | undefined;
+  private snapshot: Promise<ConfigSnapshot> | undefined;
+
+  private userConfigText(): { text: string | undefined } | { error: unknown } {
+    if (this.userConfigRead) return this.userConfigRead;
     try {
       // Never blocks (a FIFO or a device is refused): the command that loads the config says so.
-      text = readConfigFile(file);
-    } catch {
-      return;
+      this.userConfigRead = { text: readConfigFile(userConfigFile(this.facts.environment)) };
+    } catch (error) {
+      this.userConfigRead = { error };
     }
-    if (text === undefined || !text.includes('directories')) return;
-    const { safeDirectories } = await import('../config/safe-directories.ts');
+    return this.userConfigRead;
+  }
+
+  /** The user config file, read once; its parser is loaded only by what needs it. */
+  private userConfigFile(): Promise<ConfigFile> {
+    this.userConfig ??= import('../config/snapshot.ts').then(({ ConfigFile }) => {
+      const read = this.userConfigText();
+      if ('error' in read) throw read.error;
+      return new ConfigFile(userConfigFile(this.facts.environment), read.text);
+    });
+    return this.userConfig;
+  }
+
+  /**
+   * Accepts the workspace roots of the user config's safe.directories (before any command resolves
+   * its workspace): the TOML parser is loaded only for a user config that mentions `directories`.
+   */
+  async loadSafeDirectories(): Promise<void> {
+    const read = this.userConfigText();
+    if (!('text' in read) || !read.text?.includes('directories')) return;
+    const [{ safeDirectories }, file] = await Promise.all([
+      import('../config/safe-directories.ts'),
+      this.userConfigFile(),
+    ]);
     acceptOwnership(safeDirectories(file));
   }
 
-  configInputs(flags: FlagValue[] = [], conversation?: ConfigInputs['conversation']): ConfigInputs {
-    const workspace = this.workspace();
+  /** This process's config snapshot: the user config and the workspace's, each read once. */
+  configSnapshot(): Promise<ConfigSnapshot> {
+    this.snapshot ??= Promise.all([import('../config/snapshot.ts'), this.userConfigFile()]).then(
+      ([{ readConfigSnapshot }, user]) => {
+        const workspace = this.workspace();
+        return readConfigSnapshot(
+          user,
+          workspace.isDefault ? undefined : { file: workspace.configFile, root: workspace.root },
+        );
+      },
+    );
+    return this.snapshot;
+  }
+
+  /** What loading this process's configuration goes by, but for the trust decision. */
+  async configInputs(flags: FlagValue[] = [], conversation?: ConfigInputs['conversation']): Promise<ConfigInputs> {
     return {
-      userFile: userConfigFile(this.facts.environment),
-      workspaceFile: workspace.isDefault ? undefined : workspace.configFile,
+      snapshot: await this.configSnapshot(),
       environment: this.facts.environment,
       ...(conversation ? { conversation } : {}),
       cfgArguments: this.globals.cfg,
@@ -81,21 +121,32 @@ export class CommandContext {
     };
   }
 
-  /** Loads and validates the configuration; the schema is imported only by commands that need it. */
-  async config(flags: FlagValue[] = [], conversation?: ConfigInputs['conversation']): Promise<LoadedConfig> {
-    const { loadConfig } = await import('../config/load.ts');
-    const { storedTrust } = await import('./stored-trust.ts');
-    // Commands other than `jp query` never ask about trust: they go by what the user decided.
-    return loadConfig({
-      ...this.configInputs(flags, conversation),
-      trustedWorkspaceSha256: await storedTrust(this.workspace()),
-    });
+  private trust: Promise<WorkspaceTrust> | undefined;
+
+  /** The trust the user decided for this process's workspace config, never asked (only a run asks: query.ts). */
+  decidedTrust(): Promise<WorkspaceTrust> {
+    this.trust ??= Promise.all([import('./workspace-trust.ts'), this.configSnapshot()]).then(
+      ([{ settleWorkspaceTrust }, snapshot]) =>
+        settleWorkspaceTrust(this.workspace(), snapshot, { mayAsk: false, environment: this.facts.environment }),
+    );
+    return this.trust;
   }
 
-  /** `ui.theme` from the configuration; undefined when unset or when the configuration cannot be read (the run reports that). */
+  /** Loads and validates the configuration, with the trust the user decided; the schema is imported only by commands that need it. */
+  async config(flags: FlagValue[] = [], conversation?: ConfigInputs['conversation']): Promise<LoadedConfig> {
+    const [{ loadConfig }, trust, inputs] = await Promise.all([
+      import('../config/load.ts'),
+      this.decidedTrust(),
+      this.configInputs(flags, conversation),
+    ]);
+    return loadConfig({ ...inputs, trustedWorkspaceSha256: trust.trustedSha256 });
+  }
+
+  /** `ui.theme` from the configuration's layers; undefined when none sets it or the files cannot be read (the run reports that). */
   async configuredTheme(): Promise<'dark' | 'light' | undefined> {
     try {
-      return (await this.config()).value.ui?.theme;
+      const [{ configuredTheme }, inputs] = await Promise.all([import('../config/theme.ts'), this.configInputs()]);
+      return configuredTheme(inputs);
     } catch {
       return undefined;
     }
@@ -127,16 +178,27 @@ export class CommandContext {
   private secretsRegistered: Promise<void> | undefined;
 
   /**
-   * Registers the secrets this process can know of (clientSecretVariables) before it writes anything
-   * that may quote one; the TOML parser is loaded only then.
+   * Registers the secrets this process can know of (clientSecretVariables, from the config snapshot)
+   * before it writes anything that may quote one.
    */
   registerSecrets(): Promise<void> {
-    this.secretsRegistered ??= import('./secret-variables.ts').then(
-      ({ clientSecretVariables, clientMcpEnvironments }) => {
-        this.secrets.add(this.facts.environment, clientSecretVariables(this.configInputs()));
-        for (const environment of clientMcpEnvironments(this.configInputs())) this.secrets.addNamed(environment);
-      },
-    );
+    this.secretsRegistered ??= import('./secret-variables.ts').then(async ({ registerClientSecrets }) => {
+      let inputs: ConfigInputs | undefined;
+      try {
+        inputs = await this.configInputs();
+      } catch {
+        // A config that cannot be read (the command that loads it says why) adds nothing; the user
+        // config still counts when only the workspace's failed.
+        try {
+          const { ConfigSnapshot } = await import('../config/snapshot.ts');
+          const snapshot = new ConfigSnapshot(await this.userConfigFile(), undefined);
+          inputs = { snapshot, environment: this.facts.environment, cfgArguments: this.globals.cfg, flags: [] };
+        } catch {
+          // the provider keys only
+        }
+      }
+      registerClientSecrets(this.secrets, this.facts.environment, inputs);
+    });
     return this.secretsRegistered;
   }
 

@@ -9,7 +9,7 @@ import { resolveFormat, type OutputFormat, type RequestedFormat } from '../outpu
 import type { Logger } from '../output/logger.ts';
 import { buildErrorResult } from '../report/result.ts';
 import { Secrets } from '../redact.ts';
-import type { EarlyServer } from '../server/spawn.ts';
+import type { EarlyServer } from '../launch/spawn.ts';
 import { completionCandidates, completionScript, shells, type Shell } from './completion.ts';
 import { CommandContext } from './context.ts';
 import { readFacts } from './facts.ts';
@@ -282,7 +282,7 @@ async function startServerEarly(context: CommandContext): Promise<EarlyServer | 
   if (context.logSettings().file === '-') return undefined;
   try {
     const [{ EarlyServer }, { userSubdirectory }] = await Promise.all([
-      import('../server/spawn.ts'),
+      import('../launch/spawn.ts'),
       import('../workspace/workspace.ts'),
     ]);
     const processesDirectory = userSubdirectory(context.workspace(), 'processes');

@@ -1,91 +1,37 @@
 /**
  * The secret variables a client process knows of (DESIGN §10). The process that runs a turn loads
- * the whole configuration and registers `secretVariables(config)`; a client loads none of it, yet
- * writes text too (its trace log quotes the command line, its error results the query). This reads
- * the same layers, without validating them, with the same reader (`secretVariables`, on each layer):
- * the provider key variables, every `api_key_env` and `secrets.env_vars`. Both are unions over the
- * layers, so no layer (an untrusted workspace's `secrets.env_vars = []`) removes a secret another
- * listed. A layer that does not parse counts for nothing here; the run reports it.
+ * the whole configuration and registers `secretVariables(config)`; a client writes text too (its
+ * trace log quotes the command line, its error results the query), so it registers, from its
+ * config snapshot's written layers (config/layers.ts, each as it is, unchecked), what
+ * `secretVariables` finds in each: the provider key variables, every `api_key_env` and
+ * `secrets.env_vars`, and the secret-named values of the MCP servers' `env`. Both are unions over
+ * the layers, so no layer (an untrusted workspace's `secrets.env_vars = []`) removes a secret
+ * another listed. A layer that does not parse counts for nothing here; the run reports it.
  */
-import { parse as parseToml } from 'smol-toml';
-import { secretVariables } from '../llm/resolve.ts';
-import type { ConfigInputs } from '../config/load.ts';
+import { isTable } from '../config/cascade.ts';
+import { writtenLayers, type ConfigInputs } from '../config/layers.ts';
 import type { Config } from '../config/schema.ts';
-import { readConfigFile } from '../workspace/files.ts';
-
-type Table = Record<string, unknown>;
-
-function isTable(value: unknown): value is Table {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function parseLayer(text: string): unknown {
-  try {
-    return parseToml(text);
-  } catch {
-    return undefined;
-  }
-}
-
-/** `--cfg a.b=VALUE` or `JP_CFG_A__B=VALUE` as a one-key layer. */
-function keyLayer(keyPath: string[], raw: string): unknown {
-  const value = parseLayer(`value = ${raw}`);
-  let layer: unknown = isTable(value) ? value.value : raw;
-  for (const segment of [...keyPath].reverse()) layer = { [segment]: layer };
-  return layer;
-}
-
-type LayerInputs = Pick<ConfigInputs, 'userFile' | 'workspaceFile' | 'environment' | 'cfgArguments'>;
-
-/** The union, over every layer this process can read, of what `secretVariables` finds in each. */
-export function clientSecretVariables(inputs: LayerInputs): string[] {
-  const names = new Set<string>(secretVariables({}));
-  for (const layer of readLayers(inputs)) for (const name of secretVariables(tableOfLayer(layer))) names.add(name);
-  return [...names];
-}
+import { secretVariables } from '../llm/resolve.ts';
+import type { Secrets } from '../redact.ts';
 
 /**
- * The literal `env` entries of the MCP servers of every layer (their secret-named values are
- * secrets: isSecretName), trusted or not: a layer only adds secrets.
+ * Registers in `secrets` the values in `environment` that are secrets by what this process knows of:
+ * with no inputs (no readable config), the provider keys only.
  */
-export function clientMcpEnvironments(inputs: LayerInputs): Record<string, string>[] {
-  const environments: Record<string, string>[] = [];
-  for (const layer of readLayers(inputs)) {
-    const servers = isTable(layer) && isTable(layer.mcp) && isTable(layer.mcp.servers) ? layer.mcp.servers : {};
+export function registerClientSecrets(secrets: Secrets, environment: NodeJS.ProcessEnv, inputs?: ConfigInputs): void {
+  const layers = inputs ? writtenLayers(inputs, 'lenient').map((layer) => layer.value) : [];
+  const names = new Set<string>(secretVariables({}));
+  for (const layer of layers) for (const name of secretVariables(layer as Config)) names.add(name);
+  secrets.add(environment, [...names]);
+  for (const layer of layers) {
+    const servers = isTable(layer.mcp) && isTable(layer.mcp.servers) ? layer.mcp.servers : {};
     for (const server of Object.values(servers)) {
       if (!isTable(server) || !isTable(server.env)) continue;
-      environments.push(
+      secrets.addNamed(
         Object.fromEntries(
           Object.entries(server.env).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
         ),
       );
     }
   }
-  return environments;
-}
-
-function readLayers(inputs: LayerInputs): unknown[] {
-  const layers: unknown[] = [];
-  for (const file of [inputs.userFile, inputs.workspaceFile]) {
-    if (!file) continue;
-    try {
-      layers.push(parseLayer(readConfigFile(file) ?? ''));
-    } catch {
-      // An unreadable or broken file is loading's error to report; here it adds no names.
-    }
-  }
-  for (const [variable, raw] of Object.entries(inputs.environment)) {
-    if (!variable.startsWith('JP_CFG_') || raw === undefined) continue;
-    layers.push(keyLayer(variable.slice('JP_CFG_'.length).toLowerCase().split('__'), raw));
-  }
-  for (const argument of inputs.cfgArguments) {
-    const equals = argument.indexOf('=');
-    if (equals > 0) layers.push(keyLayer(argument.slice(0, equals).trim().split('.'), argument.slice(equals + 1)));
-  }
-  return layers;
-}
-
-/** A parsed layer as the configuration it may be; secretVariables skips what is not. */
-function tableOfLayer(layer: unknown): Config {
-  return (isTable(layer) ? layer : {}) as Config;
 }

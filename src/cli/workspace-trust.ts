@@ -1,74 +1,39 @@
 /**
- * Deciding about the workspace config's trust (DESIGN §10), once, in the client, before a run
- * starts. The decision is the content hash the user trusts (or null); it is passed down to the
- * process that loads the configuration (RunRequest.config.trusted_workspace_sha256), which leaves
- * the trust-requiring keys out of any other content: nothing re-decides.
- *
- * A config with trust-requiring keys and no decision for its content is asked about at the
- * terminal (/dev/tty), once: yes trusts it, no records that it is not trusted (either way the
- * question is not asked again for this content; `jp trust` changes the answer). Headless runs never
- * ask: the keys are ignored and named in a warning.
+ * The trust prompt (DESIGN §10): the decision is config/trust-decision.ts's, made on the process's
+ * config snapshot and the user's recorded decision; when it says the user must be asked, this asks
+ * at the terminal (/dev/tty), once, and records the answer: yes trusts the config as it is, no
+ * records that it is not trusted (either way the question is not asked again for this content;
+ * `jp trust` changes the answer). Headless runs never ask. Also the words that show untrusted keys,
+ * here and in `jp trust`.
  */
-import { workspaceKeysNeedingTrust, type UntrustedKey, type WorkspaceTrust } from '../config/trust.ts';
+import type { ConfigSnapshot } from '../config/snapshot.ts';
+import type { UntrustedKey, WorkspaceTrust } from '../config/trust.ts';
+import { decideWorkspaceTrust, workspaceConfigState, type WorkspaceConfigState } from '../config/trust-decision.ts';
 import { UsageError } from '../errors.ts';
 import { visible } from '../output/sanitize.ts';
-import { readRecord, recordTrustDecision, trustDecision } from '../workspace/trust-store.ts';
-import type { CommandContext } from './context.ts';
-import { canPrompt } from './facts.ts';
-import { trustHashOf } from './stored-trust.ts';
-import { readConfigFile } from '../workspace/files.ts';
+import { readRecord, realRoot, recordTrustDecision } from '../workspace/trust-store.ts';
+import type { Workspace } from '../workspace/workspace.ts';
 
-export interface WorkspaceConfigState {
-  file: string;
-  /** The trust hash: the config's text and the workspace scripts it names (workspaceTrustHash). */
-  sha256: string;
-  /**
-   * Its keys that need trust for this user (compared with the built-in defaults and the user config,
-   * as loading does; empty when its TOML does not parse: loading reports that).
-   */
-  needingTrust: UntrustedKey[];
-  /** The user's decision about this content, if any. */
-  trusted: boolean | undefined;
-  /** The settings that needed trust when the user last trusted this workspace (key → JSON of its value), if ever. */
-  lastTrusted: Record<string, string> | undefined;
+/** The workspace config of `snapshot` as it is now and what its user decided about it; undefined when there is none. */
+export function currentTrustState(workspace: Workspace, snapshot: ConfigSnapshot): WorkspaceConfigState | undefined {
+  if (workspace.isDefault) return undefined;
+  return workspaceConfigState(snapshot, readRecord(workspace), realRoot(workspace));
 }
 
 /**
- * The workspace config as it is now and what its user decided about it; undefined when there is
- * none. Its keys that need trust are looked for only when that matters (not trusted), unless `allKeys`.
+ * What a run goes by: the decision about the snapshot's workspace config, after asking at the
+ * terminal when it says to (`mayAsk`: the user can be asked now).
  */
-export async function workspaceConfigState(
-  context: CommandContext,
-  options: { allKeys?: boolean } = {},
-): Promise<WorkspaceConfigState | undefined> {
-  const workspace = context.workspace();
-  if (workspace.isDefault) return undefined;
-  // Absent: undefined. Not a regular file, too large, unreadable: the ConfigError says which (exit 2).
-  const source = readConfigFile(workspace.configFile);
-  if (source === undefined) return undefined;
-  const { sha256, layer } = await trustHashOf(workspace, source);
-  const decision = trustDecision(workspace, sha256);
-  const state: WorkspaceConfigState = {
-    file: workspace.configFile,
-    sha256,
-    needingTrust: [],
-    trusted: decision?.trusted,
-    lastTrusted: readRecord(workspace)?.trusted_keys,
-  };
-  if ((decision?.trusted && !options.allKeys) || !layer) return state;
-  const { parse } = await import('smol-toml');
-  state.needingTrust = workspaceKeysNeedingTrust(layer, userLayer(context.configInputs().userFile, parse));
-  return state;
-}
-
-/** The user config as a layer to compare with: {} when there is none, or it cannot be read or parsed (loading reports that). */
-function userLayer(file: string | undefined, parse: (source: string) => unknown): unknown {
-  if (!file) return {};
-  try {
-    return parse(readConfigFile(file) ?? '');
-  } catch {
-    return {};
-  }
+export async function settleWorkspaceTrust(
+  workspace: Workspace,
+  snapshot: ConfigSnapshot,
+  options: { mayAsk: boolean; environment: NodeJS.ProcessEnv },
+): Promise<WorkspaceTrust> {
+  const verdict = decideWorkspaceTrust(currentTrustState(workspace, snapshot), { mayAsk: options.mayAsk });
+  if (!verdict.ask) return verdict.trust;
+  const trusted = await askForTrust(verdict.state, options.environment);
+  recordTrustDecision(workspace, verdict.state.sha256, trusted, 'prompt', trustedKeysOf(verdict.state.needingTrust));
+  return trusted ? verdict.ifTrusted : verdict.ifNot;
 }
 
 /** A value as the user must see it to decide: whole (never cut), on one line, control characters shown visibly. */
@@ -133,35 +98,9 @@ export function changedSinceTrust(
     : 'no setting that needs trust changed since you last trusted it (other content or a script it runs did)';
 }
 
-/** The warning a run prints when it ignores untrusted keys. */
-/** Decides for a run: asks at the terminal when it may (`ask`) and the config has keys that need trust and no decision. */
-export async function decideWorkspaceTrust(
-  context: CommandContext,
-  options: { ask: boolean },
-): Promise<WorkspaceTrust> {
-  const workspace = context.workspace();
-  const state = await workspaceConfigState(context);
-  if (!state) return { trustedSha256: null, ignored: [], file: undefined, state: 'no config' };
-  if (state.trusted === true) return { trustedSha256: state.sha256, ignored: [], file: state.file, state: 'trusted' };
-  const undecided = readRecord(workspace)?.trusted ? 'changed since you trusted it' : 'no decision';
-  const untrusted: WorkspaceTrust = {
-    trustedSha256: null,
-    ignored: state.needingTrust,
-    file: state.file,
-    state: state.trusted === false ? 'not trusted' : undecided,
-  };
-  if (state.needingTrust.length === 0 || state.trusted === false || !options.ask || !canPrompt(context.facts))
-    return untrusted;
-  const trusted = await askForTrust(context, state);
-  recordTrustDecision(workspace, state.sha256, trusted, 'prompt', trustedKeysOf(state.needingTrust));
-  return trusted
-    ? { trustedSha256: state.sha256, ignored: [], file: state.file, state: 'trusted' }
-    : { ...untrusted, state: 'not trusted' };
-}
-
-async function askForTrust(context: CommandContext, state: WorkspaceConfigState): Promise<boolean> {
+async function askForTrust(state: WorkspaceConfigState, environment: NodeJS.ProcessEnv): Promise<boolean> {
   const { TerminalPrompter } = await import('../client/prompts.ts');
-  const prompter = new TerminalPrompter({ environment: context.facts.environment });
+  const prompter = new TerminalPrompter({ environment });
   const changed = changedSinceTrust(state.needingTrust, state.lastTrusted);
   const title = `This workspace's config ${visible(state.file, { singleLine: true })} has settings that need your trust${changed ? ` (${changed})` : ''}:`;
   const lines = [

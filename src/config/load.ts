@@ -1,33 +1,21 @@
 /**
  * The configuration cascade (DESIGN §3), later layers win:
- * built-in defaults → user file → workspace file → JP_CFG_* environment → --cfg → flags.
- * Every layer is validated on its own so an error names where it came from. Loading never writes.
+ * built-in defaults → user file → workspace file → JP_CFG_* environment → the conversation's
+ * recorded settings → --cfg → flags, merged by one rule (cascade.ts). The files come from the
+ * process's snapshot (snapshot.ts): loading reads no file. Each layer is checked on its own for
+ * what it can get wrong alone (an unknown key, a wrong type), so an error names where it came from;
+ * the merged configuration is checked whole (a key that another layer supplies, such as a
+ * provider's base_url under a `--cfg` of its context_window, is missing only if every layer leaves
+ * it out), its errors named at the layer that set the table. Loading never writes.
  * The keys of the workspace file that need trust (trust.ts) are left out unless the caller trusts
  * that file's content (`trustedWorkspaceSha256`); they are listed in `ignored`.
  */
-import { readConfigFile } from '../workspace/files.ts';
-import { parse as parseToml, TomlError } from 'smol-toml';
 import { ConfigError } from '../errors.ts';
+import { mergeOver, type Sources, type Table } from './cascade.ts';
+import { writtenLayers, type ConfigInputs, type Layer } from './layers.ts';
 import { locateKey } from './locate.ts';
-import path from 'node:path';
-import { builtinDefaults } from './defaults.ts';
 import { configSchema, type Config } from './schema.ts';
-import {
-  withoutKeys,
-  workspaceKeysNeedingTrust,
-  workspaceScripts,
-  workspaceTrustHash,
-  type UntrustedKey,
-} from './trust.ts';
-
-export type LayerKind = 'default' | 'user' | 'workspace' | 'env' | 'conversation' | 'cfg' | 'flag';
-
-export interface Layer {
-  kind: LayerKind;
-  /** Where it came from, for messages: a file path, `JP_CFG_X`, `--cfg a.b=c`, `--model`. */
-  label: string;
-  value: Record<string, unknown>;
-}
+import { withoutKeys, workspaceKeysNeedingTrust, type UntrustedKey } from './trust.ts';
 
 export interface IgnoredKey extends UntrustedKey {
   /** `<file>:<line>` of the key. */
@@ -41,146 +29,75 @@ export interface LoadedConfig {
   layers: Layer[];
   /** Keys of an untrusted workspace config that were left out. */
   ignored: IgnoredKey[];
-  /** The workspace config file that was read, with its content hash, if there is one. */
+  /** The workspace config file that was read, with its trust hash, if there is one. */
   workspace: { file: string; sha256: string; trusted: boolean } | undefined;
 }
 
-export interface ConfigInputs {
-  /** `$XDG_CONFIG_HOME/jp/config.toml`; skipped when absent. */
-  userFile: string | undefined;
-  /** `<workspace>/.jp/config.toml`; skipped when absent. */
-  workspaceFile: string | undefined;
-  environment: NodeJS.ProcessEnv;
-  /** Overrides recorded in the conversation (its config_delta events), with the conversation id. */
-  conversation?: { id: string; delta: Record<string, unknown> };
-  /** Raw `--cfg KEY=VALUE` arguments in command-line order. */
-  cfgArguments: string[];
-  /** Values set by dedicated flags (`--model` ...), each with the flag that set it. */
-  flags: { label: string; path: string[]; value: unknown }[];
-  /**
-   * The trust hash (workspaceTrustHash: its text and the workspace scripts it names) of the workspace config its user trusts, decided once by
-   * the client (src/cli/workspace-trust.ts) and passed down; null or absent: not trusted.
-   */
-  trustedWorkspaceSha256?: string | null;
-}
-
-export const environmentPrefix = 'JP_CFG_';
-
 export function loadConfig(inputs: ConfigInputs): LoadedConfig {
-  const layers: Layer[] = [
-    { kind: 'default', label: 'built-in default', value: builtinDefaults as Record<string, unknown> },
-  ];
+  const layers = writtenLayers(inputs, 'strict');
   let ignored: IgnoredKey[] = [];
   let workspace: LoadedConfig['workspace'];
-  for (const [kind, file] of [
-    ['user', inputs.userFile],
-    ['workspace', inputs.workspaceFile],
-  ] as const) {
-    if (!file) continue;
-    const source = readConfigFile(file);
-    if (source === undefined) continue;
-    let value = parseFile(file, source);
-    const where = (keyPath: readonly string[]): string => {
-      const line = locateKey(source, keyPath);
-      return line === undefined ? file : `${file}:${line}`;
-    };
-    validateLayer(value, where);
-    if (kind === 'workspace') {
-      const root = path.dirname(path.dirname(file));
-      const sha256 = workspaceTrustHash(source, workspaceScripts(value, root), root);
-      const trusted = inputs.trustedWorkspaceSha256 === sha256;
-      workspace = { file, sha256, trusted };
-      if (!trusted) {
-        // Compared with the user's own layers read so far: the built-in defaults and the user config.
-        const untrusted = workspaceKeysNeedingTrust(value, layers.find((layer) => layer.kind === 'user')?.value);
-        ignored = untrusted.map((key) => ({ ...key, where: where(key.path) }));
-        value = withoutKeys(value, untrusted);
-      }
-    }
-    layers.push({ kind, label: file, value });
-  }
-  // Sorted by code point: localeCompare would initialise ICU collation, tens of ms at start-up.
-  for (const [name, raw] of Object.entries(inputs.environment).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    if (!name.startsWith(environmentPrefix) || raw === undefined) continue;
-    const keyPath = name.slice(environmentPrefix.length).toLowerCase().split('__').filter(Boolean);
-    if (keyPath.length === 0) throw new ConfigError(`environment variable ${name} names no configuration key`);
-    const value = setPath({}, keyPath, parseScalar(raw));
-    validateLayer(value, () => `environment variable ${name}`);
-    layers.push({ kind: 'env', label: name, value });
-  }
-  if (inputs.conversation && Object.keys(inputs.conversation.delta).length > 0) {
-    const label = `conversation ${inputs.conversation.id} (settings recorded by earlier queries)`;
-    validateLayer(inputs.conversation.delta, () => label);
-    layers.push({ kind: 'conversation', label, value: inputs.conversation.delta });
-  }
-  for (const argument of inputs.cfgArguments) {
-    const equals = argument.indexOf('=');
-    if (equals <= 0) {
-      throw new ConfigError(`--cfg ${JSON.stringify(argument)} is not KEY=VALUE`, {
-        hint: 'Write it as a dotted key and a TOML value, e.g. --cfg assistant.model=openai/gpt-4.1-mini',
-      });
-    }
-    const keyPath = argument.slice(0, equals).trim().split('.');
-    if (keyPath.some((segment) => segment === '')) {
-      throw new ConfigError(`--cfg ${JSON.stringify(argument)}: the key has an empty segment`);
-    }
-    const value = setPath({}, keyPath, parseScalar(argument.slice(equals + 1)));
-    validateLayer(value, () => `--cfg ${argument}`);
-    layers.push({ kind: 'cfg', label: `--cfg ${argument}`, value });
-  }
-  for (const flag of inputs.flags) {
-    const value = setPath({}, flag.path, flag.value);
-    validateLayer(value, () => flag.label);
-    layers.push({ kind: 'flag', label: flag.label, value });
+  for (const layer of layers) {
+    if (layer.kind !== 'default') validateLayer(layer.value, (keyPath) => whereIn(layer, keyPath));
+    if (layer.kind !== 'workspace' || !inputs.snapshot.workspace) continue;
+    const sha256 = inputs.snapshot.workspace.trustSha256;
+    const trusted = inputs.trustedWorkspaceSha256 === sha256;
+    workspace = { file: layer.label, sha256, trusted };
+    if (trusted) continue;
+    // Compared with the user's own layers below it: the built-in defaults and the user config.
+    const untrusted = workspaceKeysNeedingTrust(layer.value, layers.find((other) => other.kind === 'user')?.value);
+    ignored = untrusted.map((key) => ({ ...key, where: whereIn(layer, key.path) }));
+    layer.value = withoutKeys(layer.value, untrusted);
   }
 
-  const sources = new Map<string, Layer>();
-  let merged: Record<string, unknown> = {};
-  for (const layer of layers) merged = mergeLayer(merged, layer, sources, []);
+  const sources: Sources<Layer> = new Map();
+  let merged: Table = {};
+  for (const layer of layers) merged = mergeOver(merged, layer.value, { map: sources, origin: layer });
   const result = configSchema.safeParse(merged, { reportInput: true });
-  if (!result.success) throw schemaError(result.error.issues, () => 'the merged configuration');
+  if (!result.success) throw schemaError(result.error.issues, (keyPath) => whereMerged(sources, keyPath));
   return { value: result.data, sources, layers, ignored, workspace };
 }
 
-function parseFile(file: string, source: string): Record<string, unknown> {
-  try {
-    return parseToml(source) as Record<string, unknown>;
-  } catch (error) {
-    if (error instanceof TomlError) {
-      const firstLine = error.message.split('\n')[0] ?? 'invalid TOML';
-      throw new ConfigError(`${file}:${error.line}:${error.column}: invalid TOML: ${firstLine}`, {
-        hint: 'Fix the syntax at that line; nothing was written.',
-      });
-    }
-    throw error;
+/** `file:line` of the key in a file layer (the line of the nearest enclosing key it finds), else the layer in words. */
+function whereIn(layer: Layer, keyPath: readonly string[]): string {
+  if (layer.kind === 'env') return `environment variable ${layer.label}`;
+  if (layer.text === undefined) return layer.label;
+  const line = locateKey(layer.text, keyPath);
+  return line === undefined ? layer.label : `${layer.label}:${line}`;
+}
+
+/**
+ * Where a problem of the merged configuration at `keyPath` was made: the layer that set that key or
+ * the nearest table above it that a layer wrote (a key missing from a table is the table's
+ * problem), else the first layer that set a key under it.
+ */
+function whereMerged(sources: Sources<Layer>, keyPath: readonly string[]): string {
+  for (let length = keyPath.length; length > 0; length--) {
+    const dotted = keyPath.slice(0, length).join('.');
+    const exact = sources.get(dotted);
+    if (exact) return whereIn(exact, keyPath.slice(0, length));
+    for (const [key, layer] of sources)
+      if (key.startsWith(dotted + '.')) return whereIn(layer, keyPath.slice(0, length));
   }
+  return 'the merged configuration';
 }
 
-/** A `--cfg` or environment value: a TOML value when it parses as one, else the raw string. */
-export function parseScalar(raw: string): unknown {
-  try {
-    return (parseToml(`value = ${raw}`) as { value: unknown }).value;
-  } catch {
-    return raw;
-  }
-}
-
-function setPath(target: Record<string, unknown>, keyPath: readonly string[], value: unknown): Record<string, unknown> {
-  let cursor = target;
-  keyPath.forEach((segment, index) => {
-    if (index === keyPath.length - 1) {
-      cursor[segment] = value;
-      return;
-    }
-    const next = (cursor[segment] ??= {}) as Record<string, unknown>;
-    cursor = next;
-  });
-  return target;
-}
-
+/**
+ * Checks one layer alone: what it sets must be known keys of the right types. A key it leaves out
+ * is not its problem (another layer may set it): the merged configuration is checked for those.
+ */
 function validateLayer(value: Record<string, unknown>, where: (keyPath: string[]) => string): void {
   const result = configSchema.safeParse(value, { reportInput: true });
-  if (!result.success) throw schemaError(result.error.issues, where);
+  if (result.success) return;
+  const issues = (result.error.issues as readonly Issue[]).filter((issue) => !onlyMissing(issue));
+  if (issues.length > 0) throw schemaError(issues, where);
+}
+
+/** An issue that says only that a key is missing (in every form a union accepts, for a union). */
+function onlyMissing(issue: Issue): boolean {
+  if (issue.code === 'invalid_type') return issue.input === undefined;
+  if (issue.code === 'invalid_union') return (issue.errors ?? []).some((branch) => branch.every(onlyMissing));
+  return false;
 }
 
 interface Issue {
@@ -195,6 +112,8 @@ interface Issue {
   maximum?: number | bigint;
   inclusive?: boolean;
   issues?: Issue[];
+  /** For invalid_union: each accepted form's issues. */
+  errors?: Issue[][];
 }
 
 function schemaError(issues: readonly unknown[], where: (keyPath: string[]) => string): ConfigError {
@@ -248,26 +167,12 @@ function describeValue(value: unknown): string {
   return `${typeof value} ${JSON.stringify(value)}`;
 }
 
-/** Deep merge of plain tables, later wins; used for conversation deltas. */
-export function mergeTables(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
-  const result: Record<string, unknown> = { ...base };
-  for (const [key, value] of Object.entries(over)) {
-    const existing = result[key];
-    result[key] = isTable(existing) && isTable(value) ? mergeTables(existing, value) : value;
-  }
-  return result;
-}
-
 /** The values set by --cfg and flags: what a query records in its conversation. */
 export function commandLineOverrides(loaded: LoadedConfig): Record<string, unknown> {
   let result: Record<string, unknown> = {};
   for (const layer of loaded.layers)
-    if (layer.kind === 'cfg' || layer.kind === 'flag') result = mergeTables(result, layer.value);
+    if (layer.kind === 'cfg' || layer.kind === 'flag') result = mergeOver(result, layer.value);
   return result;
-}
-
-function isTable(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);
 }
 
 /**
@@ -276,51 +181,8 @@ function isTable(value: unknown): value is Record<string, unknown> {
  */
 export function originOf(loaded: LoadedConfig, keyPath: readonly string[]): string {
   const dotted = keyPath.join('.');
-  for (const [key, layer] of loaded.sources) {
-    if (key !== dotted && !key.startsWith(dotted + '.')) continue;
-    if (layer.kind !== 'user' && layer.kind !== 'workspace') return layer.label;
-    const source = readConfigFile(layer.label);
-    const line = source === undefined ? undefined : locateKey(source, keyPath);
-    return line === undefined ? layer.label : `${layer.label}:${line}`;
-  }
+  for (const [key, layer] of loaded.sources)
+    if (key === dotted || key.startsWith(dotted + '.'))
+      return layer.kind === 'env' ? layer.label : whereIn(layer, keyPath);
   return 'the configuration';
-}
-
-/**
- * Keys whose list is the union of every layer's, not the last layer's: a later layer adds to it and
- * never removes, so a workspace config (`secrets.env_vars = []`) cannot take a secret its user
- * listed out of redaction. The layer recorded for such a key is the last one that added to it.
- */
-const unionKeys: ReadonlySet<string> = new Set(['secrets.env_vars', 'sandbox.hidden_paths']);
-
-/** Deep-merges `layer` over `base`, recording the layer of every leaf it sets. */
-function mergeLayer(
-  base: Record<string, unknown>,
-  layer: Layer,
-  sources: Map<string, Layer>,
-  prefix: string[],
-  value: Record<string, unknown> = layer.value,
-): Record<string, unknown> {
-  const result: Record<string, unknown> = { ...base };
-  for (const [key, incoming] of Object.entries(value)) {
-    const keyPath = [...prefix, key];
-    const existing = result[key];
-    if (isTable(incoming) && isTable(existing)) {
-      result[key] = mergeLayer(existing, layer, sources, keyPath, incoming);
-      continue;
-    }
-    const dotted = keyPath.join('.');
-    for (const known of [...sources.keys()]) if (known.startsWith(dotted + '.')) sources.delete(known);
-    if (isTable(incoming)) {
-      result[key] = mergeLayer({}, layer, sources, keyPath, incoming);
-    } else if (unionKeys.has(dotted) && Array.isArray(existing) && Array.isArray(incoming)) {
-      const union = [...new Set([...existing, ...incoming])];
-      if (union.length > existing.length) sources.set(dotted, layer);
-      result[key] = union;
-    } else {
-      result[key] = incoming;
-      sources.set(dotted, layer);
-    }
-  }
-  return result;
 }

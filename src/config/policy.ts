@@ -3,6 +3,7 @@
  * `run` / `result` modes. Each answer carries the key and layer that decided it.
  */
 import type { DetachedPolicy, PolicyKind } from '../inquiry/types.ts';
+import { isTable } from './cascade.ts';
 import type { LoadedConfig } from './load.ts';
 import type { Config, QuestionConfig, ResultMode, RunMode, ToolConfig, ToolDefaultsConfig } from './schema.ts';
 
@@ -24,6 +25,17 @@ function layerOf(loaded: LoadedConfig, key: string): string {
   return loaded.sources.get(key)?.label ?? 'built-in default';
 }
 
+/**
+ * `conversation.tools.<tool>.detached.<kind>` as its layer wrote it: `…detached` when the layer set
+ * the scalar shorthand (which stands for the kinds it covers: config/cascade.ts), else the key.
+ */
+function detachedKeyAsWritten(loaded: LoadedConfig, key: string): string {
+  const shorthand = key.split('.').slice(0, -1);
+  let written: unknown = loaded.sources.get(key)?.value;
+  for (const segment of shorthand) written = isTable(written) ? written[segment] : undefined;
+  return typeof written === 'string' ? shorthand.join('.') : key;
+}
+
 export function resolveDetachedPolicy(
   loaded: LoadedConfig,
   tool: string,
@@ -39,7 +51,8 @@ export function resolveDetachedPolicy(
     else if (kind !== 'escalate') candidates.push([`conversation.tools.${owner}.detached`, detached]);
   }
   for (const [key, value] of candidates) {
-    if (typeof value === 'string') return { value: value as DetachedPolicy, key, layer: layerOf(loaded, key) };
+    if (typeof value === 'string')
+      return { value: value as DetachedPolicy, key: detachedKeyAsWritten(loaded, key), layer: layerOf(loaded, key) };
   }
   return {
     value: builtin,

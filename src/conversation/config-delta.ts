@@ -5,7 +5,7 @@
  * Only deltas this user's jp recorded count: one without a valid seal (a conversation committed to
  * a repository, copied, or edited) configures nothing and is named in a warning.
  */
-import { mergeTables } from '../config/load.ts';
+import { mergeOver } from '../config/cascade.ts';
 import type { ConversationEvent } from './events.ts';
 import { canonicalJson, type LogSeal } from './seal.ts';
 
@@ -25,7 +25,7 @@ export function recordedSettings(
   const foreign = new Set<string>();
   events.forEach((event, index) => {
     if (event.type !== 'config_delta') return;
-    if (seal.verifies(conversationId, event, events.slice(0, index))) delta = mergeTables(delta, event.delta);
+    if (seal.verifies(conversationId, event, events.slice(0, index))) delta = mergeOver(delta, event.delta);
     else for (const key of leafKeys(event.delta)) foreign.add(key);
   });
   return { delta, foreignKeys: [...foreign].sort() };
@@ -46,5 +46,5 @@ function leafKeys(value: unknown, prefix = ''): string[] {
 /** Whether recording `overrides` would change what the conversation already has. */
 export function changesDelta(current: Record<string, unknown>, overrides: Record<string, unknown>): boolean {
   if (Object.keys(overrides).length === 0) return false;
-  return canonicalJson(mergeTables(current, overrides)) !== canonicalJson(current);
+  return canonicalJson(mergeOver(current, overrides)) !== canonicalJson(current);
 }

@@ -1,6 +1,6 @@
 /**
  * What a client asks a query server to run, sent as one JSON line on the server's readiness pipe
- * (server/spawn.ts), or handed over in memory for a run in the client's own process. The client
+ * (launch/spawn.ts), or handed over in memory for a run in the client's own process. The client
  * resolves everything that can fail on the user's input (flags, config, model, conversation, lock,
  * stdin) before it sends one. The server reads it as untrusted input (`parseRunRequest`): it
  * checks the request against this schema and refuses one that does not match, naming the field.
@@ -21,6 +21,19 @@ const logSettingsSchema = z.object({
 
 export type LogSettings = z.infer<typeof logSettingsSchema>;
 
+/**
+ * The configuration files as the client read them (config/snapshot.ts): the process that runs the
+ * turn goes by these texts and reads no config file itself.
+ */
+const configFilesSchema = z.object({
+  /** The user config's path, and its text (null: there is none). */
+  user: z.object({ path: z.string(), text: z.nullable(z.string()) }),
+  /** The workspace config (null: none), with the hash its trust is keyed by, taken when it was read. */
+  workspace: z.nullable(z.object({ path: z.string(), text: z.string(), trust_sha256: z.string() })),
+});
+
+export type ConfigFilesWire = z.infer<typeof configFilesSchema>;
+
 const runRequestSchema = z.object({
   conversation_id: z.string(),
   workspace: z.object({ root: z.string(), is_default: z.boolean(), tool_root: z.string() }),
@@ -40,12 +53,11 @@ const runRequestSchema = z.object({
   /** Started with --detach: no client is waited for, and the built-in detached policy is `defer`. */
   detached: z.boolean(),
   config: z.object({
-    user_file: z.optional(z.string()),
-    workspace_file: z.optional(z.string()),
+    files: configFilesSchema,
     cfg_arguments: z.array(z.string()),
     /**
-     * The content hash of the workspace config its user trusts, decided by the client
-     * (src/cli/workspace-trust.ts); null: not trusted. The config is loaded with it, never re-decided.
+     * The trust hash of the workspace config its user trusts (that of `files.workspace`), decided by
+     * the client (config/trust-decision.ts); null: not trusted. The config is loaded with it, never re-decided.
      */
     trusted_workspace_sha256: z.nullable(z.string()),
     /**
@@ -86,3 +98,8 @@ export function parseRunRequest(value: unknown): ParsedRunRequest {
   const expected = issue && 'expected' in issue ? `: expected ${String(issue.expected)}` : '';
   return { ok: false, message: `the run request is invalid${where}${expected}` };
 }
+
+/** The first line a server writes back on its readiness pipe: ready with its socket, or why it is not. */
+export type ReadyMessage =
+  | { ready: true; pid: number; socket_path: string }
+  | { ready: false; error: { code: string; message: string; hint?: string; exit_code: number } };

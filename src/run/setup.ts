@@ -2,7 +2,8 @@
  * What a run is made of, loaded once by the process that runs it (a spawned server or `--no-server`)
  * from the request and its environment: the workspace (refused if another user could write it), the
  * conversation's lock and its log (opened and parsed once, torn tail repaired), the settings recorded
- * in that log, the configuration (read once and validated), the model, the tools and the MCP servers.
+ * in that log, the configuration (from the client's snapshot of the config files: this process
+ * reads none; validated once), the model, the tools and the MCP servers.
  * The run's secrets are added to the process's (secretVariables) before anything of the run is made.
  */
 import path from 'node:path';
@@ -12,8 +13,8 @@ import { ConversationLog } from '../conversation/log.ts';
 import { LogSeal } from '../conversation/seal.ts';
 import { eventsFile } from '../conversation/store.ts';
 import { loadConfig, type LoadedConfig } from '../config/load.ts';
-import { userConfigFile } from '../config/paths.ts';
 import { safeDirectories } from '../config/safe-directories.ts';
+import { ConfigSnapshot } from '../config/snapshot.ts';
 import { UsageError } from '../errors.ts';
 import { resolveModelSpec, secretVariables, type ModelSpec } from '../llm/resolve.ts';
 import type { Secrets } from '../redact.ts';
@@ -67,8 +68,9 @@ export function setUpRun(
     request.workspace.tool_root,
     environment,
   );
+  const snapshot = ConfigSnapshot.fromWire(request.config.files);
   // The client refused a workspace another user could write; so does the process that acts.
-  acceptOwnership(safeDirectories(request.config.user_file));
+  acceptOwnership(safeDirectories(snapshot.user));
   if (!workspace.isDefault) assertWorkspaceOwnership(workspace.root, workspaceOwnershipProblems(workspace.root));
   const lock = takeLock(workspace);
   let log: ConversationLog | undefined;
@@ -79,8 +81,7 @@ export function setUpRun(
     const seal = LogSeal.forUser(dataHome(environment));
     const { delta, foreignKeys } = recordedSettings(request.conversation_id, opened.events, seal);
     const config = loadConfig({
-      userFile: request.config.user_file,
-      workspaceFile: request.config.workspace_file,
+      snapshot,
       environment,
       conversation: { id: request.conversation_id, delta },
       cfgArguments: request.config.cfg_arguments,
@@ -91,10 +92,7 @@ export function setUpRun(
     refusePlantedDestination(config, request.config.workspace_trust_state);
     const model = resolveModelSpec(config.value, environment, request.cwd);
     // File tools never reach jp's own rules and state: the user's config directory and jp's data.
-    const protectedDirectories = [
-      path.dirname(request.config.user_file ?? userConfigFile(environment)),
-      path.join(dataHome(environment), 'jp'),
-    ];
+    const protectedDirectories = [path.dirname(snapshot.user.path), path.join(dataHome(environment), 'jp')];
     const tools = buildToolRegistry(
       config.value,
       { noTools: request.tools.no_tools, enabled: request.tools.enabled },

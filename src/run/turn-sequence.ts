@@ -11,7 +11,6 @@ import { now } from '../conversation/events.ts';
 import { changesDelta, foreignSettingsWarning, recordedSettings } from '../conversation/config-delta.ts';
 import { findIncompleteTurn } from '../conversation/turn-state.ts';
 import { commandLineOverrides } from '../config/load.ts';
-import { userConfigFile } from '../config/paths.ts';
 import type { BuiltinDetachedDefault } from '../config/policy.ts';
 import { contextWindow } from '../llm/context-window.ts';
 import { providerKeyVariables } from '../llm/resolve.ts';
@@ -148,7 +147,7 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
  */
 function runSystemPrompt(sequence: TurnSequence, tools: Map<string, Tool>): SystemPromptRecord {
   const { request, setup, live } = sequence;
-  const { config, environment, events, model } = setup;
+  const { config, events, model } = setup;
   const assistant = config.value.assistant;
   const base =
     assistant?.system_prompt ??
@@ -169,7 +168,7 @@ function runSystemPrompt(sequence: TurnSequence, tools: Map<string, Tool>): Syst
   const instructions = loadInstructionFiles({
     workspaceRoot: request.workspace.tool_root,
     workingDirectory: request.cwd,
-    userDirectory: path.dirname(request.config.user_file ?? userConfigFile(environment)),
+    userDirectory: path.dirname(request.config.files.user.path),
     extraNames: assistant?.instruction_files ?? [],
   });
   for (const warning of instructions.warnings) live.notice('warning', warning);

@@ -18,8 +18,7 @@ import { userSubdirectory } from '../workspace/workspace.ts';
 import { ConnectionGate, SocketConnection } from './connection.ts';
 import { abandonSetup, setUpRun, type RunSetup } from '../run/setup.ts';
 import { HostedRun } from './hosted-run.ts';
-import { parseRunRequest, type RunRequest } from '../protocol/run-request.ts';
-import type { ReadyMessage } from './spawn.ts';
+import { parseRunRequest, type ReadyMessage, type RunRequest } from '../protocol/run-request.ts';
 import { prepareSocketDirectory, socketPathFor } from './socket-path.ts';
 
 /**

@@ -29,7 +29,8 @@ export function trustFile(workspace: Workspace): string {
   return path.join(workspace.userDirectory, 'trust.json');
 }
 
-function realRoot(workspace: Workspace): string {
+/** The workspace root's real path: what a decision is about. */
+export function realRoot(workspace: Workspace): string {
   try {
     return realpathSync(workspace.root);
   } catch {

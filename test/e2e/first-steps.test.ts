@@ -2,7 +2,7 @@
  * A new user's first steps on whatever Node runs the tests (`.ci/run` runs this file again on Node 22
  * and 24): --version, init, a query against a local provider, a detached query waited for, and
  * the compiled-code cache of Node 22+ (none on Node 20), which a mistyped command never adds to, and
- * the Node and V8 options query servers start with on this Node (see src/server/spawn.ts).
+ * the Node and V8 options query servers start with on this Node (see src/launch/spawn.ts).
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';

@@ -21,8 +21,7 @@ function validRequest(sandbox: Sandbox): RunRequest {
     discard_turn: false,
     detached: true,
     config: {
-      user_file: undefined,
-      workspace_file: undefined,
+      files: { user: { path: `${sandbox.root}/c/jp/config.toml`, text: null }, workspace: null },
       cfg_arguments: [],
       trusted_workspace_sha256: null,
       workspace_trust_state: 'no workspace config',

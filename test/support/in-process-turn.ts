@@ -6,6 +6,7 @@
  */
 import type { ConversationEvent } from '../../src/conversation/events.ts';
 import { loadConfig, type LoadedConfig } from '../../src/config/load.ts';
+import { testConfigInputs } from './config.ts';
 import { LogSeal } from '../../src/conversation/seal.ts';
 import type { BuiltinDetachedDefault } from '../../src/config/policy.ts';
 import type { EscalationNeed } from '../../src/inquiry/types.ts';
@@ -21,7 +22,7 @@ export const conversationId = 'jp-c1700000000000000';
 export const ownSeal = new LogSeal(Buffer.alloc(32, 7));
 
 export function testConfig(cfgArguments: string[] = []): LoadedConfig {
-  return loadConfig({ userFile: undefined, workspaceFile: undefined, environment: {}, cfgArguments, flags: [] });
+  return loadConfig(testConfigInputs({ cfgArguments }));
 }
 
 /** The test provider, keeping every request it was sent. */

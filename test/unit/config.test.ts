@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { parse as parseToml } from 'smol-toml';
-import { loadConfig, parseScalar, type ConfigInputs } from '../../src/config/load.ts';
+import { parseScalar, type ConfigInputs } from '../../src/config/layers.ts';
+import { loadConfig } from '../../src/config/load.ts';
+import { readConfigFileAt, readConfigSnapshot } from '../../src/config/snapshot.ts';
 import { locateKey } from '../../src/config/locate.ts';
 import {
   describeEffective,
@@ -15,12 +17,26 @@ import {
 import { configContentHash, keysNeedingTrust, trustRequiringKeys } from '../../src/config/trust.ts';
 import { JpError } from '../../src/errors.ts';
 
-function inputs(overrides: Partial<ConfigInputs> = {}): ConfigInputs {
-  return { userFile: undefined, workspaceFile: undefined, environment: {}, cfgArguments: [], flags: [], ...overrides };
+/** loadConfig's inputs, the config files read from these paths as a client reads them (a snapshot). */
+function inputs(
+  overrides: Partial<ConfigInputs> & { userFile?: string | undefined; workspaceFile?: string | undefined } = {},
+): ConfigInputs {
+  const { userFile, workspaceFile, ...rest } = overrides;
+  const snapshot = readConfigSnapshot(
+    readConfigFileAt(userFile ?? path.join(os.tmpdir(), 'jp-no-such-directory', 'config.toml')),
+    workspaceFile ? { file: workspaceFile, root: path.dirname(workspaceFile) } : undefined,
+  );
+  return { snapshot, environment: {}, cfgArguments: [], flags: [], ...rest };
 }
+
+const temporaryDirectories: string[] = [];
+after(() => {
+  for (const directory of temporaryDirectories) rmSync(directory, { recursive: true, force: true });
+});
 
 function tempFile(content: string): string {
   const directory = mkdtempSync(path.join(os.tmpdir(), 'jp-config-'));
+  temporaryDirectories.push(directory);
   const file = path.join(directory, 'config.toml');
   writeFileSync(file, content);
   return file;

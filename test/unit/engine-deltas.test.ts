@@ -10,6 +10,7 @@ import { describe, it } from 'node:test';
 import type { ConversationEvent } from '../../src/conversation/events.ts';
 import { runSandboxes } from '../../src/sandbox/engine.ts';
 import { loadConfig } from '../../src/config/load.ts';
+import { testConfigInputs } from '../support/config.ts';
 import { LogSeal } from '../../src/conversation/seal.ts';
 import { TestChatModel } from '../../src/llm/test-provider.ts';
 import { TurnRun } from '../../src/turn/engine.ts';
@@ -34,13 +35,7 @@ function recordingHost(): { host: TurnHost; log: ({ delta: string; kind: string 
 async function run(parts: { text?: string; reasoning?: string; delay_ms?: number }[]) {
   const { host, log } = recordingHost();
   const model = new TestChatModel('test/script', { steps: [{ parts: parts as never }] });
-  const config = loadConfig({
-    userFile: undefined,
-    workspaceFile: undefined,
-    environment: {},
-    cfgArguments: [],
-    flags: [],
-  });
+  const config = loadConfig(testConfigInputs());
   const outcome = await new TurnRun({
     host,
     events: [],

@@ -11,6 +11,7 @@ import { describe, it } from 'node:test';
 import type { ConversationEvent, EventOf } from '../../src/conversation/events.ts';
 import { LogSeal } from '../../src/conversation/seal.ts';
 import { loadConfig } from '../../src/config/load.ts';
+import { testConfigInputs } from '../support/config.ts';
 import { encodeAnswer, parseAnswer, type InquiryAnswer } from '../../src/inquiry/answer.ts';
 import type { Inquiry, Question } from '../../src/inquiry/types.ts';
 import { InquiryResolver } from '../../src/turn/inquiries.ts';
@@ -171,13 +172,7 @@ describe('a log written before answers were typed', () => {
       const host = new RecordingHost();
       const resolver = new InquiryResolver({
         host,
-        config: loadConfig({
-          userFile: undefined,
-          workspaceFile: undefined,
-          environment: {},
-          cfgArguments: [],
-          flags: [],
-        }),
+        config: loadConfig(testConfigInputs()),
         builtinDetached: () => 'deny',
         signal: new AbortController().signal,
         conversationId,

@@ -9,6 +9,7 @@ import { describe, it } from 'node:test';
 import type { ConversationEvent, EventOf } from '../../src/conversation/events.ts';
 import { LogSeal } from '../../src/conversation/seal.ts';
 import { loadConfig } from '../../src/config/load.ts';
+import { testConfigInputs } from '../support/config.ts';
 import { encodeAnswer } from '../../src/inquiry/answer.ts';
 import type { Inquiry } from '../../src/inquiry/types.ts';
 import { InquiryResolver } from '../../src/turn/inquiries.ts';
@@ -32,7 +33,7 @@ function resolver(appended: ConversationEvent[]): InquiryResolver {
   };
   return new InquiryResolver({
     host,
-    config: loadConfig({ userFile: undefined, workspaceFile: undefined, environment: {}, cfgArguments: [], flags: [] }),
+    config: loadConfig(testConfigInputs()),
     builtinDetached: () => 'deny',
     signal: new AbortController().signal,
     conversationId,

@@ -1,8 +1,8 @@
 /**
  * The layout rules of DESIGN §11, checked on the import graph of src/: no circles, no import from a
  * lower layer to a higher one, the protocol imports nothing else from the project, the engine never
- * reaches a terminal, the routing function does no I/O, and client and server meet only in
- * protocol/ and report/.
+ * reaches a terminal, the routing function does no I/O, client and server meet only in protocol/
+ * and report/, and the client process starts a run only through launch/.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -58,8 +58,8 @@ function importsOf(folder: string): Import[] {
 
 /**
  * The layers, top first: a folder imports only from its own layer's folder or lower layers. The
- * composition root (cli) over the editor's agent (acp), over the two ends of a socket (the terminal
- * client, the server process), over one run, over what scripts read of it (report), over the engine;
+ * composition root (cli) over the editor's agent (acp), over starting a run (launch: the one way a
+ * front end starts one), over the two ends of a socket (the terminal client, the server process), over one run, over what scripts read of it (report), over the engine;
  * the engine on tools, the sandbox and the providers; everything on the conversation log, config,
  * workspace, inquiries and output; at the bottom the wire (protocol) and the shared leaves (errors,
  * redaction).
@@ -67,6 +67,7 @@ function importsOf(folder: string): Import[] {
 const layers: string[][] = [
   ['cli'],
   ['acp'],
+  ['launch'],
   ['client', 'server'],
   ['run'],
   ['report'],
@@ -163,28 +164,51 @@ describe('layout', () => {
     );
   });
 
-  it('the run request is defined once, in protocol/, and the client process takes it from there, never from run/ or server/', () => {
+  it('the run request is defined once, in protocol/, and every file takes it from there', () => {
     const definitions = files.filter((file) =>
       /^(?:export\s+)?(?:interface|type)\s+RunRequest\b/m.test(readFileSync(path.join(sourceRoot, file), 'utf8')),
     );
     assert.deepEqual(definitions, [path.join('protocol', 'run-request.ts')]);
-    // The files of the client process that build a run request (jp query, --no-server, jp acp).
-    const clientFiles = [
-      path.join('cli', 'commands', 'query.ts'),
-      path.join('cli', 'commands', 'prepared-query.ts'),
-      path.join('acp', 'agent.ts'),
-    ];
-    const sources = clientFiles.map((file) => {
+    const elsewhere = files.flatMap((file) => {
       const text = readFileSync(path.join(sourceRoot, file), 'utf8');
-      const from = [...text.matchAll(/import[^;]*?\bRunRequest\b[^;]*?from\s+['"]([^'"]+)['"]/g)].map((match) =>
-        path.relative(sourceRoot, path.resolve(sourceRoot, path.dirname(file), match[1]!)),
-      );
-      return [file, from];
+      return [...text.matchAll(/import[^;]*?\bRunRequest\b[^;]*?from\s+['"]([^'"]+)['"]/g)]
+        .map((match) => path.relative(sourceRoot, path.resolve(sourceRoot, path.dirname(file), match[1]!)))
+        .filter((from) => from !== path.join('protocol', 'run-request.ts'))
+        .map((from) => `${file} -> ${from}`);
     });
-    assert.deepEqual(
-      sources,
-      clientFiles.map((file) => [file, [path.join('protocol', 'run-request.ts')]]),
+    assert.deepEqual(elsewhere, []);
+  });
+
+  /**
+   * The files of the client process: everything the command-line entry point reaches (cli/main.ts,
+   * the server's own entry `jp __serve` aside). Of those outside server/ and run/, only launch/ (the
+   * one way a front end starts a run: spawn a server, or host one here for --no-server) imports
+   * them, and server/registry.ts (what a running server publishes: the commands that find one read
+   * it) is the one exception.
+   */
+  it('the client process reaches server/ and run/ only through launch/ (and reads the registry)', () => {
+    const edges = new Map<string, string[]>();
+    for (const entry of imports)
+      if (entry.resolved) edges.set(entry.file, [...(edges.get(entry.file) ?? []), entry.resolved]);
+    const serverEntry = path.join('server', 'serve.ts');
+    const clientProcess = new Set<string>();
+    const visit = (file: string): void => {
+      if (clientProcess.has(file) || file === serverEntry) return;
+      clientProcess.add(file);
+      for (const next of edges.get(file) ?? []) visit(next);
+    };
+    visit(path.join('cli', 'main.ts'));
+    assert.ok(
+      clientProcess.has(path.join('acp', 'agent.ts')) && clientProcess.has(path.join('launch', 'start-run.ts')),
     );
+    const registry = path.join('server', 'registry.ts');
+    const reaching = imports
+      .filter((entry) => clientProcess.has(entry.file) && entry.resolved !== undefined)
+      .filter((entry) => !['server', 'run', 'launch'].includes(folderOf(entry.file)))
+      .filter((entry) => ['server', 'run'].includes(folderOf(entry.resolved!)) && entry.resolved !== registry)
+      .filter((entry) => !(entry.file === path.join('cli', 'main.ts') && entry.resolved === serverEntry))
+      .map((entry) => `${entry.file} -> ${entry.resolved}`);
+    assert.deepEqual(reaching, []);
   });
 
   it('turn/ (the engine) never imports the client, the output channels, the server or the CLI, nor a terminal module', () => {

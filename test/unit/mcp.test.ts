@@ -4,11 +4,9 @@
  * as text, and the checks on `[mcp.servers]` that the schema alone cannot make.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.ts';
+import { testConfigInputs, testUserConfig } from '../support/config.ts';
 import { JpError } from '../../src/errors.ts';
 import {
   contentFromModel,
@@ -58,13 +56,7 @@ const fields = fieldsOf(requestedSchema);
 const byName = (name: string) => fields.find((field) => field.name === name)!;
 
 function loaded(toml: string) {
-  const directory = mkdtempSync(path.join(os.tmpdir(), 'jp-mcp-'));
-  const file = path.join(directory, 'config.toml');
-  writeFileSync(file, toml);
-  return {
-    file,
-    config: loadConfig({ userFile: file, workspaceFile: undefined, environment: {}, cfgArguments: [], flags: [] }),
-  };
+  return { file: testUserConfig, config: loadConfig(testConfigInputs({ user: toml })) };
 }
 
 describe('elicitation schema as form fields', () => {

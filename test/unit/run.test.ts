@@ -4,6 +4,7 @@
  * place of the server's client hub. What only the binary can show (sockets, signals, the terminal)
  * stays in test/e2e/.
  */
+import { userConfigFile } from '../../src/config/paths.ts';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -87,8 +88,7 @@ function requestFor(at: ReturnType<typeof place>, changes: Partial<RunRequest> =
     discard_turn: false,
     detached: false,
     config: {
-      user_file: undefined,
-      workspace_file: undefined,
+      files: { user: { path: userConfigFile(at.environment), text: null }, workspace: null },
       cfg_arguments: [
         'assistant.model="test"',
         `providers.test.script="${path.join(at.workspace.root, 'script.json')}"`,

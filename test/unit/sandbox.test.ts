@@ -5,12 +5,10 @@
  * scalar shorthand does not cover.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { describe, it } from 'node:test';
 import { parse as parseToml } from 'smol-toml';
-import { loadConfig, type ConfigInputs } from '../../src/config/load.ts';
+import { loadConfig } from '../../src/config/load.ts';
+import { testConfigInputs } from '../support/config.ts';
 import { resolveDetachedPolicy } from '../../src/config/policy.ts';
 import { configContentHash, workspaceKeysNeedingTrust } from '../../src/config/trust.ts';
 import { bubblewrapArguments } from '../../src/sandbox/bubblewrap.ts';
@@ -252,15 +250,7 @@ describe('what a failure says', () => {
   });
 });
 
-function tempFile(content: string): string {
-  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'jp-sandbox-config-')), 'config.toml');
-  writeFileSync(file, content);
-  return file;
-}
-
-function inputs(overrides: Partial<ConfigInputs> = {}): ConfigInputs {
-  return { userFile: undefined, workspaceFile: undefined, environment: {}, cfgArguments: [], flags: [], ...overrides };
-}
+const inputs = testConfigInputs;
 
 describe('[sandbox] in the config', () => {
   it('defaults to workspace-write with no network, described as the tool header says', () => {
@@ -309,14 +299,10 @@ describe('[sandbox] in the config', () => {
 
   it('an untrusted workspace cannot turn the sandbox off or unhide a path the user hides', () => {
     const workspace = '[sandbox]\nmode = "off"\nhidden_paths = []\n';
-    const loaded = loadConfig(
-      inputs({ userFile: tempFile('[sandbox]\nhidden_paths = ["~/private"]\n'), workspaceFile: tempFile(workspace) }),
-    );
+    const loaded = loadConfig(inputs({ user: '[sandbox]\nhidden_paths = ["~/private"]\n', workspace }));
     assert.equal(sandboxSettingsOf(loaded.value).mode, 'workspace-write');
     assert.deepEqual(sandboxSettingsOf(loaded.value).hiddenPaths, ['~/private']);
-    const trusted = loadConfig(
-      inputs({ workspaceFile: tempFile(workspace), trustedWorkspaceSha256: configContentHash(workspace) }),
-    );
+    const trusted = loadConfig(inputs({ workspace, trustedWorkspaceSha256: configContentHash(workspace) }));
     assert.equal(sandboxSettingsOf(trusted.value).mode, 'off');
   });
 });

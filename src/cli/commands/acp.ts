@@ -5,7 +5,6 @@
 import { Readable, Writable } from 'node:stream';
 import type { AcpSessionContext } from '../../acp/agent.ts';
 import { CommandContext, type FlagValue } from '../context.ts';
-import { decideWorkspaceTrust } from '../workspace-trust.ts';
 
 export async function acpCommand(context: CommandContext, options: { model?: string }): Promise<number> {
   const [{ ndJsonStream }, { AcpAgent }] = await Promise.all([
@@ -45,19 +44,15 @@ export async function acpCommand(context: CommandContext, options: { model?: str
 function sessionContext(context: CommandContext, flags: FlagValue[]): AcpSessionContext {
   return {
     workspace: () => context.workspace(),
-    trust: async () => {
-      await context.registerSecrets();
-      await context.config(flags);
-      return decideWorkspaceTrust(context, { ask: false });
-    },
-    requestConfig: (trust) => {
-      const inputs = context.configInputs();
+    runConfiguration: async () => {
+      // The config files as they are now: a context of its own reads them (once) for this run.
+      const fresh = new CommandContext(context.facts, context.globals, context.secrets);
+      await fresh.registerSecrets();
+      await fresh.config(flags);
       return {
-        user_file: inputs.userFile,
-        workspace_file: inputs.workspaceFile,
-        cfg_arguments: context.globals.cfg,
-        trusted_workspace_sha256: trust.trustedSha256,
-        workspace_trust_state: trust.state,
+        snapshot: await fresh.configSnapshot(),
+        trust: await fresh.decidedTrust(),
+        cfgArguments: context.globals.cfg,
         flags,
       };
     },

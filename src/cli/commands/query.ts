@@ -1,21 +1,15 @@
 /**
- * `jp query [MESSAGE...]`: resolves the conversation, takes its lock and reads stdin, then runs the
- * turn in a query server (the default), detaches from it
- * (`--detach`), or runs it in this process (`--no-server`). Either way this process is a client that
- * renders the server's events. The process that runs the turn loads and checks the configuration,
- * the model and the tools; their errors come back before anything runs (exit 2).
+ * `jp query [MESSAGE...]`: reads stdin, decides the workspace config's trust (asking at the
+ * terminal when it may), resolves the conversation, then starts the run the one way every front
+ * end does (launch/prepare-run.ts): in a query server (the default), detaching from it
+ * (`--detach`), or in this process (`--no-server`). Either way this process is a client that
+ * renders the run's events. The process that runs the turn loads and checks the configuration (from
+ * this process's snapshot), the model and the tools; their errors come back before anything runs
+ * (exit 2).
  */
-import type { Prepared } from './prepared-query.ts';
-import path from 'node:path';
 import { findIncompleteTurn, turnToResume } from '../../conversation/turn-state.ts';
-import { readEventLog } from '../../conversation/reader.ts';
-import {
-  conversationExists,
-  createConversation,
-  eventsFile,
-  removeConversation,
-  titleFrom,
-} from '../../conversation/store.ts';
+import type { ConversationEvent } from '../../conversation/events.ts';
+import { conversationExists, createConversation, titleFrom } from '../../conversation/store.ts';
 import { forkConversation } from '../../conversation/fork.ts';
 import { foreignSettingsWarning } from '../../conversation/config-delta.ts';
 import { LogSeal } from '../../conversation/seal.ts';
@@ -23,17 +17,16 @@ import { createRenderer } from '../../client/create-renderer.ts';
 import { JsonRenderer } from '../../client/json-renderer.ts';
 import type { Renderer } from '../../client/renderer.ts';
 import { TerminalPrompter } from '../../client/prompts.ts';
-import { connectToServer } from '../../client/socket-link.ts';
 import { TerminalOutput } from '../../client/terminal-output.ts';
 import { JpError, toJpError, UsageError } from '../../errors.ts';
 import type { Secrets } from '../../redact.ts';
 import { buildErrorResult, resultQuery, untrustedKeysWarning, type ResultWarning } from '../../report/result.ts';
-import { decideWorkspaceTrust } from '../workspace-trust.ts';
+import { settleWorkspaceTrust } from '../workspace-trust.ts';
 import { untrustedWarning, type WorkspaceTrust } from '../../config/trust.ts';
-import type { RunRequest } from '../../protocol/run-request.ts';
+import { prepareRun, type PreparedRun, type TurnStart } from '../../launch/prepare-run.ts';
+import type { EarlyServer } from '../../launch/spawn.ts';
+import { startRun, type StartedRun } from '../../launch/start-run.ts';
 import { sandboxModes } from '../../sandbox/settings.ts';
-import { spawnServer, type EarlyServer } from '../../server/spawn.ts';
-import { acquireLock } from '../../workspace/lock.ts';
 import { activateConversation, activeConversation, sessionKey } from '../../workspace/session.ts';
 import { dataHome, prepareWorkspace, userSubdirectory } from '../../workspace/workspace.ts';
 import { createTerminalClient, finishOutcome, withClientSignals } from '../client-session.ts';
@@ -161,7 +154,7 @@ async function prepare(
   messageArgument: string | undefined,
   startedAt: number,
   on: { conversation(id: string): void; trust(trust: WorkspaceTrust): void },
-): Promise<Prepared> {
+): Promise<PreparedRun> {
   const { facts } = context;
   const workspace = context.workspace();
   await context.registerSecrets();
@@ -180,7 +173,11 @@ async function prepare(
   }
 
   // Trust first: a run with settings that need it asks at the terminal before anything is created.
-  const trust = await decideWorkspaceTrust(context, { ask: true });
+  const snapshot = await context.configSnapshot();
+  const trust = await settleWorkspaceTrust(workspace, snapshot, {
+    mayAsk: canPrompt(facts),
+    environment: facts.environment,
+  });
   on.trust(trust);
   const untrusted = untrustedWarning(trust);
   if (untrusted) context.warn(untrusted);
@@ -216,7 +213,6 @@ async function prepare(
   }
   // The configuration, the model and the tools are loaded and checked by the process that runs the
   // turn (a usage error comes back as exit 2 before anything runs); this keeps the client light.
-  const toolSelection = { noTools: flags.tools === false, enabled: flags.tool ?? [] };
   const conversationId =
     existing ??
     (forkSource
@@ -227,70 +223,52 @@ async function prepare(
   on.conversation(conversationId);
 
   const waitSeconds = Number(facts.environment.JP_LOCK_WAIT ?? '0');
-  let lock: ReturnType<typeof acquireLock>;
-  try {
-    lock = acquireLock(userSubdirectory(workspace, 'locks'), conversationId, {
+  return prepareRun({
+    workspace,
+    conversation: { id: conversationId, created: existing === undefined },
+    configuration: { snapshot, trust, cfgArguments: context.globals.cfg, flags: configFlags(flags) },
+    cwd: facts.cwd,
+    detached: flags.detach ?? false,
+    tools: { noTools: flags.tools === false, enabled: flags.tool ?? [] },
+    lock: {
       waitSeconds: Number.isFinite(waitSeconds) ? waitSeconds : 0,
       role: flags.server === false ? 'in-process' : 'client',
-      detached: flags.detach ?? false,
+    },
+    log: context.logSettings(),
+    query: resultQuery(message ?? ''),
+    startedAt,
+    turn: (events) =>
+      turnOf(context, conversationId, events, {
+        message: message && message.trim() !== '' ? message : null,
+        messageArgument,
+        flags,
+      }),
+    activate: () => activateConversation(sessions, session, conversationId),
+  });
+}
+
+/** What the turn does: resume or drop an incomplete one (asking which at the terminal) before the message. */
+async function turnOf(
+  context: CommandContext,
+  conversationId: string,
+  events: readonly ConversationEvent[],
+  given: { message: string | null; messageArgument: string | undefined; flags: QueryFlags },
+): Promise<TurnStart> {
+  const { flags, messageArgument } = given;
+  let resume = flags.continue ?? false;
+  let discard = flags.discardTurn ?? false;
+  const incomplete = resume
+    ? turnToResume(conversationId, events, Boolean(messageArgument))
+    : findIncompleteTurn(events);
+  if (incomplete && !resume && !discard) {
+    const choice = await askAboutIncompleteTurn(context, conversationId, incomplete.resumePoint, {
+      target: flags.id !== undefined ? ` --id=${conversationId}` : '',
+      message: messageArgument,
     });
-  } catch (error) {
-    // Not even locked (a full or read-only data directory): a conversation made for this command goes again.
-    if (existing === undefined) removeConversation(workspace.conversationsDirectory, conversationId);
-    throw error;
+    if (choice === 'resume') resume = true;
+    else discard = true;
   }
-  try {
-    const events = readEventLog(eventsFile(workspace.conversationsDirectory, conversationId)).events;
-    let resume = flags.continue ?? false;
-    let discard = flags.discardTurn ?? false;
-    const incomplete = resume
-      ? turnToResume(conversationId, events, Boolean(messageArgument))
-      : findIncompleteTurn(events);
-    if (incomplete && !resume && !discard) {
-      const choice = await askAboutIncompleteTurn(context, conversationId, incomplete.resumePoint, {
-        target: flags.id !== undefined ? ` --id=${conversationId}` : '',
-        message: messageArgument,
-      });
-      if (choice === 'resume') resume = true;
-      else discard = true;
-    }
-    const request: RunRequest = {
-      conversation_id: conversationId,
-      workspace: { root: workspace.root, is_default: workspace.isDefault, tool_root: workspace.toolRoot },
-      cwd: facts.cwd,
-      message: message && message.trim() !== '' ? message : null,
-      resume,
-      discard_turn: discard,
-      detached: flags.detach ?? false,
-      config: {
-        user_file: context.configInputs().userFile,
-        workspace_file: context.configInputs().workspaceFile,
-        cfg_arguments: context.globals.cfg,
-        trusted_workspace_sha256: trust.trustedSha256,
-        workspace_trust_state: trust.state,
-        flags: configFlags(flags),
-      },
-      tools: { no_tools: toolSelection.noTools, enabled: toolSelection.enabled },
-      lock_token: lock.token,
-      log: context.logSettings(),
-      run_log: path.join(userSubdirectory(workspace, 'processes'), `${conversationId}.log`),
-      query: resultQuery(message ?? ''),
-      started_at: startedAt,
-    };
-    return {
-      conversationId,
-      lock,
-      request,
-      events,
-      created: existing === undefined,
-      activate: () => activateConversation(sessions, session, conversationId),
-    };
-  } catch (error) {
-    lock.release();
-    // A failed command leaves nothing behind: a conversation it created is removed again.
-    if (existing === undefined) removeConversation(workspace.conversationsDirectory, conversationId);
-    throw error;
-  }
+  return { message: given.message, resume, discard_turn: discard };
 }
 
 /** A message as the user would type it again: double quotes where that is safe, else single. */
@@ -350,7 +328,7 @@ async function askAboutIncompleteTurn(
 
 async function execute(
   context: CommandContext,
-  prepared: Prepared,
+  prepared: PreparedRun,
   flags: QueryFlags,
   early: EarlyServer | undefined,
 ): Promise<number> {
@@ -378,71 +356,60 @@ async function execute(
 
 async function executeWith(
   context: CommandContext,
-  prepared: Prepared,
+  prepared: PreparedRun,
   flags: QueryFlags,
   early: EarlyServer | undefined,
   renderer: Renderer,
 ): Promise<number> {
   const { conversationId, request } = prepared;
-  if (flags.server === false) return (await import('./query-in-process.ts')).runInProcess(context, prepared, renderer);
-
-  const workspace = context.workspace();
   const logger = await context.logger();
-  logger.info('starting a query server', { conversation_id: conversationId, detach: flags.detach ?? false });
-  let spawned: Awaited<ReturnType<typeof spawnServer>> | undefined;
-  let undoActivation = (): void => {};
-  let activationError: unknown;
-  try {
-    const starting = spawnServer(request, {
+  let started: StartedRun;
+  if (flags.server === false) {
+    started = await startRun(prepared, {
+      where: 'this process',
+      environment: context.facts.environment,
+      secrets: context.secrets,
+      logger,
+    });
+  } else {
+    logger.info('starting a query server', { conversation_id: conversationId, detach: flags.detach ?? false });
+    started = await startRun(prepared, {
+      where: 'server',
       entry: context.facts.programFile,
       environment: context.facts.environment,
       shareStderr: request.log.file === '-' && request.log.verbosity > 0 && !flags.detach,
       ...(early ? { early } : {}),
     });
-    // While the server gets ready (the request is on its way to it), not after: this is a file
-    // write with an fsync, and a detached query returns as soon as the server is ready.
-    try {
-      undoActivation = prepared.activate();
-    } catch (error) {
-      activationError = error;
-    }
-    spawned = await starting;
-    logger.debug('query server ready', { pid: spawned.pid, socket: spawned.socketPath });
-  } catch (error) {
-    undoActivation();
-    prepared.lock.release();
-    if (prepared.created) removeConversation(workspace.conversationsDirectory, conversationId);
-    throw error;
+    logger.debug('query server ready', { pid: started.pid });
   }
-  prepared.lock.forget();
-  // The server runs the turn whatever happens here; a session file that could not be written is
-  // reported once the lock is the server's, as it was when activation came after readiness.
-  if (activationError !== undefined) throw activationError;
 
   if (flags.detach) {
-    if (renderer instanceof JsonRenderer) renderer.detached(conversationId, spawned.pid);
+    if (renderer instanceof JsonRenderer) renderer.detached(conversationId, started.pid);
     else {
       context.stdout.write(`${conversationId}\n`);
       renderer.status(
-        `Detached: ${conversationId} (pid ${spawned.pid}). Watch it with \`jp conversation attach ${conversationId}\`.`,
+        `Detached: ${conversationId} (pid ${started.pid}). Watch it with \`jp conversation attach ${conversationId}\`.`,
       );
     }
     await renderer.flush();
     return 0;
   }
-  const link = await connectToServer(spawned.socketPath);
   const client = createTerminalClient(context, {
-    link,
+    link: await started.connect(),
     renderer,
     conversationId,
     readOnly: false,
     owner: true,
     history: request.resume ? { resume: prepared.events } : 'none',
   });
-  const outcome = await withClientSignals(context, client, true, () => client.run());
+  const outcome = await withClientSignals(context, client, started.detachable, async () => {
+    const clientOutcome = client.run();
+    await started.ended();
+    return clientOutcome;
+  });
   return finishOutcome(renderer, outcome, conversationId, {
     text: request.query,
-    model: null,
+    model: started.model,
     startedAt: request.started_at,
     secrets: context.secrets,
   });

@@ -7,13 +7,13 @@
 import { UsageError } from '../../errors.ts';
 import { readRecord, recordTrustDecision } from '../../workspace/trust-store.ts';
 import type { CommandContext } from '../context.ts';
+import type { WorkspaceConfigState } from '../../config/trust-decision.ts';
 import {
   changedSinceTrust,
+  currentTrustState,
   describeUntrusted,
   fullValue,
   trustedKeysOf,
-  workspaceConfigState,
-  type WorkspaceConfigState,
 } from '../workspace-trust.ts';
 
 type TrustState =
@@ -24,12 +24,11 @@ type TrustState =
   | 'nothing to trust'
   | 'no config';
 
-function stateOf(context: CommandContext, config: WorkspaceConfigState | undefined): TrustState {
+function stateOf(config: WorkspaceConfigState | undefined): TrustState {
   if (!config) return 'no config';
   if (config.trusted === true) return 'trusted';
   if (config.trusted === false) return 'not trusted';
-  const record = readRecord(context.workspace());
-  if (record?.trusted) return 'changed since trusted';
+  if (config.trustedBefore) return 'changed since trusted';
   return config.needingTrust.length === 0 ? 'nothing to trust' : 'no decision';
 }
 
@@ -45,10 +44,10 @@ export async function trustCommand(
       hint: 'Trust is about a workspace config (.jp/config.toml); run jp trust inside the repository that has one.',
     });
   }
-  const config = await workspaceConfigState(context, { allKeys: true });
+  const config = currentTrustState(workspace, await context.configSnapshot());
 
   if (options.show) {
-    const state = stateOf(context, config);
+    const state = stateOf(config);
     const record = readRecord(workspace);
     if (context.format === 'json') {
       context.jsonLine(context.stdout, 'trust', {

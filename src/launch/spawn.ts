@@ -10,7 +10,7 @@ import { closeSync, constants, openSync, readFileSync, renameSync, rmSync } from
 import path from 'node:path';
 import type net from 'node:net';
 import { asSystemError, JpError, RunError, statusOfExitCode } from '../errors.ts';
-import type { RunRequest } from '../protocol/run-request.ts';
+import type { ReadyMessage, RunRequest } from '../protocol/run-request.ts';
 
 export interface SpawnedServer {
   pid: number;
@@ -312,8 +312,3 @@ export function spawnServer(
     channel.write(JSON.stringify({ ...request, environment: options.environment }) + '\n');
   });
 }
-
-/** The first line a server writes on its readiness pipe. */
-export type ReadyMessage =
-  | { ready: true; pid: number; socket_path: string }
-  | { ready: false; error: { code: string; message: string; hint?: string; exit_code: number } };

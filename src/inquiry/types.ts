@@ -69,11 +69,11 @@ export type PromptAction =
   | 'Defer';
 
 /**
- * Who settled an inquiry. The answers recorded in `inquiry_response.answer` are:
+ * Who settled an inquiry (`hook`: a PermissionRequest hook, the user's program). The answers recorded in `inquiry_response.answer` are:
  * - run_tool: 'run' | 'run_always' | 'skip' | 'skip_always' | { edit: <new arguments> }
  * - deliver_tool_result: 'deliver' | 'skip' | { edit: <new result text> }
  * - escalate: 'run' (outside the sandbox) | 'skip'
  * - tool_question: the answer value (boolean, option label, text, or for a form a FormAnswer:
  *   {action: "accept", content} | {action: "decline"} | {action: "cancel"}); null when unanswered.
  */
-export type AnsweredBy = 'user' | 'policy' | 'assistant';
+export type AnsweredBy = 'user' | 'policy' | 'assistant' | 'hook';

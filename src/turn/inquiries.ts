@@ -26,7 +26,9 @@ import {
   type PromptAction,
   type Question,
 } from '../inquiry/types.ts';
-import { StopRequest, type TurnHost } from './host.ts';
+import { changedInputAllowed, firstAnswer, HookAsk, hookReason } from './hook-answers.ts';
+import type { HookAnswer } from './hook-port.ts';
+import { type ClientAnswer, StopRequest, type TurnHost } from './host.ts';
 
 export interface RecordedInquiry {
   request: EventOf<'inquiry_request'>;
@@ -305,85 +307,137 @@ export class InquiryResolver {
     }
     let invalidAnswers = 0;
     let declined = false;
-    for (;;) {
-      if (this.context.signal.aborted) throw this.context.signal.reason ?? new StopRequest('shutdown');
-      // Resolved on every pass: a client that detaches while a prompt is open changes the built-in default.
-      const policy = resolveDetachedPolicy(config, inquiry.tool, policyKindOf(inquiry.kind), builtinDetached());
-      const hasClient = host.hasPromptingClient() && invalidAnswers < maxInvalidClientAnswers && !declined;
-      const action = route(routed, { hasClient, policy: policy.value, configExclusive });
-      switch (action) {
-        case 'PromptClient': {
-          // A client that detaches from the open prompt makes the built-in detached default `defer`.
-          const ifDetached = route(routed, {
-            hasClient: false,
-            policy: resolveDetachedPolicy(config, inquiry.tool, policyKindOf(inquiry.kind), 'defer').value,
-            configExclusive,
-          });
-          const reply = await host.askClient(id, routed, this.context.signal, ifDetached);
-          if (this.context.signal.aborted) throw this.context.signal.reason ?? new StopRequest('shutdown');
-          if (!reply.answered) {
-            declined = reply.declined === true;
-            continue;
-          }
-          if (!isValidAnswer(inquiry, reply.answer)) {
-            invalidAnswers++;
-            host.notice('warning', `ignored an invalid answer to inquiry ${id}`);
-            continue;
-          }
-          return this.record(id, reply.answer, 'user', undefined, undefined);
+    const hook = new HookAsk(host.hooks, { id, toolCallId, inquiry: routed }, this.context.signal);
+    try {
+      for (;;) {
+        if (this.context.signal.aborted) throw this.context.signal.reason ?? new StopRequest('shutdown');
+        // Resolved on every pass: a client that detaches while a prompt is open changes the built-in default.
+        const policy = resolveDetachedPolicy(config, inquiry.tool, policyKindOf(inquiry.kind), builtinDetached());
+        const hasClient = host.hasPromptingClient() && invalidAnswers < maxInvalidClientAnswers && !declined;
+        const action = route(routed, { hasClient, policy: policy.value, configExclusive });
+        // With nobody there, a PermissionRequest hook answers before the policy (DESIGN §4).
+        if (action !== 'PromptClient' && hook.asks) {
+          const answered = await hook.answer(policy, false);
+          if (answered && changedInputAllowed(answered, action)) return this.recordHook(id, inquiry, answered);
+          if (answered)
+            host.notice(
+              'warning',
+              `ignored the changed input the hook \`${answered.hook}\` gave ${inquiry.tool}: nobody is there to see it, and ${settingOf(policy)}`,
+            );
         }
-        case 'AutoApprove':
-          if (inquiry.kind === 'escalate') {
+        switch (action) {
+          case 'PromptClient': {
+            // A client that detaches from the open prompt makes the built-in detached default `defer`.
+            const ifDetached = route(routed, {
+              hasClient: false,
+              policy: resolveDetachedPolicy(config, inquiry.tool, policyKindOf(inquiry.kind), 'defer').value,
+              configExclusive,
+            });
+            hook.notifyPrompt();
+            const withdraw = new AbortController();
+            const stopWithRun = (): void => withdraw.abort();
+            this.context.signal.addEventListener('abort', stopWithRun, { once: true });
+            const first = await firstAnswer(
+              host.askClient(id, routed, withdraw.signal, ifDetached),
+              hook.asks ? hook.answer(policy, true) : undefined,
+            ).finally(() => this.context.signal.removeEventListener('abort', stopWithRun));
+            let asked: Inquiry = inquiry;
+            let reply: ClientAnswer;
+            if (first.from === 'hook') {
+              // The hook answered first: the prompt is withdrawn (its client is told who answered).
+              withdraw.abort();
+              if (first.answer.updatedArguments === undefined || inquiry.kind !== 'run_tool')
+                return this.recordHook(id, inquiry, first.answer);
+              // A changed input runs only through a prompt that shows it.
+              asked = { ...inquiry, arguments: first.answer.updatedArguments };
+              host.notice(
+                'info',
+                `the hook \`${first.answer.hook}\` changed the input of ${inquiry.tool}; the prompt shows the changed input`,
+              );
+              reply = await host.askClient(id, asked, this.context.signal, ifDetached);
+            } else reply = first.reply;
+            if (this.context.signal.aborted) throw this.context.signal.reason ?? new StopRequest('shutdown');
+            if (!reply.answered) {
+              declined = reply.declined === true;
+              continue;
+            }
+            if (!isValidAnswer(asked, reply.answer)) {
+              invalidAnswers++;
+              host.notice('warning', `ignored an invalid answer to inquiry ${id}`);
+              continue;
+            }
+            const changedRuns = asked !== inquiry && (reply.answer === 'run' || reply.answer === 'run_always');
+            return this.record(
+              id,
+              changedRuns ? { edit: (asked as { arguments: JsonValue }).arguments } : reply.answer,
+              'user',
+              undefined,
+              undefined,
+            );
+          }
+          case 'AutoApprove':
+            if (inquiry.kind === 'escalate') {
+              return this.record(
+                id,
+                'run',
+                'policy',
+                action,
+                `run outside the sandbox without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'escalate', policy, 'proceeded')}`,
+              );
+            }
             return this.record(
               id,
               'run',
               'policy',
               action,
-              `run outside the sandbox without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'escalate', policy, 'proceeded')}`,
+              `run without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'run', policy, 'proceeded')}`,
+            );
+          case 'AutoDeliver':
+            return this.record(
+              id,
+              'deliver',
+              'policy',
+              action,
+              `result shared without a user's review: no user is available, and ${policySentence(inquiry.tool, 'deliver', policy, 'proceeded')}`,
+            );
+          case 'LlmInquiry':
+            return this.askAssistant(
+              id,
+              inquiry,
+              action,
+              `answered by the assistant: no user is available, and ${policySentence(inquiry.tool, 'tool', policy, 'proceeded')}`,
+            );
+          case 'UseDefault': {
+            const question = routed.kind === 'tool_question' ? routed.question : undefined;
+            return this.record(
+              id,
+              (question?.default ?? null) as JsonValue,
+              'policy',
+              action,
+              `answered with the question's default: no user is available, and ${policySentence(inquiry.tool, 'tool', policy, 'proceeded')}`,
             );
           }
-          return this.record(
-            id,
-            'run',
-            'policy',
-            action,
-            `run without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'run', policy, 'proceeded')}`,
-          );
-        case 'AutoDeliver':
-          return this.record(
-            id,
-            'deliver',
-            'policy',
-            action,
-            `result shared without a user's review: no user is available, and ${policySentence(inquiry.tool, 'deliver', policy, 'proceeded')}`,
-          );
-        case 'LlmInquiry':
-          return this.askAssistant(
-            id,
-            inquiry,
-            action,
-            `answered by the assistant: no user is available, and ${policySentence(inquiry.tool, 'tool', policy, 'proceeded')}`,
-          );
-        case 'UseDefault': {
-          const question = routed.kind === 'tool_question' ? routed.question : undefined;
-          return this.record(
-            id,
-            (question?.default ?? null) as JsonValue,
-            'policy',
-            action,
-            `answered with the question's default: no user is available, and ${policySentence(inquiry.tool, 'tool', policy, 'proceeded')}`,
-          );
+          case 'Fail': {
+            const exclusive = inquiry.kind === 'tool_question' ? (configExclusive ?? inquiry.question.exclusive) : true;
+            const reason = failureReason(inquiry, policy, { exclusive, ...(defaultProblem ? { defaultProblem } : {}) });
+            const answer: JsonValue = inquiry.kind === 'tool_question' ? null : 'skip';
+            return this.record(id, answer, 'policy', action, reason);
+          }
+          case 'Defer':
+            return { kind: 'deferred', id };
         }
-        case 'Fail': {
-          const exclusive = inquiry.kind === 'tool_question' ? (configExclusive ?? inquiry.question.exclusive) : true;
-          const reason = failureReason(inquiry, policy, { exclusive, ...(defaultProblem ? { defaultProblem } : {}) });
-          const answer: JsonValue = inquiry.kind === 'tool_question' ? null : 'skip';
-          return this.record(id, answer, 'policy', action, reason);
-        }
-        case 'Defer':
-          return { kind: 'deferred', id };
       }
+    } finally {
+      hook.withdraw();
     }
+  }
+
+  private recordHook(id: string, inquiry: Inquiry, answered: HookAnswer): Resolution {
+    const answer: JsonValue =
+      answered.updatedArguments === undefined ? answered.answer : { edit: answered.updatedArguments as JsonValue };
+    if (!isValidAnswer(inquiry, answer))
+      throw new Error(`a hook's answer ${JSON.stringify(answer)} does not answer ${inquiry.kind}`);
+    return this.record(id, answer, 'hook', undefined, hookReason(inquiry, answered), answered.hook);
   }
 
   private async askAssistant(id: string, inquiry: Inquiry, action: PromptAction, reason: string): Promise<Resolution> {
@@ -409,10 +463,12 @@ export class InquiryResolver {
     by: AnsweredBy,
     action: PromptAction | undefined,
     reason: string | undefined,
+    hook?: string,
   ): Resolution {
     const event: EventOf<'inquiry_response'> = { type: 'inquiry_response', timestamp: now(), id, answer, by };
     if (action) event.action = action;
     if (reason) event.reason = reason;
+    if (hook !== undefined) event.hook = hook;
     this.context.append(event);
     this.context.host.inquiryResolved(id, by);
     return { kind: 'answered', id, answer, by, action, reason };

@@ -358,6 +358,19 @@ function result(status: RunStatus, exitCode: number, overrides: Json = {}): Json
             },
           ]
         : [],
+    hook_answers:
+      status === 'success'
+        ? [
+            {
+              tool_name: 'run_command',
+              tool_call_id: 'call_1',
+              kind: 'run_tool',
+              answer: 'run',
+              hook: '~/bin/approve.sh',
+              reason: 'run with the approval of the hook `~/bin/approve.sh`',
+            },
+          ]
+        : [],
     pending_inquiry:
       status === 'deferred'
         ? { id: 'inq_1', tool_call_id: 'call_4', tool: 'run_command', kind: 'run_tool', inquiry: runInquiry }

@@ -17,12 +17,8 @@ import { runSandboxes } from '../sandbox/engine.ts';
 import type { ProcessTracker } from '../tools/tool.ts';
 import type { StopRequest } from '../turn/host.ts';
 import type { RunClients, RunControl } from './clients.ts';
-import { eventsFile } from '../conversation/store.ts';
-import { configuredHooks } from '../hooks/config.ts';
-import { RunHooks } from '../hooks/run-hooks.ts';
-import { providerKeyVariables } from '../llm/resolve.ts';
-import { sandboxSettingsOf } from '../sandbox/settings.ts';
-import { toolEnvironment } from '../tools/environment.ts';
+import type { RunHooks } from '../hooks/run-hooks.ts';
+import { hooksOf } from '../hooks/setup.ts';
 import { LiveLog } from './live-log.ts';
 import { RunMcp } from './mcp.ts';
 import { startModel } from './model.ts';
@@ -65,23 +61,17 @@ export class Run implements RunControl {
   constructor(options: RunOptions) {
     this.options = options;
     const { request, setup, logger } = options;
-    const hooks = configuredHooks(setup.config);
-    this.hooks =
-      hooks.length === 0
-        ? undefined
-        : new RunHooks({
-            hooks,
-            conversationId: request.conversation_id,
-            transcriptPath: eventsFile(setup.workspace.conversationsDirectory, request.conversation_id),
-            cwd: request.cwd,
-            workspaceRoot: request.workspace.root,
-            toolRoot: request.workspace.tool_root,
-            environment: toolEnvironment(setup.environment, { withheld: providerKeyVariables(setup.config.value) }),
-            sandboxMode: sandboxSettingsOf(setup.config.value).mode,
-            processes: options.processes,
-            notice: (level, message) => this.live.notice(level, message),
-            log: (message, fields) => logger.info(message, fields),
-          });
+    this.hooks = hooksOf(setup.config, {
+      conversationId: request.conversation_id,
+      conversationsDirectory: setup.workspace.conversationsDirectory,
+      cwd: request.cwd,
+      workspaceRoot: request.workspace.root,
+      toolRoot: request.workspace.tool_root,
+      environment: setup.environment,
+      processes: options.processes,
+      notice: (level, message) => this.live.notice(level, message),
+      log: (message, fields) => logger.info(message, fields),
+    });
     this.live = new LiveLog({
       log: setup.log,
       logger,

@@ -13,7 +13,7 @@ import { findIncompleteTurn } from '../conversation/turn-state.ts';
 import { commandLineOverrides } from '../config/load.ts';
 import { userConfigFile } from '../config/paths.ts';
 import type { BuiltinDetachedDefault } from '../config/policy.ts';
-import { JpError } from '../errors.ts';
+import { RunError } from '../errors.ts';
 import type { RunHooks } from '../hooks/run-hooks.ts';
 import { contextWindow } from '../llm/context-window.ts';
 import { providerKeyVariables } from '../llm/resolve.ts';
@@ -96,7 +96,7 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
   if (request.message !== null || request.reply !== undefined) {
     const decided = await submitted(request.message ?? request.reply ?? '');
     if ('blocked' in decided)
-      throw new JpError('denied', 'prompt_blocked', decided.blocked, {
+      throw new RunError('prompt_blocked', decided.blocked, {
         hint: 'Nothing was sent. Change the prompt, or the UserPromptSubmit hook in your configuration.',
       });
     messageContext = decided.context;

@@ -13,7 +13,7 @@ import type { LogSeal } from '../conversation/seal.ts';
 import { turnToResume } from '../conversation/turn-state.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import type { BuiltinDetachedDefault } from '../config/policy.ts';
-import { JpError, toJpError } from '../errors.ts';
+import { type JpError, RunError, toJpError } from '../errors.ts';
 import type { JsonValue, Question } from '../inquiry/types.ts';
 import { addUsage, type ChatModel, type FinishReason, type ToolSpec, type Usage } from '../llm/types.ts';
 import type { ContextWindow } from '../llm/context-window.ts';
@@ -416,7 +416,7 @@ export class TurnRun {
 
 /** A hook answered `continue: false`: the turn ends here, resumable with `jp query --continue`. */
 function hookStop(note: HookNote): JpError {
-  return new JpError('denied', 'stopped_by_hook', `the hook \`${note.hook}\` stopped the turn: ${note.text}`, {
+  return new RunError('stopped_by_hook', `the hook \`${note.hook}\` stopped the turn: ${note.text}`, {
     hint: 'Resume it with `jp query --continue` once the hook lets it go on.',
   });
 }

@@ -354,7 +354,9 @@ export class InquiryResolver {
                 'info',
                 `the hook \`${first.answer.hook}\` changed the input of ${inquiry.tool}; the prompt shows the changed input`,
               );
-              reply = await host.askClient(id, asked, this.context.signal, ifDetached);
+              // The prompt of the input the model gave is closed; the changed input is a prompt of its own.
+              host.inquiryResolved(id, 'hook');
+              reply = await host.askClient(`${id}.changed`, asked, this.context.signal, ifDetached);
             } else reply = first.reply;
             if (this.context.signal.aborted) throw this.context.signal.reason ?? new StopRequest('shutdown');
             if (!reply.answered) {

@@ -6,7 +6,7 @@
  * workspace's hooks run only once the workspace is trusted.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import {
@@ -232,6 +232,39 @@ describe('escalations and trust', () => {
     assert.equal(result.code, 3, result.stderr);
     assert.match(result.stderr, /ignoring hooks/);
     assert.deepEqual(recorded(input), []);
+  });
+});
+
+describe('a conversation log as a source of hooks', () => {
+  it("hooks in a config_delta this user's jp did not record are ignored, and named", async () => {
+    const sandbox = cleanup.sandbox();
+    const ran = outsideFile(sandbox, 'planted-hook-ran');
+    const id = 'jp-c1767225600000042';
+    const timestamp = '2026-01-01T00:00:00.000Z';
+    const planted = [
+      { type: 'config_delta', delta: { hooks: { SessionStart: [{ command: `touch ${ran}` }] } } },
+      { type: 'turn_start' },
+      { type: 'chat_request', content: 'hello' },
+      { type: 'chat_response', message: 'hi there' },
+      { type: 'turn_end', status: 'completed' },
+    ];
+    sandbox.write(
+      `.jp/conversations/${id}/events.ndjson`,
+      planted.map((event) => `${JSON.stringify({ timestamp, ...event })}\n`).join(''),
+    );
+    sandbox.write(
+      `.jp/conversations/${id}/metadata.json`,
+      JSON.stringify({ id, title: 'planted', created_at: timestamp, updated_at: timestamp }),
+    );
+    const provider = await startFakeProvider({ wire: 'openai-chat', steps: [textStep('Hi.')] });
+    cleanup.add(() => provider.close());
+    const result = await query(sandbox, provider, [`--id=${id}`]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.ok(!existsSync(ran), 'the planted hook never ran');
+    const ignored = resultOf(result.stdout).warnings.find(
+      (warning: any) => warning.code === 'conversation_settings_ignored',
+    );
+    assert.deepEqual(ignored.keys, ['hooks.SessionStart']);
   });
 });
 

@@ -232,6 +232,25 @@ describe('PreToolUse', () => {
   });
 });
 
+describe('bounded', () => {
+  it('a hook that floods its output: jp reads a bounded part, the model gets at most 10,000 characters of it', async () => {
+    const sandbox = cleanup.sandbox();
+    const flood = hookScript(
+      sandbox,
+      'flood.sh',
+      '#!/bin/sh\ncat > /dev/null\nhead -c 20000000 /dev/zero | tr "\\0" x >&2\nexit 2\n',
+    );
+    writeUserConfig(sandbox, hookEntry('PostToolUse', flood));
+    const provider = await providerCalling([{ name: 'run_command', arguments: { command: 'echo ran' } }]);
+    const result = await query(sandbox, provider, unattended);
+    assert.equal(result.code, 0, result.stderr);
+    const told = toolResults(provider)[0]!;
+    const fromHook = told.slice(told.indexOf('[hook'));
+    assert.ok(fromHook.length < 10_500, `${fromHook.length} characters from the hook`);
+    assert.match(fromHook, /jp omitted [\d,]+ characters here: the hook output is longer than 10000 characters/);
+  });
+});
+
 describe('PostToolUse', () => {
   it('gets the result as tool_response; exit 2 stderr and additionalContext go to the model with it', async () => {
     const sandbox = cleanup.sandbox();

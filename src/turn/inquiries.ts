@@ -318,6 +318,7 @@ export class InquiryResolver {
         // With nobody there, a PermissionRequest hook answers before the policy (DESIGN §4).
         if (action !== 'PromptClient' && hook.asks) {
           const answered = await hook.answer(policy, false);
+          if (this.context.signal.aborted) throw this.context.signal.reason ?? new StopRequest('shutdown');
           if (answered && changedInputAllowed(answered, action)) return this.recordHook(id, inquiry, answered);
           if (answered)
             host.notice(

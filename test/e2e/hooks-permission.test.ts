@@ -19,7 +19,9 @@ import {
 import { hookEntry, hookScript, outsideFile, recorded, writeUserConfig } from '../support/hooks.ts';
 import {
   conversationIds,
+  eventually,
   fakeModelArguments,
+  processAlive,
   readEvents,
   repositoryRoot,
   runJp,
@@ -111,6 +113,41 @@ describe('PermissionRequest with nobody there', () => {
     const conversationId = detached.stdout.trim();
     const waited = await runJp(sandbox, ['conversation', 'wait', conversationId]);
     assert.equal(waited.code, 0, waited.stderr);
+    assert.equal(sandbox.read('ran.txt'), 'ran\n');
+  });
+
+  it('a run stopped while its hook waits records no answer, stops the hook, and resumes to ask again', async () => {
+    const sandbox = cleanup.sandbox();
+    const started = outsideFile(sandbox, 'started');
+    const waiting = hookScript(
+      sandbox,
+      'wait.sh',
+      `#!/bin/sh\ncat > /dev/null\necho $$ > ${started}.tmp && mv ${started}.tmp ${started}\nwhile :; do sleep 0.05; done\n`,
+    );
+    writeUserConfig(sandbox, hookEntry('PermissionRequest', waiting));
+    const provider = await providerCalling(command);
+    const model = fakeModelArguments('openai-chat', provider.baseUrl);
+    const detached = await runJp(sandbox, ['query', '--detach', ...model.args, 'go'], { env: model.env });
+    assert.equal(detached.code, 0, detached.stderr);
+    const conversationId = detached.stdout.trim();
+    await eventually('the hook is asked', () => existsSync(started));
+    assert.equal((await runJp(sandbox, ['conversation', 'kill', conversationId])).code, 0);
+    await runJp(sandbox, ['conversation', 'wait', conversationId]);
+    const hookPid = Number(readFileSync(started, 'utf8'));
+    await eventually('the hook was stopped', () => !processAlive(hookPid));
+    const events = readEvents(sandbox, conversationId);
+    assert.equal(events.at(-1)!.status, 'interrupted', 'the run stopped, saved');
+    assert.equal(events.filter((event) => event.type === 'inquiry_response').length, 0, 'no answer was made up');
+    assert.equal(sandbox.exists('ran.txt'), false);
+    writeUserConfig(sandbox, hookEntry('PermissionRequest', hookScript(sandbox, 'approve.sh', allow)));
+    const resumed = await runJp(
+      sandbox,
+      ['query', '--continue', `--id=${conversationId}`, '--non-interactive', ...model.args],
+      {
+        env: model.env,
+      },
+    );
+    assert.equal(resumed.code, 0, resumed.stderr);
     assert.equal(sandbox.read('ran.txt'), 'ran\n');
   });
 

@@ -175,6 +175,28 @@ describe('PreCompact', () => {
   });
 });
 
+describe('PreCompact, automatic', () => {
+  it('a run about to outgrow its context window tells it first, with trigger "auto"', async () => {
+    const sandbox = cleanup.sandbox();
+    const input = outsideFile(sandbox, 'compact.ndjson');
+    writeUserConfig(sandbox, hookEntry('PreCompact', `cat >> ${input}`, { matcher: 'auto' }));
+    const script = [
+      ...testProvider(sandbox, { steps: [{ parts: [{ text: 'Noted.' }] }] }),
+      '-c',
+      'assistant.context_window=2000',
+    ];
+    assert.equal((await runJp(sandbox, ['query', ...script, `remember this: ${'word '.repeat(1200)}`])).code, 0);
+    assert.deepEqual(recorded(input), [], 'nothing to summarise yet');
+    const second = await runJp(sandbox, ['query', ...script, 'and now?']);
+    assert.equal(second.code, 0, second.stderr);
+    const [conversationId] = conversationIds(sandbox);
+    assert.ok(readEvents(sandbox, conversationId!).some((event) => event.type === 'compaction'));
+    const [event] = recorded(input);
+    assert.equal(event!.hook_event_name, 'PreCompact');
+    assert.equal(event!.trigger, 'auto');
+  });
+});
+
 describe('Notification', () => {
   it('waiting_for_input: a detached run that defers tells the hook, which outlives the run', async () => {
     const sandbox = cleanup.sandbox();

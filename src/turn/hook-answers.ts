@@ -28,7 +28,10 @@ export class HookAsk {
   }
 
   /** Asks the hook (once: later calls get the same answer). */
-  answer(policy: { value: DetachedPolicy; key: string }, humanAsked: boolean): Promise<HookAnswer | undefined> {
+  answer(
+    policy: { value: DetachedPolicy; key: string; layer: string },
+    humanAsked: boolean,
+  ): Promise<HookAnswer | undefined> {
     if (!this.pending) {
       this.signal.addEventListener('abort', this.stopWithRun, { once: true });
       this.pending = this.hooks!.answer({ ...this.request, policy, humanAsked }, this.controller.signal);

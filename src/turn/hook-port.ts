@@ -49,8 +49,8 @@ export interface HookInquiry {
   id: string;
   toolCallId: string;
   inquiry: Inquiry;
-  /** The detached policy that decides when nobody answers, and the key that set it. */
-  policy: { value: DetachedPolicy; key: string };
+  /** The detached policy that decides when nobody answers, the key that set it and its layer. */
+  policy: { value: DetachedPolicy; key: string; layer: string };
   /** A human is being asked at the same time (the first answer wins). */
   humanAsked: boolean;
 }

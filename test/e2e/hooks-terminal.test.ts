@@ -67,24 +67,43 @@ describe('a PermissionRequest hook and a person at the terminal', () => {
 
   it("the person answers first: the hook is withdrawn (SIGTERM) and the answer is the person's", async () => {
     const sandbox = cleanup.sandbox();
-    const withdrawn = outsideFile(sandbox, 'withdrawn');
+    // The hook says it was withdrawn in the workspace; the turn's next command waits for that (a
+    // minute at most, a safety bound), so the run does not end (and kill what is left of its
+    // processes) before the hook has heard.
+    const withdrawn = `${sandbox.workspace}/withdrawn`;
     const waiting = hookScript(
       sandbox,
       'wait.sh',
       `#!/bin/sh\ncat > /dev/null\ntrap 'echo withdrawn > ${withdrawn}; exit 0' TERM\nwhile :; do sleep 0.05; done\n`,
     );
     writeUserConfig(sandbox, hookEntry('PermissionRequest', waiting));
-    const screen = Screen.jp(sandbox, ['query', ...script(sandbox), 'go'], { cleanup });
+    const steps = testProvider(sandbox, {
+      steps: [
+        { parts: [{ tool_call: { name: 'run_command', arguments: { command: 'echo ran > ran.txt' } } }] },
+        {
+          parts: [
+            {
+              tool_call: {
+                name: 'run_command',
+                arguments: { command: 'for i in $(seq 1200); do [ -f withdrawn ] && break; sleep 0.05; done' },
+              },
+            },
+          ],
+        },
+        { parts: [{ text: 'Finished.' }] },
+      ],
+    });
+    const screen = Screen.jp(sandbox, ['query', ...steps, 'go'], { cleanup });
     await screen.waitFor(/Run run_command\?/);
-    screen.press('y');
+    screen.press('Y');
     const exit = await screen.exited;
     assert.equal(exit.exitCode, 0, screen.text());
     assert.equal(sandbox.read('ran.txt'), 'ran\n');
+    assert.equal(sandbox.read('withdrawn'), 'withdrawn\n', 'the hook was told it is withdrawn');
     assert.deepEqual(
       answers(sandbox).map((event) => [event.by, event.answer]),
-      [['user', 'run']],
+      [['user', 'run_always']],
     );
-    await eventually('the hook was told it is withdrawn', () => existsSync(withdrawn));
     assert.doesNotMatch(screen.text(), /jp: hook:/);
   });
 

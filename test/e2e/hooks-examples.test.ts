@@ -80,7 +80,7 @@ describe('examples/hooks/notify.mjs', () => {
     });
     assert.equal(detached.code, 0, detached.stderr);
     const conversationId = detached.stdout.trim();
-    await eventually('the notification arrived', () => received.length > 0);
+    await eventually('the notification arrived', () => received.length > 0, 60_000);
     assert.equal(received[0]!.title, 'jp is waiting for you');
     assert.match(received[0]!.body, /run_command \(run_tool\) needs an answer/);
     assert.match(received[0]!.body, new RegExp(conversationId));
@@ -96,7 +96,7 @@ async function approvalServer(token: string): Promise<{ url: string; process: Ch
   cleanup.add(() => child.kill('SIGKILL'));
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const port = await eventually('the approval server listens', () => /127\.0\.0\.1:(\d+)\//.exec(output)?.[1]);
+  const port = await eventually('the approval server listens', () => /127\.0\.0\.1:(\d+)\//.exec(output)?.[1], 60_000);
   return { url: `http://127.0.0.1:${port}`, process: child };
 }
 
@@ -115,12 +115,16 @@ describe('examples/hooks/approval-server.mjs and approval-hook.mjs', () => {
     const child = startJp(sandbox, ['query', '--non-interactive', ...model.args, 'go'], {
       env: { ...model.env, JP_APPROVAL_URL: server.url, JP_APPROVAL_TOKEN: token },
     });
-    const finished = collect(child, ['query'], 60_000);
+    const finished = collect(child, ['query'], 120_000);
     const headers = { authorization: `Bearer ${token}` };
-    const [pending] = await eventually('the request is on the page', async () => {
-      const list = (await (await fetch(`${server.url}/api/requests`, { headers })).json()) as { id: string }[];
-      return list.length > 0 ? list : undefined;
-    });
+    const [pending] = await eventually(
+      'the request is on the page',
+      async () => {
+        const list = (await (await fetch(`${server.url}/api/requests`, { headers })).json()) as { id: string }[];
+        return list.length > 0 ? list : undefined;
+      },
+      60_000,
+    );
     const page = await (await fetch(`${server.url}/?token=${token}`)).text();
     assert.match(page, /run_command/);
     assert.match(page, /echo \\&quot;&lt;b&gt;ran&lt;\/b&gt;\\&quot; &gt; ran\.txt/, 'the input is shown, escaped');
@@ -157,10 +161,14 @@ describe('examples/hooks/approval-server.mjs and approval-hook.mjs', () => {
       60_000,
     );
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-    const [pending] = await eventually('the request is on the page', async () => {
-      const list = (await (await fetch(`${server.url}/api/requests`, { headers })).json()) as { id: string }[];
-      return list.length > 0 ? list : undefined;
-    });
+    const [pending] = await eventually(
+      'the request is on the page',
+      async () => {
+        const list = (await (await fetch(`${server.url}/api/requests`, { headers })).json()) as { id: string }[];
+        return list.length > 0 ? list : undefined;
+      },
+      60_000,
+    );
     await fetch(`${server.url}/api/requests/${pending!.id}`, {
       method: 'POST',
       headers,

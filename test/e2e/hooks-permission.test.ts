@@ -130,11 +130,11 @@ describe('PermissionRequest with nobody there', () => {
     const detached = await runJp(sandbox, ['query', '--detach', ...model.args, 'go'], { env: model.env });
     assert.equal(detached.code, 0, detached.stderr);
     const conversationId = detached.stdout.trim();
-    await eventually('the hook is asked', () => existsSync(started));
+    await eventually('the hook is asked', () => existsSync(started), 60_000);
     assert.equal((await runJp(sandbox, ['conversation', 'kill', conversationId])).code, 0);
     await runJp(sandbox, ['conversation', 'wait', conversationId]);
     const hookPid = Number(readFileSync(started, 'utf8'));
-    await eventually('the hook was stopped', () => !processAlive(hookPid));
+    await eventually('the hook was stopped', () => !processAlive(hookPid), 60_000);
     const events = readEvents(sandbox, conversationId);
     assert.equal(events.at(-1)!.status, 'interrupted', 'the run stopped, saved');
     assert.equal(events.filter((event) => event.type === 'inquiry_response').length, 0, 'no answer was made up');

@@ -44,10 +44,14 @@ describe('a PermissionRequest hook and a person at the terminal', () => {
     );
     const screen = Screen.jp(sandbox, ['query', ...script(sandbox), 'go'], { cleanup });
     await screen.waitFor(/Run run_command\?/);
-    const [notification] = await eventually('the Notification hook heard of the prompt', () => {
-      const events = recorded(notified);
-      return events.length > 0 ? events : undefined;
-    });
+    const [notification] = await eventually(
+      'the Notification hook heard of the prompt',
+      () => {
+        const events = recorded(notified);
+        return events.length > 0 ? events : undefined;
+      },
+      60_000,
+    );
     assert.equal(notification!.notification_type, 'permission_prompt');
     assert.equal(notification!.message, 'jp needs your permission to use run_command');
     sandbox.write('../go', '');

@@ -208,10 +208,14 @@ describe('Notification', () => {
     assert.equal(detached.code, 0, detached.stderr);
     const conversationId = detached.stdout.trim();
     assert.equal((await runJp(sandbox, ['conversation', 'wait', conversationId])).code, 4);
-    const [event] = await eventually('the Notification hook ran', () => {
-      const events = recorded(input);
-      return events.length > 0 ? events : undefined;
-    });
+    const [event] = await eventually(
+      'the Notification hook ran',
+      () => {
+        const events = recorded(input);
+        return events.length > 0 ? events : undefined;
+      },
+      60_000,
+    );
     assert.equal(event!.hook_event_name, 'Notification');
     assert.equal(event!.notification_type, 'waiting_for_input');
     assert.equal(event!.session_id, conversationId);

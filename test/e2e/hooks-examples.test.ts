@@ -158,7 +158,7 @@ describe('examples/hooks/approval-server.mjs and approval-hook.mjs', () => {
     const finished = collect(
       startJp(sandbox, ['query', '--non-interactive', ...model.args, 'go'], { env }),
       [],
-      60_000,
+      120_000,
     );
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const [pending] = await eventually(

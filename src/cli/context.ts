@@ -73,7 +73,7 @@ export class CommandContext {
   }
 
   /** The user config file, read once; its parser is loaded only by what needs it. */
-  private userConfigFile(): Promise<ConfigFile> {
+  private userConfigOnce(): Promise<ConfigFile> {
     this.userConfig ??= import('../config/snapshot.ts').then(({ ConfigFile }) => {
       const read = this.userConfigText();
       if ('error' in read) throw read.error;
@@ -91,14 +91,14 @@ export class CommandContext {
     if (!('text' in read) || !read.text?.includes('directories')) return;
     const [{ safeDirectories }, file] = await Promise.all([
       import('../config/safe-directories.ts'),
-      this.userConfigFile(),
+      this.userConfigOnce(),
     ]);
     acceptOwnership(safeDirectories(file));
   }
 
   /** This process's config snapshot: the user config and the workspace's, each read once. */
   configSnapshot(): Promise<ConfigSnapshot> {
-    this.snapshot ??= Promise.all([import('../config/snapshot.ts'), this.userConfigFile()]).then(
+    this.snapshot ??= Promise.all([import('../config/snapshot.ts'), this.userConfigOnce()]).then(
       ([{ readConfigSnapshot }, user]) => {
         const workspace = this.workspace();
         return readConfigSnapshot(
@@ -191,7 +191,7 @@ export class CommandContext {
         // config still counts when only the workspace's failed.
         try {
           const { ConfigSnapshot } = await import('../config/snapshot.ts');
-          const snapshot = new ConfigSnapshot(await this.userConfigFile(), undefined);
+          const snapshot = new ConfigSnapshot(await this.userConfigOnce(), undefined);
           inputs = { snapshot, environment: this.facts.environment, cfgArguments: this.globals.cfg, flags: [] };
         } catch {
           // the provider keys only

@@ -32,9 +32,19 @@ export function keysCoveredByScalar(keyPath: readonly string[]): readonly string
 /**
  * Keys whose list is the union of every layer's, not the last layer's: a later layer adds to it and
  * never removes, so a workspace config (`secrets.env_vars = []`) cannot take a secret its user
- * listed out of redaction. The layer recorded for such a key is the last one that added to it.
+ * listed out of redaction, nor a guard hook its user set. The layer recorded for such a key is the
+ * last one that added to it.
  */
-const unionKeys: ReadonlySet<string> = new Set(['secrets.env_vars', 'sandbox.hidden_paths']);
+function isUnionKey(keyPath: readonly string[]): boolean {
+  const [section, name] = keyPath;
+  if (keyPath.length !== 2) return false;
+  // Every layer's hooks run (`hooks.<Event>`).
+  return (
+    (section === 'secrets' && name === 'env_vars') ||
+    (section === 'sandbox' && name === 'hidden_paths') ||
+    section === 'hooks'
+  );
+}
 
 /**
  * Where each leaf key came from, kept up to date by `mergeOver`: dotted key → what set it (a
@@ -75,7 +85,7 @@ export function mergeOver<Origin>(
     if (isTable(incoming)) {
       sources?.map.delete(dotted);
       result[key] = mergeOver({}, incoming, sources, keyPath);
-    } else if (unionKeys.has(dotted) && Array.isArray(existing) && Array.isArray(incoming)) {
+    } else if (isUnionKey(keyPath) && Array.isArray(existing) && Array.isArray(incoming)) {
       const union = [...new Set([...existing, ...incoming])];
       if (sources && union.length > existing.length) sources.map.set(dotted, sources.origin);
       result[key] = union;

@@ -1,9 +1,12 @@
 /**
  * Configuration inputs for tests that load the configuration in the test's own process: the config
- * files given as texts (a snapshot, as a client would send it), so no file is read or written.
+ * files given as texts (a snapshot, as a client would send it), so no file is read or written; or
+ * read from files the test wrote, as a client reads them.
  */
+import os from 'node:os';
+import path from 'node:path';
 import type { ConfigInputs } from '../../src/config/layers.ts';
-import { ConfigFile, ConfigSnapshot } from '../../src/config/snapshot.ts';
+import { ConfigFile, ConfigSnapshot, readConfigFileAt, readConfigSnapshot } from '../../src/config/snapshot.ts';
 import { configContentHash } from '../../src/config/trust.ts';
 
 /** Where the files of a test snapshot say they are (nothing is there). */
@@ -35,4 +38,19 @@ export function testConfigInputs(
     flags: [],
     ...rest,
   };
+}
+
+/**
+ * loadConfig's inputs with the config files read from these paths as a client reads them
+ * (readConfigSnapshot): the workspace's root is the directory above its `.jp/`.
+ */
+export function configInputsOfFiles(
+  overrides: Partial<ConfigInputs> & { userFile?: string | undefined; workspaceFile?: string | undefined } = {},
+): ConfigInputs {
+  const { userFile, workspaceFile, ...rest } = overrides;
+  const snapshot = readConfigSnapshot(
+    readConfigFileAt(userFile ?? path.join(os.tmpdir(), 'jp-no-such-directory', 'config.toml')),
+    workspaceFile ? { file: workspaceFile, root: path.dirname(path.dirname(workspaceFile)) } : undefined,
+  );
+  return { snapshot, environment: {}, cfgArguments: [], flags: [], ...rest };
 }

@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parse as parseToml } from 'smol-toml';
-import { parseScalar, type ConfigInputs } from '../../src/config/layers.ts';
+import { parseScalar } from '../../src/config/layers.ts';
 import { loadConfig } from '../../src/config/load.ts';
-import { readConfigFileAt, readConfigSnapshot } from '../../src/config/snapshot.ts';
+import { configInputsOfFiles } from '../support/config.ts';
 import { locateKey } from '../../src/config/locate.ts';
 import {
   describeEffective,
@@ -17,17 +17,7 @@ import {
 import { configContentHash, keysNeedingTrust, trustRequiringKeys } from '../../src/config/trust.ts';
 import { JpError } from '../../src/errors.ts';
 
-/** loadConfig's inputs, the config files read from these paths as a client reads them (a snapshot). */
-function inputs(
-  overrides: Partial<ConfigInputs> & { userFile?: string | undefined; workspaceFile?: string | undefined } = {},
-): ConfigInputs {
-  const { userFile, workspaceFile, ...rest } = overrides;
-  const snapshot = readConfigSnapshot(
-    readConfigFileAt(userFile ?? path.join(os.tmpdir(), 'jp-no-such-directory', 'config.toml')),
-    workspaceFile ? { file: workspaceFile, root: path.dirname(workspaceFile) } : undefined,
-  );
-  return { snapshot, environment: {}, cfgArguments: [], flags: [], ...rest };
-}
+const inputs = configInputsOfFiles;
 
 const temporaryDirectories: string[] = [];
 after(() => {

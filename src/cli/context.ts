@@ -28,8 +28,8 @@ export type FlagValue = ConfigInputs['flags'][number];
 export class CommandContext {
   readonly facts: Facts;
   readonly globals: GlobalOptions;
-  readonly stdout = new SafeWriter(process.stdout);
-  readonly stderr = new SafeWriter(process.stderr);
+  readonly stdout = SafeWriter.of(process.stdout);
+  readonly stderr = SafeWriter.of(process.stderr);
   readonly format: OutputFormat;
   /** This process's secrets: registered before anything is written that may quote one (registerSecrets). */
   readonly secrets: Secrets;

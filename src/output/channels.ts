@@ -61,6 +61,15 @@ export class SafeWriter {
   atLineStart = true;
   wroteAnything = false;
 
+  private static readonly ofStream = new WeakMap<NodeJS.WriteStream, SafeWriter>();
+
+  /** The process's one writer of `stream` (process.stdout, process.stderr): every context shares it. */
+  static of(stream: NodeJS.WriteStream): SafeWriter {
+    let writer = SafeWriter.ofStream.get(stream);
+    if (!writer) SafeWriter.ofStream.set(stream, (writer = new SafeWriter(stream)));
+    return writer;
+  }
+
   constructor(stream: NodeJS.WriteStream) {
     this.stream = stream;
     stream.on('error', (error: NodeJS.ErrnoException) => {

@@ -242,6 +242,18 @@ describe('jp acp', () => {
     await finish(editor);
   });
 
+  it('an editor opening many sessions, each prompted, gets no warning from jp on stderr (one writer per stream, not one per session)', async () => {
+    const fake = await provider(Array.from({ length: 12 }, () => textStep('ok')));
+    const sandbox = cleanup.sandbox();
+    const editor = await editorFor(sandbox, fake);
+    for (let index = 0; index < 12; index++) {
+      const sessionId = await newSession(editor, sandbox.workspace);
+      if (index % 4 === 0) assert.equal((await prompt(editor, sessionId, 'hi')).stopReason, 'end_turn');
+    }
+    await finish(editor);
+    assert.doesNotMatch(editor.stderr(), /Warning/);
+  });
+
   it('session/load replays a conversation made by jp query, then takes a prompt; jp query --id continues the session', async () => {
     const fake = await provider(((request: { messages: { role: string }[] }) =>
       textStep(`Answer ${request.messages.filter((message) => message.role === 'user').length}.`)) as never);

@@ -11,17 +11,18 @@ import { describe, it } from 'node:test';
 import {
   collect,
   conversationIds,
+  fakeModel,
   jpBinary,
   processesMatching,
   readEvents,
   runJp,
   type Sandbox,
-  sleep,
   startJp,
   testProvider,
   useCleanup,
 } from '../support/jp.ts';
 import { runInTerminal, shellQuote } from '../support/pty.ts';
+import { gate, type Gate, type ScriptedPart, type ScriptedStep } from '../support/fake-provider.ts';
 import { Screen } from '../support/screen.ts';
 
 const cleanup = useCleanup();
@@ -36,17 +37,6 @@ function answerOf(sandbox: Sandbox, conversationId: string): string {
     .filter((event) => event.type === 'chat_response' && typeof event.message === 'string')
     .map((event) => event.message)
     .join('');
-}
-
-/** A long streamed answer: paragraphs (persisted as they complete) of words streamed one by one. */
-function longAnswerScript(words: number, delayMs: number): { steps: { parts: unknown[] }[] } {
-  const parts: unknown[] = [];
-  for (let index = 0; index < words; index++) {
-    parts.push({ text: index % 15 === 14 ? `word${index}.\n\n` : `word${index} ` });
-    parts.push({ delay_ms: delayMs });
-  }
-  parts.push({ text: 'The end.' });
-  return { steps: [{ parts }] };
 }
 
 describe('attach in a terminal', () => {
@@ -192,44 +182,101 @@ describe('a read-only attach at a terminal', () => {
   });
 });
 
+/**
+ * A long answer streamed word by word, held at `attaches` gates at distinct random words and at one
+ * before its end: a test attaches at each gate while the stream waits there, so every attach begins
+ * mid-run, at a random point of the answer, with no clock deciding it.
+ */
+function gatedAnswer(
+  words: number,
+  attaches: number,
+): {
+  step: ScriptedStep;
+  stops: { gate: Gate; lastWord: string }[];
+  end: Gate;
+} {
+  const positions = new Set<number>();
+  while (positions.size < attaches) positions.add(1 + Math.floor(Math.random() * (words - 1)));
+  const stops: { gate: Gate; lastWord: string }[] = [];
+  const parts: ScriptedPart[] = [];
+  for (let index = 0; index < words; index++) {
+    if (positions.has(index)) {
+      const stop = { gate: gate(), lastWord: `word${index - 1}` };
+      stops.push(stop);
+      parts.push({ gate: stop.gate });
+    }
+    parts.push({ text: index % 15 === 14 ? `word${index}.\n\n` : `word${index} ` }, { delayMs: 5 });
+  }
+  const end = gate();
+  parts.push({ gate: end }, { text: 'The end.' });
+  return { step: { parts }, stops, end };
+}
+
+/** A read-only attach whose stdout can be waited on while it runs. */
+function attachReadOnly(sandbox: Sandbox, conversationId: string) {
+  const args = ['conversation', 'attach', '--read-only', conversationId];
+  const child = startJp(sandbox, args);
+  let shown = '';
+  const watchers = new Set<() => void>();
+  child.stdout!.on('data', (chunk: Buffer) => {
+    shown += chunk.toString();
+    for (const watcher of [...watchers]) watcher();
+  });
+  return {
+    result: collect(child, args, 60_000),
+    /** Resolves once stdout shows `text`. */
+    shows: (text: string) =>
+      new Promise<void>((resolve) => {
+        const check = (): void => {
+          if (!shown.includes(text)) return;
+          watchers.delete(check);
+          resolve();
+        };
+        watchers.add(check);
+        check();
+      }),
+  };
+}
+
 describe('attach replays what it missed, exactly', () => {
-  it('50 attaches at random moments of long streamed answers: replay + live equals the persisted answer', async (context) => {
+  it('50 attaches at random points of long streamed answers, each while the run is held mid-answer: replay + live equals the persisted answer', async () => {
     const sandbox = sandboxed();
-    const script = testProvider(sandbox, longAnswerScript(90, 25));
-    let trials = 0;
-    for (let run = 0; run < 5; run++) {
-      const conversationId = (
-        await runJp(sandbox, ['query', '--new', '--detach', ...script, `run ${run}`])
-      ).stdout.trim();
-      const attaches: Promise<{ stdout: string; code: number | null; at: number }>[] = [];
-      for (let index = 0; index < 10; index++) {
-        const at = Math.round(Math.random() * 2200);
-        trials++;
-        attaches.push(
-          sleep(at).then(async () => {
-            const result = await runJp(sandbox, ['conversation', 'attach', '--read-only', conversationId]);
-            return { ...result, at };
-          }),
-        );
+    const answers = Array.from({ length: 5 }, () => gatedAnswer(90, 10));
+    const model = await fakeModel(
+      cleanup,
+      answers.map((answer) => answer.step),
+    );
+    let attachedMidRun = 0;
+    for (const [run, answer] of answers.entries()) {
+      const started = await runJp(sandbox, ['query', '--new', '--detach', ...model.args, `run ${run}`], {
+        env: model.env,
+      });
+      assert.equal(started.code, 0, started.stderr);
+      const conversationId = started.stdout.trim();
+      const attaches: ReturnType<typeof attachReadOnly>[] = [];
+      for (const [index, stop] of answer.stops.entries()) {
+        await stop.gate.reached;
+        const attach = attachReadOnly(sandbox, conversationId);
+        attaches.push(attach);
+        // Half are seen replaying what was streamed before the stream goes on; half connect while it streams.
+        if (index % 2 === 1) await attach.shows(stop.lastWord);
+        stop.gate.open();
       }
-      const results = await Promise.all(attaches);
-      await runJp(sandbox, ['conversation', 'wait', conversationId]);
+      // The run is held before its end until every attach shows the answer's start: all attached mid-run.
+      await answer.end.reached;
+      await Promise.all(attaches.map((attach) => attach.shows('word0')));
+      answer.end.open();
+      const results = await Promise.all(attaches.map((attach) => attach.result));
+      assert.equal((await runJp(sandbox, ['conversation', 'wait', conversationId])).code, 0);
       const persisted = answerOf(sandbox, conversationId);
       assert.match(persisted, /^word0 word1 .*The end\.$/s);
       for (const result of results) {
-        if (result.code !== 0) {
-          // Attached after the run ended: a clear "not running" error, nothing shown.
-          assert.equal(result.code, 1);
-          assert.equal(result.stdout, '');
-          continue;
-        }
-        assert.equal(result.stdout, persisted + '\n', `attached at ${result.at} ms`);
+        assert.equal(result.code, 0, result.stderr);
+        assert.equal(result.stdout, persisted + '\n');
+        attachedMidRun++;
       }
-      context.diagnostic(
-        `run ${run}: ${results.filter((result) => result.code === 0).length}/10 attached while running`,
-      );
     }
-    assert.ok(trials >= 50);
+    assert.equal(attachedMidRun, 50);
   });
 });
 

@@ -16,7 +16,7 @@ import {
   openFileDescriptors,
   residentMemoryKilobytes,
 } from '../support/fuzz.ts';
-import { eventually, jpBinary, readEvents, runJp, sleep, testProvider, useCleanup } from '../support/jp.ts';
+import { eventually, jpBinary, readEvents, runJp, testProvider, useCleanup } from '../support/jp.ts';
 
 const cleanup = useCleanup();
 
@@ -29,7 +29,7 @@ const script = {
         {
           tool_call: {
             name: 'run_command',
-            arguments: { command: 'while [ ! -f release ]; do sleep 0.05; done; echo released' },
+            arguments: { command: 'touch started; while [ ! -f release ]; do sleep 0.05; done; echo released' },
           },
         },
       ],
@@ -68,14 +68,15 @@ describe('fuzzing the socket of a running query', () => {
     rmSync(path.join(sandbox.workspace, 'release'));
 
     const conversationId = (await runJp(sandbox, ['query', '--new', '--detach', ...settings, 'work'])).stdout.trim();
-    // The baseline is taken once the tool's process (and its pipes) exists: the registry lists its group.
+    // The baseline is taken once the tool runs (its command has started: its pipes exist, the sandbox
+    // that started it is done with its own descriptors) and the registry lists its group.
     const entry = await eventually('the tool is running', () => {
+      if (!sandbox.exists('started')) return undefined;
       const current = JSON.parse(
         readFileSync(path.join(sandbox.userDirectory(), 'processes', `${conversationId}.json`), 'utf8'),
       );
       return current.tool_process_groups.length === 1 ? current : undefined;
     });
-    await sleep(200);
     const baselineDescriptors = openFileDescriptors(entry.pid);
     const baselineMemory = residentMemoryKilobytes(entry.pid);
 

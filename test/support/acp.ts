@@ -252,14 +252,26 @@ function schemaValidators(): NonNullable<typeof validators> {
     readFileSync(requireFromHere.resolve('@agentclientprotocol/sdk/schema/v1/schema.json'), 'utf8'),
   ) as Record<string, unknown>;
   // ajv is CommonJS: under NodeNext the default import is its module.exports, whose `default` is the class.
-  const ajv = new ajv2020.default({ strict: false, allErrors: false });
-  // The schema's numeric formats (from its Rust source), checked as what they say.
+  // Anything Ajv would only warn about (a format it does not know, so does not check) fails instead.
+  const ajv = new ajv2020.default({
+    strict: false,
+    allErrors: false,
+    logger: {
+      log: () => {},
+      warn: (...message: unknown[]) => assert.fail(`the ACP schema: ${message.join(' ')}`),
+      error: (...message: unknown[]) => assert.fail(`the ACP schema: ${message.join(' ')}`),
+    },
+  });
+  // The schema's formats (from its Rust source), checked as what they say.
   const integerIn = (low: number, high: number) => (value: number) =>
     Number.isInteger(value) && value >= low && value <= high;
+  ajv.addFormat('int32', { type: 'number', validate: integerIn(-2_147_483_648, 2_147_483_647) });
   ajv.addFormat('int64', { type: 'number', validate: integerIn(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER) });
   ajv.addFormat('uint16', { type: 'number', validate: integerIn(0, 65_535) });
   ajv.addFormat('uint32', { type: 'number', validate: integerIn(0, 4_294_967_295) });
+  ajv.addFormat('uint64', { type: 'number', validate: integerIn(0, Number.MAX_SAFE_INTEGER) });
   ajv.addFormat('double', { type: 'number', validate: (value: number) => Number.isFinite(value) });
+  ajv.addFormat('uri', { type: 'string', validate: (value: string) => URL.canParse(value) });
   ajv.addSchema(schema, 'acp');
   const whole = ajv.getSchema('acp')!;
   const describe = (errors: unknown): string => JSON.stringify(errors).slice(0, 600);

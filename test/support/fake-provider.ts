@@ -45,13 +45,19 @@ export type ScriptedPart =
 export interface Gate {
   readonly opened: Promise<void>;
   open(): void;
+  /** Resolves once a stream has sent every part before the gate and waits at it. */
+  readonly reached: Promise<void>;
+  /** Called by the stream as it arrives at the gate. */
+  arrive(): void;
 }
 
 /** A closed gate; a scripted `{ gate }` part holds its stream until `open()` is called. */
 export function gate(): Gate {
   let open!: () => void;
+  let arrive!: () => void;
   const opened = new Promise<void>((resolve) => (open = resolve));
-  return { opened, open };
+  const reached = new Promise<void>((resolve) => (arrive = resolve));
+  return { opened, open, reached, arrive };
 }
 
 export type ScriptedStep =
@@ -1252,6 +1258,7 @@ function readBody(request: IncomingMessage): Promise<string> {
 function waitAt(part: { delayMs: number } | { gate: Gate }, signal: AbortSignal): Promise<void> {
   if ('delayMs' in part) return pause(part.delayMs, signal);
   if (signal.aborted) return Promise.resolve();
+  part.gate.arrive();
   return new Promise((resolve) => {
     const done = () => {
       signal.removeEventListener('abort', done);

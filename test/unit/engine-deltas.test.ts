@@ -13,6 +13,7 @@ import { loadConfig } from '../../src/config/load.ts';
 import { testConfigInputs } from '../support/config.ts';
 import { LogSeal } from '../../src/conversation/seal.ts';
 import { TestChatModel } from '../../src/llm/test-provider.ts';
+import type { ChatModel, StreamPart } from '../../src/llm/types.ts';
 import { TurnRun } from '../../src/turn/engine.ts';
 import type { TurnHost } from '../../src/turn/host.ts';
 
@@ -32,9 +33,26 @@ function recordingHost(): { host: TurnHost; log: ({ delta: string; kind: string 
   return { host, log };
 }
 
-async function run(parts: { text?: string; reasoning?: string; delay_ms?: number }[]) {
+/**
+ * A model that streams `parts` as one response, letting one event-loop turn pass between parts (a
+ * stream whose pieces come apart in time, without a clock deciding how far apart).
+ */
+function turnApartModel(parts: StreamPart[]): ChatModel {
+  return {
+    id: 'test/turn-apart',
+    async *stream() {
+      for (const [index, part] of parts.entries()) {
+        if (index > 0) await new Promise((resolve) => setImmediate(resolve));
+        yield part;
+      }
+      yield { type: 'finish', usage: null, reason: 'stop', providerReason: null };
+    },
+  };
+}
+
+async function run(input: { text?: string; reasoning?: string }[] | ChatModel) {
   const { host, log } = recordingHost();
-  const model = new TestChatModel('test/script', { steps: [{ parts: parts as never }] });
+  const model = Array.isArray(input) ? new TestChatModel('test/script', { steps: [{ parts: input as never }] }) : input;
   const config = loadConfig(testConfigInputs());
   const outcome = await new TurnRun({
     host,
@@ -73,14 +91,14 @@ describe('streamed deltas', () => {
   });
 
   it('every persisted chunk comes after the deltas that showed it; pieces of a slow stream are not held back', async () => {
-    const log = await run([
-      { reasoning: 'Thinking. ' },
-      { text: 'First paragraph.\n\n' },
-      { delay_ms: 30 },
-      { text: 'Second ' },
-      { delay_ms: 30 },
-      { text: 'paragraph.' },
-    ]);
+    const log = await run(
+      turnApartModel([
+        { type: 'reasoning', text: 'Thinking. ' },
+        { type: 'text', text: 'First paragraph.\n\n' },
+        { type: 'text', text: 'Second ' },
+        { type: 'text', text: 'paragraph.' },
+      ]),
+    );
     let shown = { message: '', reasoning: '' };
     const persisted = { message: '', reasoning: '' };
     for (const entry of log) {
@@ -103,7 +121,7 @@ describe('streamed deltas', () => {
     assert.deepEqual(
       messageDeltas,
       ['First paragraph.\n\n', 'Second ', 'paragraph.'],
-      'parts apart in time are sent apart',
+      'parts an event-loop turn apart are sent apart',
     );
   });
 });

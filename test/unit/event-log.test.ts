@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import type { ConversationEvent } from '../../src/conversation/events.ts';
 import { ConversationLog } from '../../src/conversation/log.ts';
 import { parseEventLog } from '../../src/conversation/reader.ts';
@@ -24,8 +24,15 @@ function serialize(events: ConversationEvent[]): Buffer {
   return Buffer.from(events.map((event) => JSON.stringify(event) + '\n').join(''), 'utf8');
 }
 
+const directories: string[] = [];
+after(() => {
+  for (const made of directories) rmSync(made, { recursive: true, force: true });
+});
+
 function directory(): string {
-  return mkdtempSync(path.join(os.tmpdir(), 'jp-log-'));
+  const made = mkdtempSync(path.join(os.tmpdir(), 'jp-log-'));
+  directories.push(made);
+  return made;
 }
 
 describe('event log: a log truncated at every byte offset', () => {
@@ -33,23 +40,68 @@ describe('event log: a log truncated at every byte offset', () => {
   const lineEnds: number[] = [];
   for (let index = 0; index < full.length; index++) if (full[index] === 10) lineEnds.push(index + 1);
 
-  it('opens, keeps every complete event, repairs the tail, and appends cleanly after it', () => {
-    const root = directory();
+  /** What opening the log truncated at `offset` must keep, and how many torn bytes it must save aside. */
+  function expectedAt(offset: number): { events: ConversationEvent[]; tornBytes: number } {
+    const complete = lineEnds.filter((end) => end <= offset).length;
+    // A tail that is a whole event missing only its newline is kept too.
+    const tailIsWholeEvent = lineEnds.includes(offset + 1);
+    const tornBytes = offset - (lineEnds.filter((end) => end <= offset).pop() ?? 0);
+    return {
+      events: sample.slice(0, complete + (tailIsWholeEvent ? 1 : 0)),
+      tornBytes: tailIsWholeEvent ? 0 : tornBytes,
+    };
+  }
+
+  it('the reader, at every byte offset: every complete event kept, the torn tail found where it starts', () => {
     for (let offset = 0; offset <= full.length; offset++) {
+      const { events, tornBytes } = expectedAt(offset);
+      const parsed = parseEventLog(full.subarray(0, offset));
+      assert.equal(parsed.skipped, 0, `offset ${offset}: nothing skipped`);
+      const kept = parsed.tornTail?.parsesAsEvent ? sample.slice(0, parsed.events.length + 1) : parsed.events;
+      assert.deepEqual(kept, events, `offset ${offset}: events`);
+      if (tornBytes > 0) {
+        assert.equal(parsed.tornTail?.parsesAsEvent, false, `offset ${offset}: a torn tail`);
+        assert.equal(parsed.tornTail?.offset, offset - tornBytes, `offset ${offset}: where it starts`);
+        assert.equal(parsed.completeBytes, offset - tornBytes);
+      } else if (!lineEnds.includes(offset + 1)) {
+        assert.equal(parsed.tornTail, undefined, `offset ${offset}: no torn tail`);
+      }
+    }
+  });
+
+  /**
+   * Opening reads, repairs and appends by what the reader found: every offset of the line with
+   * multi-byte characters (a cut inside a character included), and around every line boundary of
+   * the others (the empty log, a cut after the first byte of a line, a whole event missing only its
+   * newline, a whole line). Each is a real file, fsynced as a run does.
+   */
+  const fileOffsets = new Set<number>([0, full.length]);
+  const unicodeLine = [0, ...lineEnds].findIndex((start, index) =>
+    full.subarray(start, lineEnds[index]).toString().includes('🎉'),
+  );
+  const unicodeStart = unicodeLine === 0 ? 0 : lineEnds[unicodeLine - 1]!;
+  for (let offset = unicodeStart; offset <= lineEnds[unicodeLine]!; offset++) fileOffsets.add(offset);
+  for (const end of lineEnds)
+    for (const offset of [end - 2, end - 1, end, end + 1])
+      if (offset >= 0 && offset <= full.length) fileOffsets.add(offset);
+
+  it('opens, keeps every complete event, repairs the tail, and appends cleanly after it', () => {
+    assert.ok(
+      [...fileOffsets].some((offset) => ((full[offset] ?? 0) & 0xc0) === 0x80),
+      'a cut inside a multi-byte character',
+    );
+    const root = directory();
+    for (const offset of [...fileOffsets].sort((a, b) => a - b)) {
       const folder = path.join(root, String(offset));
       mkdirSync(folder);
       const file = path.join(folder, 'events.ndjson');
       writeFileSync(file, full.subarray(0, offset));
-      const complete = lineEnds.filter((end) => end <= offset).length;
-      // A tail that is a whole event missing only its newline is kept too.
-      const tailIsWholeEvent = lineEnds.includes(offset + 1);
-      const expected = sample.slice(0, complete + (tailIsWholeEvent ? 1 : 0));
+      const { events: expected, tornBytes } = expectedAt(offset);
 
       const opened = ConversationLog.open(file);
       assert.deepEqual(opened.events, expected, `offset ${offset}: events after open`);
       assert.equal(opened.skipped, 0, `offset ${offset}: nothing skipped`);
-      const tornBytes = offset - (lineEnds.filter((end) => end <= offset).pop() ?? 0);
-      if (tornBytes > 0 && !tailIsWholeEvent) {
+      if (tornBytes > 0) {
         assert.ok(opened.tornTailSavedTo, `offset ${offset}: torn tail saved aside`);
         assert.deepEqual(
           readFileSync(opened.tornTailSavedTo!),

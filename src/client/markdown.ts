@@ -58,9 +58,7 @@ export async function loadMarkdown(color: boolean): Promise<MarkdownModules> {
   ]);
   return {
     lexInline: (source: string) => Lexer.lexInline(source, { gfm: true }),
-    highlighter: highlight
-      ? ((highlight as { default?: Highlighter }).default ?? (highlight as unknown as Highlighter))
-      : undefined,
+    highlighter: highlight?.default,
   };
 }
 

@@ -23,10 +23,6 @@ import type { KeyHandlers, TerminalInput } from './terminal-input.ts';
 import type { Renderer } from './renderer.ts';
 
 /**
- * What a client shows before live events: nothing (a new turn), the turn it resumes summarised
- * (`resume`: a foreground `--continue`), the current turn, or the last N content events.
- */
-/**
  * What a client shows before live events: nothing, the turn being resumed (from the log as the
  * command that started the run read it, under the lock: it is not read again), the current turn,
  * or the last N content events.

@@ -2,10 +2,10 @@
  * The built-in layer: the lowest layer of the cascade (DESIGN §3). Its own module, without the
  * schema library, so that what needs only the defaults (trust.ts, in every query client) stays light.
  */
-import type { Config } from './schema.ts';
+import type { Table } from './cascade.ts';
 
-/** The built-in layer: the lowest layer of the cascade. */
-export const builtinDefaults = {
+/** The built-in layer, a layer like any other: checked with the merged configuration on every load. */
+export const builtinDefaults: Table = {
   assistant: {
     model: 'openai/gpt-4.1-mini',
     max_turns: 25,
@@ -21,4 +21,4 @@ export const builtinDefaults = {
     },
   },
   sandbox: { mode: 'workspace-write', network: false },
-} as unknown as Config;
+};

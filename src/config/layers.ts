@@ -46,9 +46,7 @@ export const environmentPrefix = 'JP_CFG_';
  * is skipped (for what only looks for names in every layer, such as the client's secret variables).
  */
 export function writtenLayers(inputs: ConfigInputs, mode: 'strict' | 'lenient'): Layer[] {
-  const layers: Layer[] = [
-    { kind: 'default', label: 'built-in default', value: builtinDefaults as Record<string, unknown> },
-  ];
+  const layers: Layer[] = [{ kind: 'default', label: 'built-in default', value: builtinDefaults }];
   for (const [kind, file] of [
     ['user', inputs.snapshot.user],
     ['workspace', inputs.snapshot.workspace?.file],

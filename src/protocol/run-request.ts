@@ -1,9 +1,11 @@
 /**
  * What a client asks a query server to run, sent as one JSON line on the server's readiness pipe
  * (launch/spawn.ts), or handed over in memory for a run in the client's own process. The client
- * resolves everything that can fail on the user's input (flags, config, model, conversation, lock,
- * stdin) before it sends one. The server reads it as untrusted input (`parseRunRequest`): it
- * checks the request against this schema and refuses one that does not match, naming the field.
+ * settles what it must to start the run (flags, stdin, the conversation and its lock, the trust
+ * decision on its config snapshot) and sends the config files as it read them; the process that
+ * runs the turn loads the configuration from them, the model and the tools, and their errors come
+ * back before anything runs. The server reads the request as untrusted input (`parseRunRequest`):
+ * it checks it against this schema and refuses one that does not match, naming the field.
  * Imports nothing from the project outside this module; the client imports only the type.
  */
 import * as z from 'zod/mini';

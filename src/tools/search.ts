@@ -46,10 +46,8 @@ type IgnoreFactory = () => IgnoreMatcher & { add(patterns: string | readonly str
 
 /** Matchers of gitignore rules, case-sensitive as git and ripgrep are on Linux (the package's default is not). */
 async function ignoreFactory(): Promise<IgnoreFactory> {
-  const module = (await import('ignore')) as unknown as {
-    default: (options: { ignorecase: boolean }) => ReturnType<IgnoreFactory>;
-  };
-  return () => module.default({ ignorecase: false });
+  const { default: ignore } = await import('ignore');
+  return () => ignore({ ignorecase: false });
 }
 
 /** Orders paths component by component, by code point: `a/b` before `a-c`, as ripgrep's path sort. */

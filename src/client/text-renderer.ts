@@ -12,7 +12,7 @@
  *
  * The text of chrome lines is chrome-text.ts; what a resumed turn shows is resumed-turn.ts.
  */
-import type { ConversationEvent } from '../conversation/events.ts';
+import type { ConversationEvent, EventOf } from '../conversation/events.ts';
 import { addUsage, describeUsage as usageLine, type Source, type Usage } from '../llm/types.ts';
 import type { ResultObject } from '../report/result.ts';
 import { commandResult, cutToWidth, firstLine, oneLine } from './chrome-text.ts';
@@ -57,6 +57,8 @@ export class TextRenderer implements Renderer {
   private stepBoundary = false;
   /** A replayed turn was shown: the next one is set apart by a blank line. */
   private shownTurn = false;
+  /** Turns replayed so far: the number `jp conversation diff --turn N` takes. */
+  private replayedTurns = 0;
   private lastKind: 'message' | 'reasoning' | undefined;
   /**
    * Live tool calls whose header is not shown yet: each is shown when its call is reached (it
@@ -178,7 +180,10 @@ export class TextRenderer implements Renderer {
           const stream = this.output.wroteAnything('stdout') ? 'stdout' : 'stderr';
           this.output.write(stream, this.output.streamAtLineStart(stream) ? '\n' : '\n\n');
         }
-        if (replayed) this.shownTurn = true;
+        if (replayed) {
+          this.shownTurn = true;
+          this.replayedTurns++;
+        }
         this.activity('thinking', Date.parse(event.timestamp));
         break;
       case 'chat_request':
@@ -273,6 +278,10 @@ export class TextRenderer implements Renderer {
         );
         break;
       }
+      case 'checkpoint':
+      case 'undo':
+        this.fileChanges(event, replayed);
+        break;
       case 'turn_end':
         if (replayed) this.activity(undefined, 0);
         if (replayed && event.status === 'interrupted') this.chrome(this.paint('[interrupted]', 'muted'));
@@ -284,6 +293,21 @@ export class TextRenderer implements Renderer {
       default:
         break;
     }
+  }
+
+  /** A batch that changed files (its `after` checkpoint), or an undo: which files, and the command that shows them. */
+  private fileChanges(event: EventOf<'checkpoint'> | EventOf<'undo'>, replayed: boolean): void {
+    const files = event.type === 'undo' ? event.files : (event.files ?? []);
+    const count = event.type === 'undo' ? event.files.length : (event.changed ?? 0);
+    if (event.type === 'checkpoint' && (event.when !== 'after' || count === 0)) return;
+    const named = files.slice(0, 3).map((file) => oneLine(file));
+    const list = `${named.join(', ')}${count > named.length ? ` and ${count - named.length} more` : ''}`;
+    const turn = replayed && this.replayedTurns > 0 ? ` --turn ${this.replayedTurns}` : '';
+    const text =
+      event.type === 'undo'
+        ? `[undo of ${event.undone.join(', ')}: restored ${list}]`
+        : `[changed ${count === 1 ? '1 file' : `${count} files`}: ${list} (jp conversation diff${turn}; undo)]`;
+    this.chrome(this.paint(text, 'muted'));
   }
 
   /**

@@ -6,6 +6,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { checkpointSettings, RunCheckpoints } from '../checkpoint/recorder.ts';
 import type { ConversationEvent } from '../conversation/events.ts';
 import { now } from '../conversation/events.ts';
 import { changesDelta, foreignSettingsWarning, recordedSettings } from '../conversation/config-delta.ts';
@@ -74,6 +75,7 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
   const contextWindowOfModel = contextWindow(setup.model, config.value);
   const systemPrompt = runSystemPrompt(sequence, tools);
   const assistant = config.value.assistant;
+  const checkpoints = runCheckpoints(sequence);
   const turn = (resume: boolean, message: string | undefined, reply?: string): Promise<TurnOutcome> =>
     new TurnRun({
       host: live,
@@ -94,6 +96,7 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
         ? { compactionThreshold: assistant.compaction.threshold }
         : {}),
       systemPrompt,
+      ...(checkpoints ? { checkpoints } : {}),
       signal: sequence.stopSignal(),
       message,
       resume,
@@ -139,6 +142,21 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
     startedAt: request.started_at,
     warnings: sequence.warnings(),
     secrets: setup.secrets,
+  });
+}
+
+/** The run's checkpoints of the tool root (DESIGN §10), with the settings of `[checkpoints]`; none when they are off. */
+function runCheckpoints(sequence: TurnSequence): RunCheckpoints | undefined {
+  const { request, setup, live } = sequence;
+  const settings = checkpointSettings(setup.config.value);
+  if (!settings.enabled) return undefined;
+  return new RunCheckpoints({
+    userDirectory: setup.workspace.userDirectory,
+    root: request.workspace.tool_root,
+    environment: setup.environment,
+    conversationId: request.conversation_id,
+    settings,
+    warn: (message) => live.notice('warning', message),
   });
 }
 

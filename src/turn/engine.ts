@@ -31,6 +31,7 @@ import { streamStep, type StepResult } from './step-stream.ts';
 import { processToolCalls } from './tool-batch.ts';
 import type { ToolCallContext } from './tool-calls.ts';
 import type { CommandSandbox } from '../sandbox/engine.ts';
+import type { CheckpointRecorder } from '../checkpoint/recorder.ts';
 
 export interface TurnOptions {
   host: TurnHost;
@@ -61,6 +62,8 @@ export interface TurnOptions {
    * the last one the log holds; a resumed turn keeps the one recorded.
    */
   systemPrompt: SystemPromptRecord;
+  /** Records the workspace's state around each tool batch that can change it (DESIGN §10); none: no checkpoints. */
+  checkpoints?: CheckpointRecorder;
   /** Aborted to stop the run; its reason is a StopRequest. */
   signal: AbortSignal;
   /** A new user message starts a new turn; undefined with `resume`. */
@@ -309,7 +312,12 @@ export class TurnRun {
   /** A step's tool calls (tool-batch.ts). */
   private processToolCalls(calls: EventOf<'tool_call_request'>[]): Promise<'done' | 'deferred'> {
     return processToolCalls(
-      { calls: this.toolContext, inquiries: this.resolverContext, turnEvents: () => this.turnEvents() },
+      {
+        calls: this.toolContext,
+        inquiries: this.resolverContext,
+        turnEvents: () => this.turnEvents(),
+        ...(this.options.checkpoints ? { checkpoints: this.options.checkpoints } : {}),
+      },
       calls,
     );
   }

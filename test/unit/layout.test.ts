@@ -73,6 +73,7 @@ const layers: string[][] = [
   ['turn'],
   ['tools'],
   ['sandbox'],
+  ['checkpoint'],
   ['conversation'],
   ['llm'],
   ['config'],

@@ -130,12 +130,18 @@ async function reviewRoot(
     }
     return found;
   };
+  const modes = new Map<string, Record<string, number>>();
+  const modeOf = async (commit: string, file: string): Promise<number | undefined> => {
+    if (!modes.has(commit)) modes.set(commit, (await store.notes(commit)).modes);
+    return modes.get(commit)![file];
+  };
   const changes: PathChange[] = [];
   for (const file of paths) {
     const { from, to } = touched.get(file)!;
     const fromEntry = (await entriesOf(from)).get(file);
     const toEntry = (await entriesOf(to)).get(file);
-    if (fromEntry?.object === toEntry?.object && fromEntry?.gitMode === toEntry?.gitMode) continue;
+    const same = fromEntry?.object === toEntry?.object && fromEntry?.gitMode === toEntry?.gitMode;
+    if (same && (await modeOf(from, file)) === (await modeOf(to, file))) continue;
     const kind: ChangeKind = !fromEntry ? 'added' : !toEntry ? 'deleted' : 'modified';
     changes.push({ path: file, from, to, kind, fromEntry, toEntry });
   }

@@ -296,13 +296,20 @@ export class CheckpointStore {
     }
   }
 
-  /** The paths that differ between two checkpoints (renames as a deletion and an addition). */
+  /**
+   * The paths that differ between two checkpoints (renames as a deletion and an addition), a change
+   * of permission bits git does not keep (0600 to 0644) included.
+   */
   async changedPaths(from: string, to: string): Promise<{ path: string; status: string }[]> {
     const output = await this.run(['diff-tree', '-r', '-z', '--no-renames', '--name-status', from, to]);
     const parts = records(output.stdout);
     const changed: { path: string; status: string }[] = [];
     for (let index = 0; index + 1 < parts.length; index += 2)
       changed.push({ status: parts[index]!, path: parts[index + 1]! });
+    const listed = new Set(changed.map((entry) => entry.path));
+    const [before, after] = [(await this.notes(from)).modes, (await this.notes(to)).modes];
+    for (const file of new Set([...Object.keys(before), ...Object.keys(after)]))
+      if (!listed.has(file) && before[file] !== after[file]) changed.push({ status: 'M', path: file });
     return changed;
   }
 

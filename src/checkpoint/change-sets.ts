@@ -85,3 +85,10 @@ export function selectChangeSets(
   for (let index = sets.length - 1; index >= 0; index--) if (sets[index]!.changed !== false) return [sets[index]!];
   return [];
 }
+
+/** The turns whose checkpoints say (or may say: a batch with no `after`) that they changed files. */
+export function changedTurns(events: readonly ConversationEvent[]): number[] {
+  return changeSets(events)
+    .filter((set) => set.turn !== undefined && set.changed !== false)
+    .map((set) => set.turn!);
+}

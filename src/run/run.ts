@@ -5,6 +5,7 @@
  * persisting. `finish` runs the on_waiting hook, updates the metadata and closes the log. Whoever
  * hosts it (server/hosted-run.ts) owns the lock, the registry entry and the connections.
  */
+import { changedTurns } from '../checkpoint/change-sets.ts';
 import { titleFrom, updateMetadata } from '../conversation/store.ts';
 import { foreignSettingsWarning } from '../conversation/config-delta.ts';
 import type { BuiltinDetachedDefault } from '../config/policy.ts';
@@ -224,6 +225,8 @@ export class Run implements RunControl {
       const kept = updateMetadata(conversationsDirectory, this.options.request.conversation_id, (metadata) => {
         if (!metadata.title && message) metadata.title = titleFrom(this.options.setup.secrets.redact(message));
         metadata.updated_at = new Date().toISOString();
+        const changed = changedTurns(this.options.setup.events);
+        if (changed.length > 0) metadata.changed_turns = changed;
       });
       if (kept) {
         logger.warn('metadata.json was damaged; rebuilt it from the log', {

@@ -163,9 +163,13 @@ describe('checkpoints, diff and undo', () => {
     );
     assert.equal(line.files.find((file: { path: string }) => file.path === 'image.bin').binary, true);
 
-    // print marks the turn.
+    // print and ls mark the turn.
     const print = await runJp(sandbox, ['conversation', 'print']);
     assert.match(print.stderr, /\[changed 9 files: .* \(jp conversation diff --turn 1; undo\)\]/);
+    const ls = await runJp(sandbox, ['conversation', 'ls']);
+    assert.match(ls.stdout, /\[changed files: turn 1\] change things/);
+    const listed = JSON.parse((await runJp(sandbox, ['conversation', 'ls', '--json'])).stdout);
+    assert.deepEqual(listed[0].changed_turns, [1]);
 
     const undo = await runJp(sandbox, ['conversation', 'undo']);
     assert.equal(undo.code, 0, undo.stderr);

@@ -788,6 +788,7 @@ const listed = [
     resume_point: null,
     active: false,
     usage: null,
+    changed_turns: [],
   },
   {
     id: 'jp-c1740832496789001',
@@ -800,6 +801,7 @@ const listed = [
     tool: null,
     resume_point: null,
     active: true,
+    changed_turns: [1, 3],
     usage: {
       input_tokens: 5000,
       output_tokens: 70,
@@ -821,6 +823,7 @@ const listed = [
     resume_point: null,
     active: false,
     usage: null,
+    changed_turns: [],
   },
   {
     id: 'jp-c1740832496789003',
@@ -834,6 +837,7 @@ const listed = [
     resume_point: 'awaiting LLM response',
     active: false,
     usage: null,
+    changed_turns: [],
   },
 ];
 

@@ -10,11 +10,14 @@
  */
 import { createHash } from 'node:crypto';
 import {
+  closeSync,
   copyFileSync,
   existsSync,
   lstatSync,
+  openSync,
   readdirSync,
   readFileSync,
+  readSync,
   realpathSync,
   statSync,
   writeFileSync,
@@ -115,6 +118,8 @@ export class CheckpointStore {
   private readonly program: string;
   private readonly environment: NodeJS.ProcessEnv;
   private readonly conversationId: string;
+  /** The last checkpoint this store object made (the parent of the next). */
+  private parent: string | undefined;
 
   constructor(options: {
     userDirectory: string;
@@ -180,14 +185,13 @@ export class CheckpointStore {
    */
   async snapshot(limits: Limits, forced: readonly string[] = []): Promise<SnapshotOutcome> {
     await this.prepare();
-    const listing = await this.run(
-      ['ls-files', '-z', '-t', '--cached', '--others', '--modified', '--exclude-standard'],
-      {
-        maxRecords: limits.maxFiles * 2 + 1,
-      },
-    );
+    // What is new or changed since this index was written; the files it holds are counted from its header.
+    const tracked = this.indexEntries();
+    const listing = await this.run(['ls-files', '-z', '-t', '--others', '--modified', '--exclude-standard'], {
+      maxRecords: 2 * limits.maxFiles,
+    });
     const entries = records(listing.stdout);
-    const counted = entries.filter((entry) => entry.startsWith('H ') || entry.startsWith('? ')).length;
+    const counted = tracked + entries.filter((entry) => entry.startsWith('? ')).length;
     if (listing.cut || counted > limits.maxFiles) return { tooLarge: true, files: counted };
     const notCovered: NotCovered[] = [];
     const excluded: string[] = [];
@@ -229,7 +233,8 @@ export class CheckpointStore {
     const tree = (await this.run(['write-tree'])).stdout.toString('utf8').trim();
     const notes: CommitNotes = { modes: await this.unusualModes(), not_covered: notCovered };
     const reference = `refs/jp/${this.conversationId}`;
-    const parent = await this.resolve(reference);
+    this.parent ??= await this.resolve(reference);
+    const parent = this.parent;
     const commit = (
       await this.run(['commit-tree', tree, ...(parent ? ['-p', parent] : []), '-F', '-'], {
         input: `jp checkpoint\n\n${JSON.stringify(notes)}\n`,
@@ -238,7 +243,24 @@ export class CheckpointStore {
       .toString('utf8')
       .trim();
     await this.run(['update-ref', reference, commit]);
+    this.parent = commit;
     return { commit, tree, notCovered };
+  }
+
+  /** How many files this index holds: the entry count of its header (0 without one). */
+  private indexEntries(): number {
+    try {
+      const header = Buffer.alloc(12);
+      const descriptor = openSync(this.target().indexFile, 'r');
+      try {
+        if (readSync(descriptor, header, 0, 12, 0) < 12) return 0;
+      } finally {
+        closeSync(descriptor);
+      }
+      return header.toString('latin1', 0, 4) === 'DIRC' ? header.readUInt32BE(8) : 0;
+    } catch {
+      return 0;
+    }
   }
 
   /** Permission bits of recorded regular files other than git's two (0644, 0755). */

@@ -82,6 +82,7 @@ describe('checkpoints, diff and undo', () => {
     sandbox.write('private.txt', 'mine only\n');
     chmodSync(path.join(workspace, 'private.txt'), 0o600);
     sandbox.write('untracked.md', '# notes\n');
+    sandbox.write('windows.txt', 'line one\r\nline two\r\n');
     sandbox.write('secret.env', 'TOKEN=1\n');
     chmodSync(path.join(workspace, 'secret.env'), 0o600);
     writeFileSync(path.join(workspace, 'image.bin'), Buffer.from([0, 1, 2, 255, 0, 10, 13]));
@@ -111,7 +112,7 @@ describe('checkpoints, diff and undo', () => {
           name: 'run_command',
           arguments: {
             command:
-              'rm old.txt && printf "#!/bin/sh\\n" > run.sh && chmod 755 run.sh tracked.txt && chmod 644 private.txt && printf "\\001\\002" > image.bin && echo more >> untracked.md && ln -s tracked.txt link',
+              'rm old.txt && printf "#!/bin/sh\\n" > run.sh && chmod 755 run.sh tracked.txt && chmod 644 private.txt && printf "\\001\\002" > image.bin && echo more >> untracked.md && printf "x\\r\\n" >> windows.txt && ln -s tracked.txt link',
           },
         },
       },
@@ -128,7 +129,7 @@ describe('checkpoints, diff and undo', () => {
       checkpoints.map((event) => event.when),
       ['before', 'after'],
     );
-    assert.equal(checkpoints[1]!.changed, 9, JSON.stringify(checkpoints[1]));
+    assert.equal(checkpoints[1]!.changed, 10, JSON.stringify(checkpoints[1]));
 
     // diff in a pipe: git's unified diff, plain.
     const diff = await runJp(sandbox, ['conversation', 'diff']);
@@ -159,13 +160,14 @@ describe('checkpoints, diff and undo', () => {
         'src/deep/new.ts': 'added',
         'tracked.txt': 'modified',
         'untracked.md': 'modified',
+        'windows.txt': 'modified',
       },
     );
     assert.equal(line.files.find((file: { path: string }) => file.path === 'image.bin').binary, true);
 
     // print and ls mark the turn.
     const print = await runJp(sandbox, ['conversation', 'print']);
-    assert.match(print.stderr, /\[changed 9 files: .* \(jp conversation diff --turn 1; undo\)\]/);
+    assert.match(print.stderr, /\[changed 10 files: .* \(jp conversation diff --turn 1; undo\)\]/);
     const ls = await runJp(sandbox, ['conversation', 'ls']);
     assert.match(ls.stdout, /\[changed files: turn 1\] change things/);
     const listed = JSON.parse((await runJp(sandbox, ['conversation', 'ls', '--json'])).stdout);
@@ -260,6 +262,9 @@ describe('checkpoints, diff and undo', () => {
     assert.equal(detached.code, 0, detached.stderr);
     const conversationId = lastConversation(sandbox);
     await eventually('the command has written its file', () => sandbox.exists('made.txt'));
+    const whileRunning = await runJp(sandbox, ['conversation', 'undo', conversationId]);
+    assert.equal(whileRunning.code, 5, 'a run going on holds the conversation');
+    assert.equal(sandbox.read('a.txt'), 'during\n');
     const killed = await runJp(sandbox, ['conversation', 'kill', '--force', conversationId]);
     assert.equal(killed.code, 0, killed.stderr);
     await eventually('the run is gone', async () => {
@@ -280,6 +285,27 @@ describe('checkpoints, diff and undo', () => {
     assert.equal(undo.code, 0, undo.stderr);
     assert.equal(sandbox.read('a.txt'), 'before\n');
     assert.equal(sandbox.exists('made.txt'), false);
+  });
+
+  it('never writes through a symbolic link planted where a directory was, even with --force', async () => {
+    const sandbox = cleanup.sandbox();
+    sandbox.write('sub/keep.txt', 'keep\n');
+    const outside = path.join(sandbox.root, 'outside');
+    mkdirSync(outside);
+    writeFileSync(path.join(outside, 'new.txt'), "not jp's\n");
+    const provider = script(sandbox, [
+      { tool_call: { name: 'fs_create_file', arguments: { path: 'sub/new.txt', content: 'made by the turn\n' } } },
+    ]);
+    assert.equal((await runJp(sandbox, ['query', ...provider, ...unattended, 'go'])).code, 0);
+    execFileSync('/bin/sh', ['-c', `rm -r sub && ln -s ${outside} sub`], { cwd: sandbox.workspace });
+    const refused = await runJp(sandbox, ['conversation', 'undo']);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /changed since/);
+    const forced = await runJp(sandbox, ['conversation', 'undo', '--force']);
+    assert.equal(forced.code, 1, forced.stderr);
+    assert.match(forced.stderr, /is a symbolic link now, and undo never writes through a link/);
+    assert.equal(readFileSync(path.join(outside, 'new.txt'), 'utf8'), "not jp's\n");
+    assert.deepEqual(readdirSync(outside), ['new.txt']);
   });
 
   it('the checkpoint store is not visible to the commands the model runs', async () => {

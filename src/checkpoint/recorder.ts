@@ -37,10 +37,10 @@ export function checkpointSettings(config: Config): CheckpointSettings {
 export interface CheckpointRecorder {
   /**
    * Records the workspace's state `before` a batch that can write it or `after` it; `files` are the
-   * paths jp's file tools of the batch write (recorded even when ignored). Returns the event naming
-   * the checkpoint, or undefined when none was made. Never throws.
+   * paths jp's file tools of the batch write (recorded even when ignored); `turn` the turn's number.
+   * Returns the event naming the checkpoint, or undefined when none was made. Never throws.
    */
-  record(when: 'before' | 'after', files: readonly string[]): Promise<EventOf<'checkpoint'> | undefined>;
+  record(when: 'before' | 'after', files: readonly string[], turn: number): Promise<EventOf<'checkpoint'> | undefined>;
 }
 
 /** How many changed files an `after` event names (`changed` counts them all). */
@@ -68,7 +68,11 @@ export class RunCheckpoints implements CheckpointRecorder {
     if (!options.settings.enabled) this.off = true;
   }
 
-  async record(when: 'before' | 'after', files: readonly string[]): Promise<EventOf<'checkpoint'> | undefined> {
+  async record(
+    when: 'before' | 'after',
+    files: readonly string[],
+    turn: number,
+  ): Promise<EventOf<'checkpoint'> | undefined> {
     if (this.off) return undefined;
     const store = this.openStore();
     if (!store) return undefined;
@@ -97,6 +101,7 @@ export class RunCheckpoints implements CheckpointRecorder {
         type: 'checkpoint',
         timestamp: now(),
         when,
+        turn,
         root,
         commit: snapshot.commit,
       };

@@ -59,8 +59,6 @@ export class TextRenderer implements Renderer {
   private stepBoundary = false;
   /** A replayed turn was shown: the next one is set apart by a blank line. */
   private shownTurn = false;
-  /** Turns replayed so far: the number `jp conversation diff --turn N` takes. */
-  private replayedTurns = 0;
   private lastKind: 'message' | 'reasoning' | undefined;
   /**
    * Live tool calls whose header is not shown yet: each is shown when its call is reached (it
@@ -182,10 +180,7 @@ export class TextRenderer implements Renderer {
           const stream = this.output.wroteAnything('stdout') ? 'stdout' : 'stderr';
           this.output.write(stream, this.output.streamAtLineStart(stream) ? '\n' : '\n\n');
         }
-        if (replayed) {
-          this.shownTurn = true;
-          this.replayedTurns++;
-        }
+        if (replayed) this.shownTurn = true;
         this.activity('thinking', Date.parse(event.timestamp));
         break;
       case 'chat_request':
@@ -282,7 +277,7 @@ export class TextRenderer implements Renderer {
       }
       case 'checkpoint':
       case 'undo':
-        this.fileChanges(event, replayed);
+        this.fileChanges(event);
         break;
       case 'turn_end':
         if (replayed) this.activity(undefined, 0);
@@ -298,13 +293,13 @@ export class TextRenderer implements Renderer {
   }
 
   /** A batch that changed files (its `after` checkpoint), or an undo: which files, and the command that shows them. */
-  private fileChanges(event: EventOf<'checkpoint'> | EventOf<'undo'>, replayed: boolean): void {
+  private fileChanges(event: EventOf<'checkpoint'> | EventOf<'undo'>): void {
     const files = event.type === 'undo' ? event.files : (event.files ?? []);
     const count = event.type === 'undo' ? event.files.length : (event.changed ?? 0);
     if (event.type === 'checkpoint' && (event.when !== 'after' || count === 0)) return;
     const named = files.slice(0, 3).map((file) => oneLine(file));
     const list = `${named.join(', ')}${count > named.length ? ` and ${count - named.length} more` : ''}`;
-    const turn = replayed && this.replayedTurns > 0 ? ` --turn ${this.replayedTurns}` : '';
+    const turn = event.type === 'checkpoint' && event.turn !== undefined ? ` --turn ${event.turn}` : '';
     const text =
       event.type === 'undo'
         ? `[undo of ${event.undone.join(', ')}: restored ${list}]`

@@ -124,6 +124,8 @@ export type ConversationEvent =
       type: 'checkpoint';
       timestamp: string;
       when: 'before' | 'after';
+      /** The turn's number: 1 for the conversation's first (`jp conversation diff --turn N`). */
+      turn?: number;
       root: string;
       commit: string;
       changed?: number;

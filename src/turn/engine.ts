@@ -316,7 +316,14 @@ export class TurnRun {
         calls: this.toolContext,
         inquiries: this.resolverContext,
         turnEvents: () => this.turnEvents(),
-        ...(this.options.checkpoints ? { checkpoints: this.options.checkpoints } : {}),
+        ...(this.options.checkpoints
+          ? {
+              checkpoints: {
+                recorder: this.options.checkpoints,
+                turn: this.events.slice(0, this.turnStart + 1).filter((event) => event.type === 'turn_start').length,
+              },
+            }
+          : {}),
       },
       calls,
     );

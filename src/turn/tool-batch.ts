@@ -17,8 +17,8 @@ export interface ToolBatchContext {
   inquiries: ResolverContext;
   /** The events of the turn so far. */
   turnEvents(): ConversationEvent[];
-  /** The run's checkpoints; none when the run keeps none. */
-  checkpoints?: CheckpointRecorder;
+  /** The run's checkpoints, and the number of this turn (1 for the conversation's first); none when the run keeps none. */
+  checkpoints?: { recorder: CheckpointRecorder; turn: number };
 }
 
 export async function processToolCalls(
@@ -43,7 +43,7 @@ async function checkpoint(
 ): Promise<void> {
   if (!context.checkpoints) return;
   const files = calls.flatMap((call) => context.calls.tools.get(call.name)?.writesFile?.(call.arguments) ?? []);
-  const event = await context.checkpoints.record(when, files);
+  const event = await context.checkpoints.recorder.record(when, files, context.checkpoints.turn);
   if (event) context.calls.append(event);
 }
 

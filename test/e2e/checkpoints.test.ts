@@ -395,7 +395,17 @@ describe('checkpoints, diff and undo', () => {
     const forked = JSON.parse(fork.stdout).conversation_id as string;
     const diff = await runJp(sandbox, ['conversation', 'diff', forked, '--turn', '1']);
     assert.match(diff.stdout, /-a\n\+b/);
-    assert.equal((await runJp(sandbox, ['conversation', 'undo', forked])).code, 0);
+    const second = script(
+      sandbox,
+      [{ tool_call: { name: 'fs_create_file', arguments: { path: 'c.txt', content: 'c\n' } } }],
+      'second.json',
+    );
+    assert.equal((await runJp(sandbox, ['query', '--id', forked, ...second, ...unattended, 'more'])).code, 0);
+    // `print --last` shows the last turn alone, and still names it by its number.
+    const last = await runJp(sandbox, ['conversation', 'print', forked, '--last']);
+    assert.match(last.stderr, /\[changed 1 file: c\.txt \(jp conversation diff --turn 2; undo\)\]/);
+    assert.equal((await runJp(sandbox, ['conversation', 'undo', forked, '--turn', '1'])).code, 0);
+    assert.equal(sandbox.exists('c.txt'), false);
     assert.equal(sandbox.read('a.txt'), 'a\n');
   });
 });

@@ -241,6 +241,7 @@ const validEvents: Record<string, Json[]> = {
       type: 'checkpoint',
       timestamp: ts,
       when: 'after',
+      turn: 2,
       root: '/home/me/project',
       commit: 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb',
       changed: 2,
@@ -346,6 +347,17 @@ const invalidEvents: [string, unknown][] = [
   [
     'compaction with a negative position',
     { type: 'compaction', timestamp: ts, summary: 's', replaces: [-1, 3], reason: 'manual' },
+  ],
+  [
+    'checkpoint with turn 0',
+    {
+      type: 'checkpoint',
+      timestamp: ts,
+      when: 'before',
+      turn: 0,
+      root: '/w',
+      commit: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+    },
   ],
   ['checkpoint without its commit', { type: 'checkpoint', timestamp: ts, when: 'before', root: '/w' }],
   [

@@ -58,11 +58,13 @@ export interface GitCall {
   input?: string | Buffer;
   /** Ends git when it has written more than this many NUL-separated records (a workspace too large). */
   maxRecords?: number;
+  /** Ends git when it has not finished after this long (a workspace too large to list quickly). */
+  timeoutMilliseconds?: number;
 }
 
 export interface GitOutput {
   stdout: Buffer;
-  /** True when git was ended because its output passed maxRecords. */
+  /** True when git was ended because its output passed maxRecords or it ran out of time. */
   cut: boolean;
 }
 
@@ -116,12 +118,20 @@ export function git(
       }
     });
     child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    const timer =
+      call.timeoutMilliseconds === undefined
+        ? undefined
+        : setTimeout(() => {
+            cut = true;
+            child.kill('SIGKILL');
+          }, call.timeoutMilliseconds);
     child.on('error', reject);
     child.stdin.on('error', () => {
       // git may exit before reading all of its input; its exit status says what happened
     });
     child.stdin.end(call.input ?? '');
     child.on('close', (code) => {
+      if (timer) clearTimeout(timer);
       if (cut) resolve({ stdout: Buffer.concat(stdout), cut: true });
       else if (code === 0) resolve({ stdout: Buffer.concat(stdout), cut: false });
       else reject(new GitError(args, code, Buffer.concat(stderr).toString('utf8')));

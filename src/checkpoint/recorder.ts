@@ -85,7 +85,7 @@ export class RunCheckpoints implements CheckpointRecorder {
       const snapshot = await store.snapshot(settings, forced);
       if ('tooLarge' in snapshot) {
         this.stop(
-          `no checkpoints in this run: ${root} has more than ${counted(settings.maxFiles, 'file')} that are not ignored (checkpoints.max_files), so \`jp conversation undo\` cannot take this run's changes back. Add .gitignore rules, raise checkpoints.max_files, or set checkpoints.enabled = false to silence this.`,
+          `no checkpoints in this run: ${root} is too large to checkpoint quickly (more than ${counted(settings.maxFiles, 'file')} that are not ignored, checkpoints.max_files, or more than git can list in 20 s), so \`jp conversation undo\` cannot take this run's changes back. Add .gitignore rules, raise checkpoints.max_files, or set checkpoints.enabled = false to silence this.`,
         );
         return undefined;
       }

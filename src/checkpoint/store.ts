@@ -59,6 +59,9 @@ interface CommitNotes {
 }
 
 const attributes = '* -text -filter -ident -working-tree-encoding -eol\n';
+/** A workspace whose new and changed files git cannot list in this time is too large to checkpoint quickly. */
+const listingMilliseconds = 20_000;
+
 /** The store's whole config, written by jp: nothing of the user's or the workspace's is read. */
 const configuration = `[core]
 \trepositoryformatversion = 0
@@ -189,6 +192,7 @@ export class CheckpointStore {
     const tracked = this.indexEntries();
     const listing = await this.run(['ls-files', '-z', '-t', '--others', '--modified', '--exclude-standard'], {
       maxRecords: 2 * limits.maxFiles,
+      timeoutMilliseconds: listingMilliseconds,
     });
     const entries = records(listing.stdout);
     const counted = tracked + entries.filter((entry) => entry.startsWith('? ')).length;

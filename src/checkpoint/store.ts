@@ -22,6 +22,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
+import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { ensurePrivateDirectory } from '../workspace/files.ts';
 import { git, type GitCall, type GitOutput, type GitTarget, records } from './git.ts';
@@ -215,6 +216,9 @@ export class CheckpointStore {
         excluded.push(file);
       }
     }
+    const excludedSet = new Set(excluded);
+    // Read alongside git's work: the files are not changing, and the index's files plus the new ones are all there is.
+    const modes = this.unusualModes(candidates, excludedSet);
     const pathspecs = ['.', ...excluded.map((file) => `:(exclude,literal)${file}`)];
     await this.run(['add', '--all', '--pathspec-from-file=-', '--pathspec-file-nul'], {
       input: pathspecs.join('\0'),
@@ -226,7 +230,6 @@ export class CheckpointStore {
           input: excluded.map((file) => `:(literal)${file}`).join('\0'),
         },
       );
-    const excludedSet = new Set(excluded);
     const forcedExisting = forced.filter(
       (file) => !excludedSet.has(file) && lstatSync(path.join(this.root, file), { throwIfNoEntry: false })?.isFile(),
     );
@@ -235,7 +238,7 @@ export class CheckpointStore {
         input: forcedExisting.map((file) => `:(literal)${file}`).join('\0'),
       });
     const tree = (await this.run(['write-tree'])).stdout.toString('utf8').trim();
-    const notes: CommitNotes = { modes: await this.unusualModes(), not_covered: notCovered };
+    const notes: CommitNotes = { modes: await modes, not_covered: notCovered };
     const reference = `refs/jp/${this.conversationId}`;
     this.parent ??= await this.resolve(reference);
     const parent = this.parent;
@@ -267,21 +270,24 @@ export class CheckpointStore {
     }
   }
 
-  /** Permission bits of recorded regular files other than git's two (0644, 0755). */
-  private async unusualModes(): Promise<Record<string, number>> {
-    const listing = await this.run(['ls-files', '-z', '--stage']);
+  /**
+   * Permission bits other than git's two (0644, 0755) of the regular files a checkpoint holds: those
+   * of the index, and the new ones (`added`), less what it leaves out.
+   */
+  private async unusualModes(added: ReadonlySet<string>, left: ReadonlySet<string>): Promise<Record<string, number>> {
+    const indexed = records((await this.run(['ls-files', '-z', '--cached'])).stdout);
+    const files = [...new Set([...indexed, ...added])].filter((file) => !left.has(file));
     const modes: Record<string, number> = {};
-    for (const entry of records(listing.stdout)) {
-      const tab = entry.indexOf('\t');
-      const gitMode = entry.slice(0, 6);
-      if (gitMode !== '100644' && gitMode !== '100755') continue;
-      const file = entry.slice(tab + 1);
-      const stat = lstatSync(path.join(this.root, file), { throwIfNoEntry: false });
-      if (!stat?.isFile()) continue;
-      const mode = stat.mode & 0o7777;
-      if (mode !== (gitMode === '100755' ? 0o755 : 0o644)) modes[file] = mode;
+    for (let start = 0; start < files.length; start += 256) {
+      const batch = files.slice(start, start + 256);
+      const stats = await Promise.all(batch.map((file) => lstat(path.join(this.root, file)).catch(() => undefined)));
+      stats.forEach((stat, index) => {
+        if (!stat?.isFile()) return;
+        const mode = stat.mode & 0o7777;
+        if (mode !== 0o644 && mode !== 0o755) modes[batch[index]!] = mode;
+      });
     }
-    return modes;
+    return Object.fromEntries(Object.entries(modes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   }
 
   private async resolve(reference: string): Promise<string | undefined> {

@@ -20,6 +20,7 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { Screen } from '../support/screen.ts';
 import {
   conversationIds,
   eventually,
@@ -191,6 +192,37 @@ describe('checkpoints, diff and undo', () => {
     assert.equal(redo.code, 0, redo.stderr);
     assert.match(redo.stderr, /Undid undo 1 of /);
     assert.deepEqual(tree(workspace), after);
+  });
+
+  it('at a terminal the diff is coloured, and file content is drawn visibly, never obeyed', async () => {
+    const sandbox = cleanup.sandbox();
+    sandbox.write('a.txt', 'plain\n');
+    const provider = script(sandbox, [
+      {
+        tool_call: {
+          name: 'fs_modify_file',
+          arguments: { path: 'a.txt', old_string: 'plain', new_string: 'added \u001b]0;owned\u0007\u001b[2Jline' },
+        },
+      },
+    ]);
+    assert.equal((await runJp(sandbox, ['query', ...provider, ...unattended, 'go'])).code, 0);
+    const screen = Screen.jp(sandbox, ['conversation', 'diff'], { cleanup });
+    assert.equal((await screen.exited).exitCode, 0);
+    assert.deepEqual(
+      screen.rowStyles('+added ^[]0;owned^G^[[2Jline').map((style) => style.color),
+      [2],
+    );
+    assert.deepEqual(
+      screen.rowStyles('-plain').map((style) => style.color),
+      [1],
+    );
+    assert.deepEqual(screen.titles, [], 'an escape sequence in a file never sets the title');
+    const plain = Screen.jp(sandbox, ['conversation', 'diff'], { cleanup, env: { NO_COLOR: '1' } });
+    await plain.exited;
+    assert.deepEqual(
+      plain.rowStyles('-plain').map((style) => style.color),
+      [undefined],
+    );
   });
 
   it('works in a directory that is no git repository, and names what it leaves out', async () => {

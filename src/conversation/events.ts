@@ -91,6 +91,11 @@ export type ConversationEvent =
       exit_code?: number;
       /** Why the model's last response of the turn ended, when it did end (the provider's finish). */
       finish_reason?: FinishReason;
+      /**
+       * With `interrupted`: the turn is over, not resumable. A new message arrived while it held
+       * nothing a person had to decide (DESIGN §7); it stays in the log and in the history.
+       */
+      closed?: true;
     }
   /** `seal`: proof that this user's jp recorded these settings (conversation/seal.ts); without one they are ignored. */
   | { type: 'config_delta'; timestamp: string; delta: Record<string, unknown>; seal?: string }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { ConversationEvent } from '../conversation/events.ts';
 import { now } from '../conversation/events.ts';
 import { changesDelta, foreignSettingsWarning, recordedSettings } from '../conversation/config-delta.ts';
-import { findIncompleteTurn } from '../conversation/turn-state.ts';
+import { closingEvents, findIncompleteTurn } from '../conversation/turn-state.ts';
 import { commandLineOverrides } from '../config/load.ts';
 import { userConfigFile } from '../config/paths.ts';
 import type { BuiltinDetachedDefault } from '../config/policy.ts';
@@ -51,6 +51,14 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
   if (request.discard_turn && findIncompleteTurn(events)) {
     live.append({ type: 'turn_end', timestamp: now(), status: 'discarded' });
     events.push({ type: 'turn_end', timestamp: now(), status: 'discarded' });
+    live.sync();
+  }
+  const unfinished = request.close_turn ? findIncompleteTurn(events) : undefined;
+  if (unfinished) {
+    for (const event of closingEvents(unfinished)) {
+      live.append(event);
+      events.push(event);
+    }
     live.sync();
   }
   const overrides = commandLineOverrides(config);

@@ -213,6 +213,7 @@ export function buildProgram(
   leaf(config, 'show')
     .description('the merged configuration with where each value came from')
     .option('--effective <tool>', "a tool's resolved policies per inquiry kind, and the layer that set each")
+    .option('--id <cid>', 'with the settings this conversation recorded (a layer of every query on it), listed')
     .action(
       wrap(async (context, command) =>
         (await import('./commands/config-show.ts')).configShowCommand(context, command.opts()),

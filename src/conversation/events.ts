@@ -98,7 +98,14 @@ export type ConversationEvent =
       closed?: true;
     }
   /** `seal`: proof that this user's jp recorded these settings (conversation/seal.ts); without one they are ignored. */
-  | { type: 'config_delta'; timestamp: string; delta: Record<string, unknown>; seal?: string }
+  | {
+      type: 'config_delta';
+      timestamp: string;
+      delta: Record<string, unknown>;
+      /** The query that recorded it, as its result reports it (`jp config show --id`). */
+      query?: string;
+      seal?: string;
+    }
   /**
    * The token counts one model request reported (written when its response finished): `step` is a
    * request of the agent loop, `compaction` a summary request, `inquiry` a question answered by the

@@ -15,7 +15,7 @@ import { loadConfig, type LoadedConfig } from '../config/load.ts';
 import { userConfigFile } from '../config/paths.ts';
 import { safeDirectories } from '../config/safe-directories.ts';
 import { JpError, UsageError } from '../errors.ts';
-import { resolveModelSpec, secretVariables, type ModelSpec } from '../llm/resolve.ts';
+import { resolveModel, secretVariables, type ModelSpec } from '../llm/resolve.ts';
 import type { Secrets } from '../redact.ts';
 import { configuredMcpServers, registerMcpEnvironmentSecrets, type ConfiguredServer } from '../tools/mcp/config.ts';
 import { buildToolRegistry } from '../tools/registry.ts';
@@ -96,7 +96,7 @@ export function setUpRun(
     });
     secrets.add(environment, secretVariables(config.value));
     refusePlantedDestination(config, request.config.workspace_trust_state);
-    const model = resolveModelSpec(config.value, environment, request.cwd);
+    const model = resolveModel(config, environment, request.cwd);
     // File tools never reach jp's own rules and state: the user's config directory and jp's data.
     const protectedDirectories = [
       path.dirname(request.config.user_file ?? userConfigFile(environment)),

@@ -79,7 +79,7 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
       type: 'config_delta',
       timestamp: now(),
       delta: overrides,
-      ...(request.query ? { query: request.query } : {}),
+      ...(request.query ? { query: setup.secrets.redact(request.query) } : {}),
     };
     const event = seal.seal(request.conversation_id, recorded, events);
     live.append(event);

@@ -152,7 +152,7 @@ describe('only a decision blocks a new message', () => {
     assert.equal(next.stdout, 'back up\n');
     const notes = next.stderr.split('\n').filter((line) => /unfinished turn/.test(line));
     assert.equal(notes.length, 1, next.stderr);
-    assert.match(notes[0]!, new RegExp(`Closed the unfinished turn of ${id} \\(awaiting LLM response`));
+    assert.match(notes[0]!, new RegExp(`Closing the unfinished turn of ${id} \\(awaiting LLM response`));
     assert.deepEqual(conversationIds(sandbox), [id], 'the same conversation went on');
 
     const events = readEvents(sandbox, id!);

@@ -123,7 +123,7 @@ describe('a new message on an unfinished turn that holds nothing to decide', () 
     assert.equal(next.stdout, 'fresh\n');
     assert.match(
       next.stderr,
-      /^Closed the unfinished turn of jp-c\d+ \(awaiting LLM response; nothing in it to decide\)/,
+      /^Closing the unfinished turn of jp-c\d+ \(awaiting LLM response; nothing in it to decide\)/,
     );
     const events = readEvents(sandbox, conversationId);
     assert.ok(events.some((event) => event.type === 'chat_response' && event.message === 'Started.\n\n'));

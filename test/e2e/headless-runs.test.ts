@@ -81,6 +81,32 @@ describe('headless runs stand on their own', () => {
     assert.equal(fork.code, 0, fork.stderr);
     const forkId = conversationIds(sandbox).find((other) => other !== id)!;
     assert.deepEqual(chatRequests(sandbox, forkId), ['first', 'second', 'branch']);
+
+    const deferring = testProvider(
+      sandbox,
+      {
+        steps: [
+          { parts: [{ tool_call: { name: 'fs_create_file', arguments: { path: 'a.txt', content: 'a' } } }] },
+          { parts: [{ text: 'made it' }] },
+        ],
+      },
+      'defer.json',
+    );
+    const deferred = await runJp(
+      sandbox,
+      ['query', '--json', ...deferring, '-c', 'conversation.tools.defaults.detached="defer"', 'make a'],
+      { env: headless },
+    );
+    assert.equal(deferred.code, 4, deferred.stderr);
+    const deferredId = JSON.parse(deferred.stdout.trim().split('\n').pop()!).conversation_id as string;
+    const resumed = await runJp(
+      sandbox,
+      ['query', '--continue', `--id=${deferredId}`, '-c', 'conversation.tools.fs_create_file.detached.run="auto"'],
+      { env: headless },
+    );
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.equal(resumed.stdout, 'made it\n');
+    assert.equal(sandbox.read('a.txt'), 'a');
   });
 
   it('every command that would use the active conversation says clearly there is none, and how to go on', async () => {

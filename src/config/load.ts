@@ -16,6 +16,7 @@ import { writtenLayers, type ConfigInputs, type Layer } from './layers.ts';
 import { locateKey } from './locate.ts';
 import { configSchema, type Config } from './schema.ts';
 import { withoutKeys, workspaceKeysNeedingTrust, type UntrustedKey } from './trust.ts';
+import { didYouMean } from './suggest.ts';
 
 export interface IgnoredKey extends UntrustedKey {
   /** `<file>:<line>` of the key. */
@@ -130,7 +131,7 @@ function describeIssue(issue: Issue, where: (keyPath: string[]) => string): stri
   const keyPath = issue.path.map(String);
   if (issue.code === 'unrecognized_keys' && issue.keys) {
     const key = [...keyPath, issue.keys[0]!];
-    return `${where(key)}: unknown key ${key.join('.')}`;
+    return `${where(key)}: unknown key ${key.join('.')}${didYouMean(keyPath, issue.keys[0]!)}`;
   }
   const dotted = keyPath.join('.') || '(root)';
   let detail: string;

@@ -31,7 +31,8 @@ export interface RunConfiguration {
 }
 
 /** What the turn does, decided by the front end once the lock is held and the log is read. */
-export type TurnStart = Pick<RunRequest, 'message' | 'resume' | 'discard_turn'> & Partial<Pick<RunRequest, 'reply'>>;
+export type TurnStart = Pick<RunRequest, 'message' | 'resume' | 'discard_turn'> &
+  Partial<Pick<RunRequest, 'reply' | 'close_turn'>>;
 
 export interface RunPlan {
   workspace: Workspace;

@@ -77,6 +77,7 @@ const layers: string[][] = [
   ['turn'],
   ['tools'],
   ['sandbox'],
+  ['checkpoint'],
   ['conversation'],
   ['llm'],
   ['config'],

@@ -7,7 +7,6 @@
  * this process's snapshot), the model and the tools; their errors come back before anything runs
  * (exit 2).
  */
-import { findIncompleteTurn, turnToResume } from '../../conversation/turn-state.ts';
 import type { ConversationEvent } from '../../conversation/events.ts';
 import { conversationExists, createConversation, titleFrom } from '../../conversation/store.ts';
 import { forkConversation } from '../../conversation/fork.ts';
@@ -16,9 +15,8 @@ import { LogSeal } from '../../conversation/seal.ts';
 import { createRenderer } from '../../client/create-renderer.ts';
 import { JsonRenderer } from '../../client/json-renderer.ts';
 import type { Renderer } from '../../client/renderer.ts';
-import { TerminalPrompter } from '../../client/prompts.ts';
 import { TerminalOutput } from '../../client/terminal-output.ts';
-import { JpError, toJpError, UsageError } from '../../errors.ts';
+import { toJpError, UsageError } from '../../errors.ts';
 import type { Secrets } from '../../redact.ts';
 import { buildErrorResult, resultQuery, untrustedKeysWarning, type ResultWarning } from '../../report/result.ts';
 import { settleWorkspaceTrust } from '../workspace-trust.ts';
@@ -32,8 +30,9 @@ import { dataHome, prepareWorkspace, userSubdirectory } from '../../workspace/wo
 import { createTerminalClient, finishOutcome, withClientSignals } from '../client-session.ts';
 import type { CommandContext, FlagValue } from '../context.ts';
 import { canPrompt, watchedLive } from '../facts.ts';
+import { settleIncompleteTurn } from './incomplete-turn.ts';
 import { combineInput, defaultStdinWaitMilliseconds, readStandardInput } from '../stdin.ts';
-import { requireExisting } from '../../conversation/targets.ts';
+import { noActiveConversation, noSessionMessage, requireExisting } from '../../conversation/targets.ts';
 
 export interface QueryFlags {
   new?: boolean;
@@ -191,16 +190,17 @@ async function prepare(
   if (flags.id !== undefined) existing = requireExisting(workspace, flags.id);
   else if (flags.fork !== undefined) {
     // A bare --fork arrives as '' (see program.ts): the active conversation.
-    forkSource =
-      typeof flags.fork === 'string' && flags.fork !== ''
-        ? requireExisting(workspace, flags.fork)
-        : activeConversation(sessions, session);
+    const named = typeof flags.fork === 'string' && flags.fork !== '' ? flags.fork : undefined;
+    if (named === undefined && !session) throw noActiveConversation(noSessionMessage('--fork names no conversation'));
+    forkSource = named !== undefined ? requireExisting(workspace, named) : activeConversation(sessions, session);
     if (!forkSource || !conversationExists(workspace.conversationsDirectory, forkSource)) {
       throw new UsageError('no_active_conversation', '--fork needs a conversation: this session has no active one', {
         hint: 'Give one: --fork=<cid>.',
       });
     }
   } else if (!flags.new) {
+    // With no session (no terminal, no JP_SESSION) nothing is active: a new conversation, unless --continue.
+    if (!session && flags.continue) throw noActiveConversation(noSessionMessage('--continue names no conversation'));
     const active = activeConversation(sessions, session);
     if (active && conversationExists(workspace.conversationsDirectory, active)) existing = active;
     else if (flags.continue) {
@@ -247,83 +247,21 @@ async function prepare(
   });
 }
 
-/** What the turn does: resume or drop an incomplete one (asking which at the terminal) before the message. */
+/** What the turn does with an incomplete one (resume, drop or close it: incomplete-turn.ts) before the message. */
 async function turnOf(
   context: CommandContext,
   conversationId: string,
   events: readonly ConversationEvent[],
   given: { message: string | null; messageArgument: string | undefined; flags: QueryFlags },
 ): Promise<TurnStart> {
-  const { flags, messageArgument } = given;
-  let resume = flags.continue ?? false;
-  let discard = flags.discardTurn ?? false;
-  const incomplete = resume
-    ? turnToResume(conversationId, events, Boolean(messageArgument))
-    : findIncompleteTurn(events);
-  if (incomplete && !resume && !discard) {
-    const choice = await askAboutIncompleteTurn(context, conversationId, incomplete.resumePoint, {
-      target: flags.id !== undefined ? ` --id=${conversationId}` : '',
-      message: messageArgument,
-    });
-    if (choice === 'resume') resume = true;
-    else discard = true;
-  }
-  return { message: given.message, resume, discard_turn: discard };
-}
-
-/** A message as the user would type it again: double quotes where that is safe, else single. */
-function shellQuoted(message: string | undefined): string {
-  if (message === undefined || message.length > 60 || message.includes('\n')) return '"..."';
-  if (!/["$`\\!]/.test(message)) return `"${message}"`;
-  return `'${message.replace(/'/g, `'\\''`)}'`;
-}
-
-/** The ways on from an incomplete turn, as exact commands with what each does, aligned. */
-function incompleteTurnMenu(target: string, message: string | undefined): string {
-  const quoted = shellQuoted(message);
-  const rows: [string, string][] = [
-    [`jp query --continue${target}`, 'finish the interrupted turn'],
-    [`jp query --discard-turn${target} ${quoted}`, 'drop it (kept on disk, marked discarded) and send this message'],
-    [`jp query --new ${quoted}`, 'send this message in a new conversation'],
-  ];
-  const width = Math.max(...rows.map(([command]) => command.length));
-  return rows.map(([command, effect]) => `${command.padEnd(width)}   ${effect}`).join('\n');
-}
-
-/** A new message on a conversation with an incomplete turn: resume it, drop it, or stop. */
-async function askAboutIncompleteTurn(
-  context: CommandContext,
-  conversationId: string,
-  resumePoint: string,
-  asked: { target: string; message: string | undefined },
-): Promise<'resume' | 'discard'> {
-  const hint = incompleteTurnMenu(asked.target, asked.message);
-  if (!canPrompt(context.facts)) {
-    throw new UsageError(
-      'incomplete_turn',
-      `conversation ${conversationId} has an incomplete turn (${resumePoint}); nothing was sent. Choose:`,
-      { hint },
-    );
-  }
-  const prompter = new TerminalPrompter({ environment: context.facts.environment });
-  try {
-    const choice = await prompter.choose<'resume' | 'discard' | 'cancel'>(
-      `Conversation ${conversationId} has an incomplete turn (${resumePoint}).`,
-      [
-        { value: 'resume', name: 'resume it, then send the new message' },
-        { value: 'discard', name: 'discard it (kept on disk, marked discarded) and send the new message' },
-        { value: 'cancel', name: 'cancel: do nothing' },
-      ],
-      new AbortController().signal,
-    );
-    if (choice === 'cancel') throw new UsageError('cancelled', 'cancelled: nothing was sent', { hint });
-    return choice;
-  } catch (error) {
-    if (JpError.isInstance(error)) throw error;
-    throw new UsageError('cancelled', 'cancelled: nothing was sent', { hint });
-  } finally {
-    prompter.close();
-  }
+  const { flags } = given;
+  const { resume, discard, close } = await settleIncompleteTurn(context, conversationId, events, {
+    continue: flags.continue ?? false,
+    discardTurn: flags.discardTurn ?? false,
+    target: flags.id !== undefined ? ` --id=${conversationId}` : '',
+    message: given.messageArgument,
+  });
+  return { message: given.message, resume, discard_turn: discard, ...(close ? { close_turn: true } : {}) };
 }
 
 async function execute(

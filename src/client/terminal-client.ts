@@ -91,17 +91,43 @@ export function selectHistory(events: readonly ConversationEvent[], mode: Histor
   return [...events];
 }
 
+/**
+ * Where a client is with its user and its run; every change goes through one of TerminalClient's
+ * named transitions. Three things, each one state at a time: what is open at the terminal, whether
+ * a Ctrl+C waits for its menu, and how far the client is from its end.
+ */
+interface Interaction {
+  /** Nothing; a prompt for the first queued inquiry; or the Ctrl+C menu (its controller closes it). */
+  open: { kind: 'nothing' } | { kind: 'prompt' } | { kind: 'menu'; controller: AbortController };
+  /** A Ctrl+C was sent and its menu is not answered yet: another one stops the run. */
+  interruptRequested: boolean;
+  /**
+   * `running`; `leaving`: this client detaches or leaves, so the link's end is its own doing, not
+   * a lost server; `finished`: the outcome is settled, nothing more is shown or sent.
+   */
+  end: 'running' | 'leaving' | 'finished';
+}
+
 export class TerminalClient {
   private readonly options: TerminalClientOptions;
   private settle: (outcome: ClientOutcome) => void = () => {};
-  private settled = false;
   private serverPid: number | undefined;
   private readonly inquiries: QueuedInquiry[] = [];
-  private prompting = false;
-  private menuOpen = false;
-  private interruptRequested = false;
-  private menuController: AbortController | undefined;
-  private detaching = false;
+  private interaction: Interaction = { open: { kind: 'nothing' }, interruptRequested: false, end: 'running' };
+
+  private get finished(): boolean {
+    return this.interaction.end === 'finished';
+  }
+
+  /** The prompt or the menu is closed: nothing is open at the terminal. */
+  private closeOpen(): void {
+    this.interaction.open = { kind: 'nothing' };
+  }
+
+  /** The inquiry's prompt is closed (a menu opened over it stays open). */
+  private promptClosed(): void {
+    if (this.interaction.open.kind === 'prompt') this.closeOpen();
+  }
 
   constructor(options: TerminalClientOptions) {
     this.options = options;
@@ -113,7 +139,9 @@ export class TerminalClient {
     const outcome = new Promise<ClientOutcome>((resolve) => (this.settle = resolve));
     link.onMessage((message) => this.receive(message));
     link.onClose(() =>
-      this.finish(this.detaching ? this.detachedOutcome() : { kind: 'lost', serverPid: this.serverPid }),
+      this.finish(
+        this.interaction.end === 'leaving' ? this.detachedOutcome() : { kind: 'lost', serverPid: this.serverPid },
+      ),
     );
     link.send({
       type: 'hello',
@@ -126,10 +154,11 @@ export class TerminalClient {
   }
 
   private finish(outcome: ClientOutcome): void {
-    if (this.settled) return;
-    this.settled = true;
+    if (this.finished) return;
+    const { open } = this.interaction;
+    this.interaction.end = 'finished';
     for (const queued of this.inquiries) queued.controller.abort();
-    this.menuController?.abort();
+    if (open.kind === 'menu') open.controller.abort();
     // The terminal closes once the aborted prompts have drawn their last line.
     const prompter = this.options.prompter;
     void this.options.renderer.output.idle().then(() => prompter?.close());
@@ -138,7 +167,7 @@ export class TerminalClient {
   }
 
   private receive(message: ServerMessage<RunPayloads>): void {
-    if (this.settled) return;
+    if (this.finished) return;
     const { renderer } = this.options;
     switch (message.type) {
       case 'hello':
@@ -208,10 +237,10 @@ export class TerminalClient {
 
   private async drainInquiries(): Promise<void> {
     const prompter = this.options.prompter;
-    if (this.prompting || this.menuOpen || !prompter) return;
+    if (this.interaction.open.kind !== 'nothing' || !prompter) return;
     const next = this.inquiries[0];
     if (!next) return;
-    this.prompting = true;
+    this.interaction.open = { kind: 'prompt' };
     try {
       const sandbox = this.options.renderer.sandboxOfInquiry?.(next.id);
       const answer = await prompter.ask(next.inquiry, next.controller.signal, sandbox === undefined ? {} : { sandbox });
@@ -219,12 +248,12 @@ export class TerminalClient {
       this.options.link.send({ type: 'inquiry_response', id: next.id, answer: encodeAnswer(answer) });
     } catch (error) {
       if (error instanceof PromptInterrupted) {
-        this.prompting = false;
+        this.promptClosed();
         this.interrupt();
         return;
       }
       if (error instanceof PromptDetached) {
-        this.prompting = false;
+        this.promptClosed();
         this.detach();
         return;
       }
@@ -232,7 +261,7 @@ export class TerminalClient {
       if (!next.controller.signal.aborted) {
         // The terminal is gone (it could not be opened): let the run go on without this client,
         // under the detached policy, rather than leave the server waiting for an answer.
-        this.prompting = false;
+        this.promptClosed();
         this.detach();
         return;
       }
@@ -240,7 +269,7 @@ export class TerminalClient {
       const index = this.inquiries.indexOf(next);
       if (index !== -1) this.inquiries.splice(index, 1);
     } finally {
-      this.prompting = false;
+      if (this.interaction.open.kind === 'prompt') this.promptClosed();
     }
     void this.drainInquiries();
   }
@@ -252,7 +281,7 @@ export class TerminalClient {
    * that neither owns the run nor prompts only watches: Ctrl+C leaves it, the run goes on.
    */
   interrupt(): void {
-    if (this.settled) return;
+    if (this.finished) return;
     const { link, prompter, readOnly, owner } = this.options;
     if (readOnly || (!prompter && !owner)) {
       this.detach();
@@ -262,41 +291,40 @@ export class TerminalClient {
       link.send({ type: 'shutdown', reason: 'interrupt' });
       return;
     }
-    if (this.interruptRequested || this.menuOpen) {
-      this.menuController?.abort();
+    const { open } = this.interaction;
+    if (this.interaction.interruptRequested || open.kind === 'menu') {
+      if (open.kind === 'menu') open.controller.abort();
       link.send({ type: 'interrupt_action', action: 'stop' });
       return;
     }
-    this.interruptRequested = true;
+    this.interaction.interruptRequested = true;
     link.send({ type: 'signal', kind: 'interrupt' });
   }
 
   private async showMenu(options: InterruptAction[]): Promise<void> {
     const prompter = this.options.prompter;
-    if (!prompter || this.settled) return;
+    if (!prompter || this.finished) return;
     for (const queued of this.inquiries) queued.controller.abort();
     for (const queued of this.inquiries) queued.controller = new AbortController();
-    this.menuOpen = true;
-    this.menuController = new AbortController();
+    const controller = new AbortController();
+    this.interaction.open = { kind: 'menu', controller };
     let action: InterruptAction = 'stop';
     let reply: string | undefined;
     try {
-      ({ action, reply } = await prompter.interruptMenu(options, this.menuController.signal));
+      ({ action, reply } = await prompter.interruptMenu(options, controller.signal));
     } catch (error) {
       if (error instanceof PromptDetached) {
-        this.menuOpen = false;
+        this.closeOpen();
         this.detach();
         return;
       }
-      if (error instanceof PromptCancelled && this.menuController.signal.aborted) {
-        this.menuOpen = false;
-        this.interruptRequested = false;
+      if (error instanceof PromptCancelled && controller.signal.aborted) {
+        this.menuAnswered();
         return;
       }
       action = 'stop';
     }
-    this.menuOpen = false;
-    this.interruptRequested = false;
+    this.menuAnswered();
     if (action === 'detach') {
       this.detach();
       return;
@@ -305,9 +333,15 @@ export class TerminalClient {
     void this.drainInquiries();
   }
 
+  /** The Ctrl+C menu closed with an answer (or was closed): the interrupt is over. */
+  private menuAnswered(): void {
+    this.closeOpen();
+    this.interaction.interruptRequested = false;
+  }
+
   /** Reads the terminal's keys while the run streams (a client at a terminal); see TerminalPrompter.watchKeys. */
   watchKeys(handlers: KeyHandlers): void {
-    if (this.settled) return;
+    if (this.finished) return;
     this.options.prompter?.watchKeys(handlers);
     this.options.keyboard?.watch(handlers);
   }
@@ -319,8 +353,8 @@ export class TerminalClient {
 
   /** Ctrl+Z: leave the run going without this client. */
   detach(): void {
-    if (this.settled) return;
-    this.detaching = true;
+    if (this.finished) return;
+    this.interaction.end = 'leaving';
     const outcome = this.detachedOutcome();
     this.options.link.send({ type: 'disconnect', detach: !this.options.readOnly });
     this.options.link.close();
@@ -340,7 +374,7 @@ export class TerminalClient {
    * attached client only goes away, and the run goes on.
    */
   shutdown(reason: 'terminate' | 'output_closed'): void {
-    if (this.settled) return;
+    if (this.finished) return;
     if (!this.options.owner) {
       this.leave();
       return;
@@ -350,7 +384,7 @@ export class TerminalClient {
 
   /** An attached client goes away without deciding anything for the run. */
   private leave(): void {
-    this.detaching = true;
+    this.interaction.end = 'leaving';
     this.options.link.send({ type: 'disconnect' });
     this.options.link.close();
     this.finish({ kind: 'detached' });

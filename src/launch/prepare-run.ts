@@ -19,6 +19,8 @@ import type { ConfigSnapshot } from '../config/snapshot.ts';
 import type { WorkspaceTrust } from '../config/trust.ts';
 import type { RunRequest } from '../protocol/run-request.ts';
 import type { LogSettings } from '../output/logger.ts';
+import type { ServerLink } from '../protocol/link.ts';
+import type { RunPayloads } from '../report/payloads.ts';
 import { acquireLock, type ConversationLock } from '../workspace/lock.ts';
 import { userSubdirectory, type Workspace } from '../workspace/workspace.ts';
 
@@ -158,4 +160,19 @@ export class PreparedRun {
   abandon(): void {
     this.cleanup.abandon();
   }
+}
+
+/** A run started (start-run.ts): where it runs, and the link its client speaks the protocol on. */
+export interface StartedRun {
+  conversationId: string;
+  /** The process that runs the turn: the server's pid, or this process's. */
+  pid: number;
+  /** The model, when this process set the run up; a server's is in its result. */
+  model: string | null;
+  /** Whether a client of it can detach (Ctrl+Z): only from a run in its own server. */
+  detachable: boolean;
+  /** The link a client speaks the protocol on (once). */
+  connect(): Promise<ServerLink<RunPayloads>>;
+  /** Resolves when the run has ended, for a run hosted here; at once for a server, which runs on its own. */
+  ended(): Promise<void>;
 }

@@ -156,6 +156,7 @@ export const trustRequiringKeys: readonly TrustRule[] = [
       return Array.isArray(value) && value.some((root) => !(Array.isArray(allowed) && allowed.includes(root)));
     },
   },
+  { key: 'sandbox.bwrap_path', reason: 'chooses the program that confines the commands the model runs' },
   {
     key: 'assistant.instruction_files',
     reason:

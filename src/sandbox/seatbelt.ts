@@ -30,6 +30,9 @@ export function seatbeltProfile(plan: SandboxPlan): string {
   ];
   if (plan.writable.length > 0)
     lines.push(`(allow file-write* ${plan.writable.map((directory) => `(subpath ${quoted(directory)})`).join(' ')})`);
+  // A pinned directory stays writable inside, but itself cannot be renamed or removed.
+  if (plan.pinned.length > 0)
+    lines.push(`(deny file-write* ${plan.pinned.map((directory) => `(literal ${quoted(directory)})`).join(' ')})`);
   if (plan.readOnly.length > 0)
     lines.push(`(deny file-write* ${plan.readOnly.map((file) => `(subpath ${quoted(file)})`).join(' ')})`);
   if (plan.hidden.length > 0) {
@@ -39,6 +42,8 @@ export function seatbeltProfile(plan: SandboxPlan): string {
       )
       .join(' ');
     lines.push(`(deny file-read* file-write* ${rules})`);
+    // The command's own fresh TMPDIR stays usable even under a hidden directory ($XDG_RUNTIME_DIR).
+    lines.push(`(allow file-read* file-write* (subpath ${quoted(plan.temporaryDirectory)}))`);
   }
   if (plan.network) lines.push('(allow network*)', '(allow system-socket)');
   return `${lines.join('\n')}\n`;

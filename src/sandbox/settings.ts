@@ -5,6 +5,7 @@
  */
 import type { Config } from '../config/schema.ts';
 import type { LoadedConfig } from '../config/load.ts';
+import { credentialPaths } from './credentials.ts';
 
 export const sandboxModes = ['workspace-write', 'read-only', 'off'] as const;
 export type SandboxMode = (typeof sandboxModes)[number];
@@ -17,21 +18,12 @@ export interface SandboxSettings {
   writableRoots: string[];
   /** Paths hidden besides the built-in list, as configured. */
   hiddenPaths: string[];
+  /** `sandbox.bwrap_path`: the bubblewrap program the user named, instead of the system paths. */
+  bwrapPath: string | undefined;
 }
 
-/** The user's secrets no sandboxed command may see, relative to the home directory. */
-export const builtinHiddenPaths: readonly string[] = [
-  '.ssh',
-  '.gnupg',
-  '.aws',
-  '.azure',
-  '.config/gcloud',
-  '.kube',
-  '.docker/config.json',
-  '.netrc',
-  '.npmrc',
-  '.config/jp',
-];
+/** The user's credentials no sandboxed command may see, relative to the home directory (credentials.ts). */
+export const builtinHiddenPaths: readonly string[] = credentialPaths;
 
 export function sandboxSettingsOf(config: Config): SandboxSettings {
   const table = config.sandbox ?? {};
@@ -40,6 +32,7 @@ export function sandboxSettingsOf(config: Config): SandboxSettings {
     network: table.network ?? false,
     writableRoots: table.writable_roots ?? [],
     hiddenPaths: table.hidden_paths ?? [],
+    bwrapPath: table.bwrap_path,
   };
 }
 
@@ -81,7 +74,7 @@ export function describeEffectiveSandbox(loaded: LoadedConfig): string[] {
     `  sandbox.writable_roots = ${JSON.stringify(settings.writableRoots)} ${source('sandbox.writable_roots')}`,
   );
   lines.push(
-    `  sandbox.hidden_paths  = ${JSON.stringify(settings.hiddenPaths)} (besides ~/${builtinHiddenPaths.join(', ~/')}) ${source('sandbox.hidden_paths')}`,
+    `  sandbox.hidden_paths  = ${JSON.stringify(settings.hiddenPaths)} (besides ${builtinHiddenPaths.length} built-in credential paths, shell histories and jp's own directories) ${source('sandbox.hidden_paths')}`,
   );
   return lines;
 }

@@ -1,0 +1,143 @@
+/**
+ * A sandboxed process is another principal (DESIGN §10), attacked on the real binary with real
+ * bubblewrap, approvals on `auto` and nobody watching: a command cannot see jp's own state (the seal
+ * key, the registry, another run's socket, wherever jp put it), the user's credentials, or leave
+ * behind in `.git/` what git would run later unconfined; and the sandbox is never a program taken
+ * from PATH.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { eventually, runJp, type Sandbox, useCleanup } from '../support/jp.ts';
+
+const cleanup = useCleanup();
+const autoApprove = ['-c', 'conversation.tools.defaults.detached="auto"'];
+
+/** The final JSON result line of a run. */
+function resultOf(stdout: string): Record<string, any> {
+  return JSON.parse(stdout.trim().split('\n').at(-1)!);
+}
+
+/** A test-provider script (absolute, so that any working directory finds it) making these run_command calls, then answering. */
+function commandsScript(sandbox: Sandbox, name: string, commands: Record<string, string>): string[] {
+  const file = path.join(sandbox.root, `${name}.json`);
+  writeFileSync(
+    file,
+    JSON.stringify({
+      steps: [
+        {
+          parts: Object.entries(commands).map(([id, command]) => ({
+            tool_call: { id, name: 'run_command', arguments: { command } },
+          })),
+        },
+        { parts: [{ text: 'done' }] },
+      ],
+    }),
+  );
+  return ['-m', 'test', '-c', `providers.test.script="${file}"`];
+}
+
+/** Runs the commands sandboxed, approved by policy with nobody there; returns each one's output by id. */
+async function attack(
+  sandbox: Sandbox,
+  commands: Record<string, string>,
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; extra?: string[] } = {},
+): Promise<Record<string, string>> {
+  const script = commandsScript(sandbox, `attack-${Object.keys(commands).join('-').slice(0, 40)}`, commands);
+  const result = await runJp(sandbox, ['query', '--json', ...script, ...autoApprove, ...(options.extra ?? []), 'go'], {
+    cwd: options.cwd,
+    env: options.env,
+  });
+  assert.equal(result.code, 0, result.stderr);
+  const tools = resultOf(result.stdout).tools as { id: string; result: string }[];
+  return Object.fromEntries(tools.map((tool) => [tool.id, tool.result]));
+}
+
+/** A second workspace of the same user (same data home), with `.jp/`. */
+function otherWorkspace(sandbox: Sandbox, name: string): string {
+  const workspace = path.join(sandbox.root, name);
+  mkdirSync(path.join(workspace, '.jp', 'conversations'), { recursive: true });
+  return workspace;
+}
+
+/** Starts a detached run in `workspace` whose command waits for `<workspace>/go`; returns its registry entry once it listens. */
+async function detachedRun(
+  sandbox: Sandbox,
+  workspace: string,
+): Promise<{ conversationId: string; socketPath: string; registryFile: string }> {
+  const script = commandsScript(sandbox, `waiting-${path.basename(workspace).slice(0, 20)}`, {
+    wait: 'while [ ! -f go ]; do sleep 0.05; done',
+  });
+  const started = await runJp(
+    sandbox,
+    ['query', '--detach', ...script, '-c', 'conversation.tools.run_command.run="unattended"', 'wait'],
+    { cwd: workspace },
+  );
+  assert.equal(started.code, 0, started.stderr);
+  const conversationId = started.stdout.trim();
+  const workspaces = path.join(sandbox.dataHome, 'jp', 'workspace');
+  const registryFile = await eventually('the detached run is registered', () => {
+    for (const id of readdirSync(workspaces)) {
+      const file = path.join(workspaces, id, 'processes', `${conversationId}.json`);
+      if (existsSync(file)) return file;
+    }
+    return undefined;
+  });
+  const socketPath = JSON.parse(readFileSync(registryFile, 'utf8')).socket_path as string;
+  return { conversationId, socketPath, registryFile };
+}
+
+/** Lets a detached run's command end, and waits for the run. */
+async function release(sandbox: Sandbox, workspace: string, conversationId: string): Promise<void> {
+  writeFileSync(path.join(workspace, 'go'), '');
+  const waited = await runJp(sandbox, ['conversation', 'wait', conversationId], { cwd: workspace });
+  assert.equal(waited.code, 0, waited.stderr);
+}
+
+/** A node one-liner that connects to a Unix socket and says whether it could. */
+function connectTo(socketPath: string): string {
+  return `node -e "require('net').connect(${JSON.stringify(socketPath).replace(/"/g, "'")}).on('connect', () => { console.log('CONNECTED'); process.exit(0) }).on('error', (e) => { console.log('SOCKERR ' + e.code); process.exit(1) })"`;
+}
+
+describe("jp's own state is not visible inside the sandbox (XDG_RUNTIME_DIR unset)", () => {
+  it("a command cannot read the seal key, the registry or the config, nor list or connect to another run's socket, beside the registry or in /tmp/jp-<uid>", async () => {
+    const sandbox = cleanup.sandbox();
+    assert.equal(sandbox.env.XDG_RUNTIME_DIR, undefined);
+    // Run B in another workspace, detached, waiting: a short path puts its socket beside the registry.
+    const nearWorkspace = otherWorkspace(sandbox, 'b');
+    const near = await detachedRun(sandbox, nearWorkspace);
+    assert.equal(path.dirname(near.socketPath), path.dirname(near.registryFile), 'the socket is beside the registry');
+    // A workspace whose socket path would be too long: its socket is in the shared /tmp/jp-<uid>.
+    const farWorkspace = otherWorkspace(sandbox, `b-${'x'.repeat(60)}`);
+    const far = await detachedRun(sandbox, farWorkspace);
+    assert.match(path.dirname(far.socketPath), /\/jp-\d+$/, far.socketPath);
+    const sealKey = path.join(sandbox.dataHome, 'jp', 'log-seal.key');
+    assert.ok(readFileSync(sealKey).length > 0, 'the seal key exists outside the sandbox');
+    const userConfig = path.join(sandbox.env.XDG_CONFIG_HOME!, 'jp', 'config.toml');
+    mkdirSync(path.dirname(userConfig), { recursive: true });
+    writeFileSync(userConfig, '# canary-user-config\n');
+
+    const output = await attack(sandbox, {
+      seal_key: `od -An -tx1 ${sealKey} | head -c 40; echo`,
+      registry: `cat ${near.registryFile}; ls ${path.dirname(near.registryFile)}`,
+      data_listing: `ls -R ${path.join(sandbox.dataHome, 'jp')} | grep -c sock`,
+      near_socket: connectTo(near.socketPath),
+      far_listing: `ls -la ${path.dirname(far.socketPath)}`,
+      far_socket: connectTo(far.socketPath),
+      config: `cat ${userConfig}`,
+    });
+
+    const all = JSON.stringify(output, null, 1);
+    assert.doesNotMatch(output.seal_key!, /[0-9a-f]{2} [0-9a-f]{2}/, all);
+    assert.doesNotMatch(output.registry!, /socket_path|\.sock/, all);
+    assert.match(output.data_listing!, /^0$/m, all);
+    assert.match(output.near_socket!, /SOCKERR ENOENT/, all);
+    assert.ok(!output.far_listing!.includes('.sock'), all);
+    assert.match(output.far_socket!, /SOCKERR ENOENT/, all);
+    assert.ok(!output.config!.includes('canary-user-config'), all);
+
+    await release(sandbox, nearWorkspace, near.conversationId);
+    await release(sandbox, farWorkspace, far.conversationId);
+  });
+});

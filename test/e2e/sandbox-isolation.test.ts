@@ -6,7 +6,8 @@
  * from PATH.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { eventually, runJp, type Sandbox, useCleanup } from '../support/jp.ts';
@@ -139,5 +140,144 @@ describe("jp's own state is not visible inside the sandbox (XDG_RUNTIME_DIR unse
 
     await release(sandbox, nearWorkspace, near.conversationId);
     await release(sandbox, farWorkspace, far.conversationId);
+  });
+});
+
+describe("the user's credentials are hidden by default", () => {
+  it('a sandboxed command reads none of the credential canaries planted in the home directory', async () => {
+    const sandbox = cleanup.sandbox();
+    const home = sandbox.env.HOME!;
+    // Each store the issue names, as its tool writes it (a file, or a file inside its directory).
+    const planted = [
+      '.git-credentials',
+      '.config/git/credentials',
+      '.config/gh/hosts.yml',
+      '.npmrc',
+      '.yarnrc.yml',
+      '.pypirc',
+      '.cargo/credentials.toml',
+      '.m2/settings.xml',
+      '.gradle/gradle.properties',
+      '.nuget/NuGet/NuGet.Config',
+      '.gem/credentials',
+      '.docker/config.json',
+      '.aws/credentials',
+      '.azure/msal_token_cache.json',
+      '.config/gcloud/credentials.db',
+      '.kube/config',
+      '.vault-token',
+      '.terraform.d/credentials.tfrc.json',
+      '.config/op/config',
+      '.config/doctl/config.yaml',
+      '.oci/config',
+      '.password-store/github.gpg',
+      '.local/share/keyrings/login.keyring',
+      '.mozilla/firefox/abc.default/cookies.sqlite',
+      '.config/google-chrome/Default/Cookies',
+      '.config/chromium/Default/Login Data',
+      '.ssh/id_ed25519',
+      '.gnupg/private-keys-v1.d/key.key',
+      '.netrc',
+      '.bash_history',
+      '.zsh_history',
+      '.python_history',
+      '.node_repl_history',
+      '.psql_history',
+      '.local/share/fish/fish_history',
+    ];
+    planted.forEach((relative, index) => {
+      const file = path.join(home, relative);
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, `canary-${index}-${relative}\n`);
+    });
+    const output = await attack(sandbox, {
+      by_name: planted.map((relative) => `cat "$HOME/${relative}" 2>/dev/null`).join('; ') + '; true',
+      by_search: 'grep -rs canary- "$HOME" | head -50; true',
+    });
+    const leaked = planted.filter((relative) => `${output.by_name}\n${output.by_search}`.includes(relative));
+    assert.deepEqual(leaked, [], JSON.stringify(output, null, 1));
+    // The home directory itself stays readable: only the credentials are gone.
+    writeFileSync(path.join(home, 'notes.txt'), 'visible\n');
+    const visible = await attack(sandbox, { notes: 'cat "$HOME/notes.txt"' });
+    assert.match(visible.notes!, /^visible$/m);
+  });
+});
+
+describe('what git runs later is not writable from the sandbox', () => {
+  it('a command cannot set core.fsmonitor, plant a hook, or swap .git for its own; a commit inside works, and git outside runs nothing planted', async () => {
+    const sandbox = cleanup.sandbox();
+    const git = (...args: string[]): string =>
+      execFileSync('git', args, {
+        cwd: sandbox.workspace,
+        env: { ...sandbox.env, GIT_CONFIG_GLOBAL: '/dev/null' },
+      }).toString();
+    git('init', '-q');
+    git('config', 'user.email', 'user@example.com');
+    git('config', 'user.name', 'User');
+    const marker = path.join(sandbox.root, 'pwned');
+    const payload = `#!/bin/sh\necho pwned >> ${marker}\n`;
+    sandbox.write('payload.sh', payload);
+    const configBefore = readFileSync(path.join(sandbox.workspace, '.git', 'config'), 'utf8');
+    const output = await attack(sandbox, {
+      commit:
+        'echo work > work.txt && git add work.txt && git commit -q -m "work from the sandbox" && git log --oneline | head -1',
+      fsmonitor: 'chmod +x payload.sh; git config core.fsmonitor "$PWD/payload.sh"',
+      append: 'printf "[core]\\n\\tfsmonitor = $PWD/payload.sh\\n" >> .git/config',
+      hook: 'cp payload.sh .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; ls .git/hooks',
+      hooks_path: 'rm -rf .git/hooks; mkdir -p .git/hooks; cp payload.sh .git/hooks/post-checkout',
+      info: 'echo "* filter=evil" >> .git/info/attributes',
+      swap: 'mv .git .git-old && mkdir .git && cp -r .git-old/* .git/ && printf "[core]\\n\\tfsmonitor = $PWD/payload.sh\\n" >> .git/config',
+    });
+    const all = JSON.stringify(output, null, 1);
+    assert.equal(readFileSync(path.join(sandbox.workspace, '.git', 'config'), 'utf8'), configBefore, all);
+    assert.ok(!existsSync(path.join(sandbox.workspace, '.git', 'hooks', 'pre-commit')), all);
+    assert.ok(!existsSync(path.join(sandbox.workspace, '.git', 'hooks', 'post-checkout')), all);
+    assert.ok(!existsSync(path.join(sandbox.workspace, '.git', 'info', 'attributes')), all);
+    assert.ok(!existsSync(path.join(sandbox.workspace, '.git-old')), all);
+    assert.match(output.commit!, /work from the sandbox/, `commits work inside the sandbox\n${all}`);
+    // The user, later, outside jp.
+    git('status');
+    sandbox.write('more.txt', 'more');
+    git('add', 'more.txt');
+    git('commit', '-q', '-m', 'the user commits');
+    git('checkout', '-q', '-b', 'other');
+    assert.ok(!existsSync(marker), `git ran what the sandbox planted\n${all}`);
+    assert.match(git('log', '--oneline'), /the user commits[\s\S]*work from the sandbox/);
+  });
+});
+
+describe('the sandbox engine comes from the system', () => {
+  it('a bwrap planted in a workspace directory on PATH is not used; sandbox.bwrap_path inside the workspace is refused', async () => {
+    const sandbox = cleanup.sandbox();
+    const marker = path.join(sandbox.root, 'planted-bwrap-ran');
+    // What an attacker's bwrap does: note that it ran, then run the command with no sandbox at all.
+    sandbox.write(
+      'node_modules/.bin/bwrap',
+      `#!/bin/sh\necho ran >> ${marker}\n[ "$1" = --version ] && { echo "bubblewrap 0.8.0"; exit 0; }\nwhile [ "$1" != -- ]; do shift; done; shift; exec "$@"\n`,
+    );
+    chmodSync(path.join(sandbox.workspace, 'node_modules', '.bin', 'bwrap'), 0o755);
+    mkdirSync(path.join(sandbox.env.HOME!, '.ssh'), { recursive: true });
+    writeFileSync(path.join(sandbox.env.HOME!, '.ssh', 'id_canary'), 'canary-key\n');
+    const onPath = { PATH: `${path.join(sandbox.workspace, 'node_modules', '.bin')}:${process.env.PATH}` };
+    const output = await attack(
+      sandbox,
+      { read: 'cat "$HOME/.ssh/id_canary"; echo "$HOME" > "$HOME/escaped"' },
+      { env: onPath },
+    );
+    assert.ok(!existsSync(marker), 'the planted bwrap never ran');
+    assert.ok(!output.read!.includes('canary-key'), output.read);
+    assert.ok(!existsSync(path.join(sandbox.env.HOME!, 'escaped')), output.read);
+    const check = await runJp(sandbox, ['sandbox', 'check'], { env: onPath });
+    assert.match(check.stdout, /^engine {6}bubblewrap .*\((\/usr)?\/(local\/)?bin\/bwrap\)$/m);
+
+    const script = commandsScript(sandbox, 'configured', { read: 'cat "$HOME/.ssh/id_canary"' });
+    const configured = await runJp(sandbox, ['query', '--json', ...script, ...autoApprove, 'go'], {
+      env: { JP_CFG_SANDBOX__BWRAP_PATH: path.join(sandbox.workspace, 'node_modules', '.bin', 'bwrap') },
+    });
+    assert.equal(configured.code, 3, configured.stderr);
+    assert.ok(!existsSync(marker), 'a configured bwrap the sandbox can write is not run either');
+    const result = resultOf(configured.stdout);
+    assert.equal(result.tools[0].status, 'denied');
+    assert.match(result.tools[0].result, /which sandboxed commands may write: a command could replace the sandbox/);
   });
 });

@@ -100,8 +100,12 @@ export interface Tool {
   timeoutSeconds?: number;
   /** The commands it starts run in the sandbox (run_command, local command tools). */
   confined?: boolean;
-  /** The call asks to run outside the sandbox (run_command's `escalate: true`): what for, and why. */
-  escalation?(argumentsValue: unknown): { needs: EscalationNeed; justification: string } | undefined;
+  /**
+   * The call must be allowed by a human (an `escalate` inquiry), not by the `run` policy alone: it
+   * asks to run outside the sandbox (run_command's `escalate: true`), or a file tool writes where
+   * git runs programs from (needs `git`). What for, and why.
+   */
+  escalation?(argumentsValue: unknown, toolRoot: string): { needs: EscalationNeed; justification: string } | undefined;
   /** False once the tool can no longer be called (its MCP server stopped): it is not offered any more. */
   available?(): boolean;
   validate(argumentsValue: unknown): Validation;
@@ -139,7 +143,10 @@ export function defineTool<Schema extends z.ZodMiniType>(definition: {
   readOnly?: boolean;
   tellsWhoAnswered?: boolean;
   confined?: boolean;
-  escalation?(argumentsValue: z.infer<Schema>): { needs: EscalationNeed; justification: string } | undefined;
+  escalation?(
+    argumentsValue: z.infer<Schema>,
+    toolRoot: string,
+  ): { needs: EscalationNeed; justification: string } | undefined;
   execute(argumentsValue: z.infer<Schema>, context: ToolContext): Promise<ToolResult>;
 }): Tool {
   // Generated on first use: building JSON Schemas at start-up would slow down every command.
@@ -162,7 +169,10 @@ export function defineTool<Schema extends z.ZodMiniType>(definition: {
     ...(definition.tellsWhoAnswered ? { tellsWhoAnswered: true } : {}),
     ...(definition.confined ? { confined: true } : {}),
     ...(definition.escalation
-      ? { escalation: (argumentsValue: unknown) => definition.escalation!(argumentsValue as z.infer<Schema>) }
+      ? {
+          escalation: (argumentsValue: unknown, toolRoot: string) =>
+            definition.escalation!(argumentsValue as z.infer<Schema>, toolRoot),
+        }
       : {}),
     validate(argumentsValue) {
       const result = definition.schema.safeParse(argumentsValue);

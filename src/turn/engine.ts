@@ -351,6 +351,7 @@ export class TurnRun {
         append: (event) => this.append(event),
         runnable: this.options.tools,
         sandboxDescription: this.options.sandbox.confined.description,
+        toolRoot: this.options.toolRoot,
       });
       this.finishReason = step.finish.reason;
       this.recordUsage('step', step.finish.usage);

@@ -191,13 +191,17 @@ async function permission(call: Call, argumentsValue: unknown): Promise<CallStat
   return { stage: 'escalation', arguments: argumentsValue };
 }
 
-/** Leaving the sandbox (DESIGN §10): asked by the call, or because the sandbox cannot start. */
+/**
+ * Leaving the sandbox (DESIGN §10): asked by the call, or because the sandbox cannot start; and a
+ * file tool's write inside `.git/` (needs `git`), whatever the sandbox.
+ */
 async function escalation(call: Call, argumentsValue: unknown): Promise<CallState> {
   const { context, tool } = call;
   const sandbox = context.sandbox;
+  const asked = tool.escalation?.(argumentsValue, context.toolRoot);
+  if (asked?.needs === 'git') return gitWrite(call, argumentsValue, asked.justification);
   if (!tool.confined || sandbox.settings.mode === 'off')
     return { stage: 'execution', arguments: argumentsValue, sandbox };
-  const asked = tool.escalation?.(argumentsValue);
   const availability = asked ? undefined : await sandbox.availability();
   const problem = availability && !availability.ok ? availability : undefined;
   if (!asked && !problem) return { stage: 'execution', arguments: argumentsValue, sandbox };
@@ -240,6 +244,32 @@ async function escalation(call: Call, argumentsValue: unknown): Promise<CallStat
   }
   if (resolution.by === 'policy' && resolution.reason) call.decidedWithoutHuman.push(resolution.reason);
   return { stage: 'execution', arguments: argumentsValue, sandbox: context.unconfined };
+}
+
+/** A file tool's write inside `.git/`: only a human (or `detached.escalate` set to allow it) lets it through. */
+async function gitWrite(call: Call, argumentsValue: unknown, justification: string): Promise<CallState> {
+  const { context, tool } = call;
+  const inquiry: Inquiry = {
+    kind: 'escalate',
+    tool: tool.name,
+    arguments: argumentsValue,
+    needs: 'git',
+    justification,
+  };
+  const resolution = await context.resolver.resolve(call.id, inquiry, call.recorded.takeInquiry('escalate'));
+  if (resolution.kind === 'deferred') return deferred(resolution.id);
+  if (resolution.answer === 'run') {
+    if (resolution.by === 'policy' && resolution.reason) call.decidedWithoutHuman.push(resolution.reason);
+    return { stage: 'execution', arguments: argumentsValue, sandbox: context.sandbox };
+  }
+  const decided = resolution.by === 'policy' ? resolution.reason : 'the user declined it';
+  return respond(
+    context,
+    call.id,
+    `Not written: ${justification}; ${decided}. Do not work around it; if the change is needed, tell the user to make it themselves.`,
+    true,
+    'denied',
+  );
 }
 
 /**

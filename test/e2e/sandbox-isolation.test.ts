@@ -10,7 +10,8 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { eventually, runJp, type Sandbox, useCleanup } from '../support/jp.ts';
+import { eventually, runJp, type Sandbox, testProvider, useCleanup } from '../support/jp.ts';
+import { Screen } from '../support/screen.ts';
 
 const cleanup = useCleanup();
 const autoApprove = ['-c', 'conversation.tools.defaults.detached="auto"'];
@@ -279,5 +280,114 @@ describe('the sandbox engine comes from the system', () => {
     const result = resultOf(configured.stdout);
     assert.equal(result.tools[0].status, 'denied');
     assert.match(result.tools[0].result, /which sandboxed commands may write: a command could replace the sandbox/);
+  });
+});
+
+describe('a file tool asked to write inside .git/', () => {
+  const gitWrites = (sandbox: Sandbox): string[] =>
+    testProvider(sandbox, {
+      steps: [
+        {
+          parts: [
+            {
+              tool_call: {
+                id: 'config',
+                name: 'fs_modify_file',
+                arguments: {
+                  path: '.git/config',
+                  old_string: '[core]',
+                  new_string: '[core]\n\tfsmonitor = ./payload.sh',
+                },
+              },
+            },
+            {
+              tool_call: {
+                id: 'hook',
+                name: 'fs_create_file',
+                arguments: { path: '.git/hooks/pre-commit', content: '#!/bin/sh\n./payload.sh\n' },
+              },
+            },
+            {
+              tool_call: {
+                id: 'nested',
+                name: 'fs_create_file',
+                arguments: { path: 'vendor/lib/.git/config', content: '[core]\n\tfsmonitor = ./payload.sh\n' },
+              },
+            },
+          ],
+        },
+        { parts: [{ text: 'done' }] },
+      ],
+    });
+
+  function repository(sandbox: Sandbox): string {
+    execFileSync('git', ['init', '-q'], {
+      cwd: sandbox.workspace,
+      env: { ...sandbox.env, GIT_CONFIG_GLOBAL: '/dev/null' },
+    });
+    return readFileSync(path.join(sandbox.workspace, '.git', 'config'), 'utf8');
+  }
+
+  it('with nobody there it is denied, even with detached = "auto"; the model is told why and the key that would allow it (exit 3)', async () => {
+    const sandbox = cleanup.sandbox();
+    const before = repository(sandbox);
+    const result = await runJp(sandbox, ['query', '--json', ...gitWrites(sandbox), ...autoApprove, 'go']);
+    assert.equal(result.code, 3, result.stderr);
+    const final = resultOf(result.stdout);
+    const tools = final.tools as { id: string; status: string; result: string }[];
+    assert.deepEqual(
+      tools.map((tool) => [tool.id, tool.status]),
+      [
+        ['config', 'denied'],
+        ['hook', 'denied'],
+        ['nested', 'denied'],
+      ],
+    );
+    assert.match(
+      tools[0]!.result,
+      /^Not written: \.git\/config is git's configuration: settings there \(core\.fsmonitor/,
+    );
+    assert.match(tools[0]!.result, /detached\.escalate = "auto"/);
+    assert.match(tools[1]!.result, /\.git\/hooks\/pre-commit is a git hook: git runs it/);
+    assert.deepEqual(
+      (final.permission_denials as { kind: string }[]).map((denial) => denial.kind),
+      ['escalate', 'escalate', 'escalate'],
+    );
+    assert.equal(readFileSync(path.join(sandbox.workspace, '.git', 'config'), 'utf8'), before);
+    assert.ok(!sandbox.exists('.git/hooks/pre-commit'));
+    assert.ok(!sandbox.exists('vendor/lib/.git/config'));
+  });
+
+  it('at a terminal the prompt says what git would run from there; n keeps it out, y writes it', async () => {
+    const sandbox = cleanup.sandbox();
+    const before = repository(sandbox);
+    const screen = Screen.jp(
+      sandbox,
+      [
+        'query',
+        ...gitWrites(sandbox),
+        '-c',
+        'conversation.tools.fs_modify_file.run="unattended"',
+        '-c',
+        'conversation.tools.fs_create_file.run="unattended"',
+        'go',
+      ],
+      { cleanup },
+    );
+    await screen.waitFor("Why: .git/config is git's configuration: settings there (core.fsmonitor,", { on: 'screen' });
+    await screen.waitFor(/Let fs_modify_file write inside \.git\/, where git runs programs from\? \[y\/n\/p\]/, {
+      on: 'screen',
+    });
+    await screen.waitFor('y write it · n do not write it', { on: 'screen' });
+    screen.press('n');
+    await screen.waitFor('Why: .git/hooks/pre-commit is a git hook: git runs it', { on: 'screen' });
+    screen.press('y');
+    await screen.waitFor("Why: vendor/lib/.git/config is git's configuration", { on: 'screen' });
+    screen.press('n');
+    const exit = await screen.exited;
+    assert.equal(exit.exitCode, 0, screen.text());
+    assert.equal(readFileSync(path.join(sandbox.workspace, '.git', 'config'), 'utf8'), before);
+    assert.equal(sandbox.read('.git/hooks/pre-commit'), '#!/bin/sh\n./payload.sh\n', 'the human allowed this one');
+    assert.ok(!sandbox.exists('vendor/lib/.git/config'));
   });
 });

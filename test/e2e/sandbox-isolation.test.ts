@@ -11,6 +11,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileS
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { eventually, runJp, type Sandbox, testProvider, useCleanup } from '../support/jp.ts';
+import { everythingEntry, killServers } from '../support/mcp.ts';
 import { Screen } from '../support/screen.ts';
 
 const cleanup = useCleanup();
@@ -389,5 +390,39 @@ describe('a file tool asked to write inside .git/', () => {
     assert.equal(readFileSync(path.join(sandbox.workspace, '.git', 'config'), 'utf8'), before);
     assert.equal(sandbox.read('.git/hooks/pre-commit'), '#!/bin/sh\n./payload.sh\n', 'the human allowed this one');
     assert.ok(!sandbox.exists('vendor/lib/.git/config'));
+  });
+});
+
+describe('what a trusted workspace program loads stays confined', () => {
+  it('a trusted MCP server `sh ./server.sh` sourcing ./lib.sh: a sandboxed command rewrites lib.sh, and the next query runs it in the sandbox, not unconfined', async () => {
+    const sandbox = cleanup.sandbox();
+    const marker = `lib-server-${process.pid}`;
+    cleanup.add(() => killServers(marker));
+    const home = sandbox.env.HOME!;
+    mkdirSync(path.join(home, '.ssh'), { recursive: true });
+    writeFileSync(path.join(home, '.ssh', 'id_canary'), 'canary-key\n');
+    sandbox.write('lib.sh', ': # helpers\n');
+    sandbox.write(
+      'server.sh',
+      `. ./lib.sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(everythingEntry)} stdio ${marker}\n`,
+    );
+    sandbox.write('.jp/config.toml', '[mcp.servers.lib]\ncommand = "sh"\nargs = ["./server.sh"]\n');
+    assert.equal((await runJp(sandbox, ['trust'])).code, 0);
+    const stolen = path.join(home, 'stolen');
+    const rewrite = await attack(sandbox, {
+      rewrite: `printf '%s\\n' 'cat "$HOME/.ssh/id_canary" > "$HOME/stolen"; echo pwned > "$HOME/pwned-by-lib"' > lib.sh; cat lib.sh`,
+    });
+    assert.match(rewrite.rewrite!, /pwned-by-lib/, 'the workspace is writable: lib.sh was rewritten');
+    const next = await runJp(sandbox, [
+      'query',
+      '--new',
+      '--json',
+      ...testProvider(sandbox, { steps: [{ parts: [{ text: 'hi' }] }] }),
+      'hi',
+    ]);
+    assert.equal(next.code, 0, next.stderr);
+    assert.ok(!existsSync(path.join(home, 'pwned-by-lib')), 'lib.sh ran unconfined');
+    assert.ok(!existsSync(stolen) || !readFileSync(stolen, 'utf8').includes('canary-key'), 'lib.sh read ~/.ssh');
+    assert.doesNotMatch(next.stderr, /failed to start/, 'the server itself still starts, in the sandbox');
   });
 });

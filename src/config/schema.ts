@@ -224,6 +224,13 @@ export const configSchema = z.strictObject({
       writable_roots: z.optional(z.array(z.string().check(z.minLength(1)))),
       /** Paths hidden from sandboxed commands besides the built-in list; every layer's list counts. */
       hidden_paths: z.optional(z.array(z.string().check(z.minLength(1)))),
+      /**
+       * Hide all of the home directory but the workspace, writable_roots and readable_roots (off by
+       * default: per-user toolchains live there, see the README).
+       */
+      hide_home: z.optional(z.boolean()),
+      /** With hide_home: directories shown read-only (`~/.rustup`, `~/.cargo`, `~/.pyenv`...). */
+      readable_roots: z.optional(z.array(z.string().check(z.minLength(1)))),
       /** Linux: the bubblewrap program when it is not at a system path (/usr/bin/bwrap...); never looked up on PATH. */
       bwrap_path: z.optional(z.string().check(z.regex(/^\//, 'an absolute path'))),
     }),

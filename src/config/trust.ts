@@ -156,6 +156,19 @@ export const trustRequiringKeys: readonly TrustRule[] = [
       return Array.isArray(value) && value.some((root) => !(Array.isArray(allowed) && allowed.includes(root)));
     },
   },
+  {
+    key: 'sandbox.hide_home',
+    reason: 'shows the commands the model runs your home directory, which you hide',
+    when: (value, _path, own) => value === false && ownSandbox(own, 'hide_home') === true,
+  },
+  {
+    key: 'sandbox.readable_roots',
+    reason: 'shows the commands the model runs parts of your home directory, which you hide',
+    when: (value, _path, own) => {
+      const allowed = ownSandbox(own, 'readable_roots');
+      return Array.isArray(value) && value.some((root) => !(Array.isArray(allowed) && allowed.includes(root)));
+    },
+  },
   { key: 'sandbox.bwrap_path', reason: 'chooses the program that confines the commands the model runs' },
   {
     key: 'assistant.instruction_files',

@@ -27,6 +27,8 @@ export function bubblewrapArguments(plan: SandboxPlan, command: { file: string; 
   ];
   if (!plan.network) args.push('--unshare-net');
   args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc');
+  if (plan.emptied) args.push('--tmpfs', plan.emptied);
+  for (const directory of plan.readable) args.push('--ro-bind', directory, directory);
   const roots = plan.writable.filter((directory) => directory !== plan.temporaryDirectory);
   for (const directory of [...roots, ...plan.pinned]) args.push('--bind', directory, directory);
   for (const file of plan.readOnly) args.push('--ro-bind', file, file);
@@ -36,6 +38,8 @@ export function bubblewrapArguments(plan: SandboxPlan, command: { file: string; 
   }
   // Last, so that a hidden directory that holds it (a TMPDIR under $XDG_RUNTIME_DIR) does not cover it.
   args.push('--bind', plan.temporaryDirectory, plan.temporaryDirectory);
+  // Read-only only now: the binds above made their mount points in it.
+  if (plan.emptied) args.push('--remount-ro', plan.emptied);
   args.push('--chdir', plan.cwd, '--', command.file, ...command.arguments);
   return args;
 }

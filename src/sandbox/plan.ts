@@ -41,6 +41,12 @@ export interface PlanInput {
 }
 
 export interface SandboxPlan {
+  /**
+   * `sandbox.hide_home`: the home directory, emptied before anything else is bound, with
+   * `readable` shown again read-only (the writable directories under it are bound as usual).
+   */
+  emptied: string | undefined;
+  readable: string[];
   /** The writable directories, the private temporary directory last. */
   writable: string[];
   pinned: string[];
@@ -99,15 +105,30 @@ export function planSandbox(input: PlanInput, facts: FileSystemFacts): SandboxPl
     ...input.extraHiddenPaths,
     ...settings.hiddenPaths.map((hidden) => expandPath(hidden, home, input.toolRoot)),
   ];
+  const emptied = settings.hideHome ? real(home) : undefined;
+  const readable = settings.hideHome
+    ? unique(
+        settings.readableRoots
+          .map((root) => real(expandPath(root, home, input.toolRoot)))
+          .filter((file): file is string => file !== undefined),
+        (file) => file,
+      )
+    : [];
   const hidden = unique(
     hiddenCandidates.flatMap((candidate) => {
       const file = real(candidate);
       const kind = file === undefined ? undefined : facts.kind(file);
-      return file === undefined || kind === undefined ? [] : [{ path: file, kind }];
+      if (file === undefined || kind === undefined) return [];
+      // Under an emptied home directory only what is shown again needs hiding.
+      if (emptied && isInside(file, emptied) && ![...readable, ...writable].some((root) => isInside(file, root)))
+        return [];
+      return [{ path: file, kind }];
     }),
     (entry) => entry.path,
   );
   return {
+    emptied,
+    readable,
     writable,
     pinned: unique(
       repositories.flatMap((repository) => (repository.pinned ? [repository.pinned] : [])),

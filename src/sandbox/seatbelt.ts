@@ -28,6 +28,13 @@ export function seatbeltProfile(plan: SandboxPlan): string {
     '(allow file-write-data (literal "/dev/null") (literal "/dev/tty") (literal "/dev/zero"))',
     '(allow file-ioctl (literal "/dev/null") (literal "/dev/tty"))',
   ];
+  if (plan.emptied) {
+    // The home directory unreadable, then what is shown again (the last matching rule wins).
+    lines.push(`(deny file-read* (subpath ${quoted(plan.emptied)}))`);
+    const shown = [...plan.readable, ...plan.writable];
+    if (shown.length > 0)
+      lines.push(`(allow file-read* ${shown.map((directory) => `(subpath ${quoted(directory)})`).join(' ')})`);
+  }
   if (plan.writable.length > 0)
     lines.push(`(allow file-write* ${plan.writable.map((directory) => `(subpath ${quoted(directory)})`).join(' ')})`);
   // A pinned directory stays writable inside, but itself cannot be renamed or removed.

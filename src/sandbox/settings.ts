@@ -18,6 +18,10 @@ export interface SandboxSettings {
   writableRoots: string[];
   /** Paths hidden besides the built-in list, as configured. */
   hiddenPaths: string[];
+  /** All of the home directory is hidden but the workspace, writable and readable roots. */
+  hideHome: boolean;
+  /** With hideHome: directories shown read-only, as configured. */
+  readableRoots: string[];
   /** `sandbox.bwrap_path`: the bubblewrap program the user named, instead of the system paths. */
   bwrapPath: string | undefined;
 }
@@ -32,6 +36,8 @@ export function sandboxSettingsOf(config: Config): SandboxSettings {
     network: table.network ?? false,
     writableRoots: table.writable_roots ?? [],
     hiddenPaths: table.hidden_paths ?? [],
+    hideHome: table.hide_home ?? false,
+    readableRoots: table.readable_roots ?? [],
     bwrapPath: table.bwrap_path,
   };
 }
@@ -39,7 +45,7 @@ export function sandboxSettingsOf(config: Config): SandboxSettings {
 /** `workspace-write, no network`, `read-only, network`, `off`. */
 export function describeSandboxSettings(settings: SandboxSettings): string {
   if (settings.mode === 'off') return 'off';
-  return `${settings.mode}, ${settings.network ? 'network' : 'no network'}`;
+  return `${settings.mode}, ${settings.network ? 'network' : 'no network'}${settings.hideHome ? ', home hidden' : ''}`;
 }
 
 /**
@@ -73,6 +79,11 @@ export function describeEffectiveSandbox(loaded: LoadedConfig): string[] {
   lines.push(
     `  sandbox.writable_roots = ${JSON.stringify(settings.writableRoots)} ${source('sandbox.writable_roots')}`,
   );
+  if (settings.hideHome)
+    lines.push(
+      `  sandbox.hide_home     = true       ${source('sandbox.hide_home')}`,
+      `  sandbox.readable_roots = ${JSON.stringify(settings.readableRoots)} ${source('sandbox.readable_roots')}`,
+    );
   lines.push(
     `  sandbox.hidden_paths  = ${JSON.stringify(settings.hiddenPaths)} (besides ${builtinHiddenPaths.length} built-in credential paths, shell histories and jp's own directories) ${source('sandbox.hidden_paths')}`,
   );

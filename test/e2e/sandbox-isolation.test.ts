@@ -426,3 +426,35 @@ describe('what a trusted workspace program loads stays confined', () => {
     assert.doesNotMatch(next.stderr, /failed to start/, 'the server itself still starts, in the sandbox');
   });
 });
+
+describe('sandbox.hide_home (opt-in)', () => {
+  it('the home directory shows only the workspace under it and the readable roots; the rest is not there, even what no list names', async () => {
+    const sandbox = cleanup.sandbox();
+    const home = sandbox.env.HOME!;
+    writeFileSync(path.join(home, 'notes.txt'), 'canary-unlisted\n');
+    mkdirSync(path.join(home, 'tools'), { recursive: true });
+    writeFileSync(path.join(home, 'tools', 'version'), 'tool 1.0\n');
+    const project = path.join(home, 'project');
+    mkdirSync(path.join(project, '.jp', 'conversations'), { recursive: true });
+    const output = await attack(
+      sandbox,
+      {
+        listing: 'ls -A "$HOME"',
+        unlisted: 'cat "$HOME/notes.txt"',
+        tool: 'cat "$HOME/tools/version"; echo x > "$HOME/tools/version"',
+        work: 'echo done > result.txt && cat result.txt',
+      },
+      { cwd: project, extra: ['-c', 'sandbox.hide_home=true', '-c', 'sandbox.readable_roots=["~/tools"]'] },
+    );
+    const all = JSON.stringify(output, null, 1);
+    assert.deepEqual(output.listing!.split('\nexit code')[0]!.split('\n').sort(), ['project', 'tools'], all);
+    assert.ok(!output.unlisted!.includes('canary-unlisted'), all);
+    assert.match(output.tool!, /^tool 1\.0$/m, all);
+    assert.equal(
+      readFileSync(path.join(home, 'tools', 'version'), 'utf8'),
+      'tool 1.0\n',
+      'readable roots are read-only',
+    );
+    assert.equal(readFileSync(path.join(project, 'result.txt'), 'utf8'), 'done\n', all);
+  });
+});

@@ -9,7 +9,9 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
+import { parse as parseToml } from 'smol-toml';
 import { jpDirectories, socketRuntimeDirectory } from '../../src/config/paths.ts';
+import { workspaceKeysNeedingTrust } from '../../src/config/trust.ts';
 import { bubblewrapArguments } from '../../src/sandbox/bubblewrap.ts';
 import { credentialPaths, isHistoryName } from '../../src/sandbox/credentials.ts';
 import { findBubblewrap } from '../../src/sandbox/engine.ts';
@@ -67,6 +69,8 @@ describe('a repository at the top of a writable directory', () => {
     network: false,
     writableRoots: [],
     hiddenPaths: [],
+    hideHome: false,
+    readableRoots: [],
     bwrapPath: undefined,
   };
   const base = {
@@ -116,6 +120,58 @@ describe('a repository at the top of a writable directory', () => {
     );
     assert.deepEqual(plan.pinned, []);
     assert.deepEqual(plan.readOnly, []);
+  });
+});
+
+describe('sandbox.hide_home (opt-in)', () => {
+  const entries = facts({
+    '/home/u': 'directory',
+    '/home/u/src/app': 'directory',
+    '/home/u/.rustup': 'directory',
+    '/home/u/.ssh': 'directory',
+    '/t': 'directory',
+  });
+  const hiding = {
+    settings: {
+      mode: 'workspace-write',
+      network: false,
+      writableRoots: [],
+      hiddenPaths: [],
+      hideHome: true,
+      readableRoots: ['~/.rustup', '~/missing'],
+      bwrapPath: undefined,
+    } satisfies SandboxSettings,
+    toolRoot: '/home/u/src/app',
+    protectedPaths: [],
+    home: '/home/u',
+    extraHiddenPaths: [],
+    temporaryDirectory: '/t',
+    cwd: '/home/u/src/app',
+  };
+
+  it('empties the home directory first, shows the readable roots read-only and the workspace writable, and makes it read-only last', () => {
+    const plan = planSandbox(hiding, entries);
+    assert.equal(plan.emptied, '/home/u');
+    assert.deepEqual(plan.readable, ['/home/u/.rustup']);
+    const args = bubblewrapArguments(plan, { file: 'true', arguments: [] });
+    const text = args.join(' ');
+    assert.match(
+      text,
+      /--proc \/proc --tmpfs \/home\/u --ro-bind \/home\/u\/\.rustup \/home\/u\/\.rustup --bind \/home\/u\/src\/app \/home\/u\/src\/app/,
+    );
+    assert.match(text, /--bind \/t \/t --remount-ro \/home\/u --chdir/);
+    const profile = seatbeltProfile(plan);
+    assert.match(
+      profile,
+      /\(deny file-read\* \(subpath "\/home\/u"\)\)\n\(allow file-read\* \(subpath "\/home\/u\/\.rustup"\) \(subpath "\/home\/u\/src\/app"\)/,
+    );
+  });
+
+  it('is off by default: nothing is emptied', () => {
+    const plan = planSandbox({ ...hiding, settings: { ...hiding.settings, hideHome: false } }, entries);
+    assert.equal(plan.emptied, undefined);
+    assert.deepEqual(plan.readable, []);
+    assert.ok(!bubblewrapArguments(plan, { file: 'true', arguments: [] }).includes('/home/u'));
   });
 });
 
@@ -186,5 +242,23 @@ describe('the credential list', () => {
     for (const name of ['.bash_history', '.zsh_history', '.sh_history', '.python_history', '.node_repl_history'])
       assert.ok(isHistoryName(name), name);
     for (const name of ['.bashrc', 'history', '.config']) assert.ok(!isHistoryName(name), name);
+  });
+});
+
+describe('what a workspace config may say of these settings without trust', () => {
+  const keys = (workspace: string, user = ''): string[] =>
+    workspaceKeysNeedingTrust(parseToml(workspace) as Record<string, unknown>, parseToml(user)).map((key) => key.key);
+
+  it('turn hide_home on, not off; readable_roots only those the user lists; never choose the bwrap program', () => {
+    assert.deepEqual(keys('[sandbox]\nhide_home = true\n'), []);
+    assert.deepEqual(keys('[sandbox]\nhide_home = false\n', '[sandbox]\nhide_home = true\n'), ['sandbox.hide_home']);
+    assert.deepEqual(keys('[sandbox]\nreadable_roots = ["~/.aws"]\n', '[sandbox]\nreadable_roots = ["~/.cargo"]\n'), [
+      'sandbox.readable_roots',
+    ]);
+    assert.deepEqual(
+      keys('[sandbox]\nreadable_roots = ["~/.cargo"]\n', '[sandbox]\nreadable_roots = ["~/.cargo"]\n'),
+      [],
+    );
+    assert.deepEqual(keys('[sandbox]\nbwrap_path = "/usr/bin/bwrap"\n'), ['sandbox.bwrap_path']);
   });
 });

@@ -43,6 +43,8 @@ const settings = (overrides: Partial<SandboxSettings> = {}): SandboxSettings => 
   network: false,
   writableRoots: [],
   hiddenPaths: [],
+  hideHome: false,
+  readableRoots: [],
   bwrapPath: undefined,
   ...overrides,
 });

@@ -458,3 +458,60 @@ describe('sandbox.hide_home (opt-in)', () => {
     assert.equal(readFileSync(path.join(project, 'result.txt'), 'utf8'), 'done\n', all);
   });
 });
+
+describe('a workspace that is the home directory', () => {
+  it('neither a command nor a file tool can plant jp state where jp run without XDG variables (cron, su) would take it: a seal key, a compile cache', async () => {
+    const sandbox = cleanup.sandbox();
+    const home = sandbox.env.HOME!;
+    assert.notEqual(sandbox.env.XDG_DATA_HOME, path.join(home, '.local', 'share'));
+    const script = path.join(sandbox.root, 'plant.json');
+    writeFileSync(
+      script,
+      JSON.stringify({
+        steps: [
+          {
+            parts: [
+              {
+                tool_call: {
+                  id: 'command',
+                  name: 'run_command',
+                  arguments: {
+                    command:
+                      'mkdir -p .local/share/jp .cache/jp && echo planted > .local/share/jp/log-seal.key; echo planted > .cache/jp/planted',
+                  },
+                },
+              },
+              {
+                tool_call: {
+                  id: 'file',
+                  name: 'fs_create_file',
+                  arguments: { path: '.local/share/jp/registry-planted', content: 'planted' },
+                },
+              },
+              {
+                tool_call: {
+                  id: 'cache',
+                  name: 'fs_create_file',
+                  arguments: { path: '.cache/jp/compile-cache/planted', content: 'planted' },
+                },
+              },
+            ],
+          },
+          { parts: [{ text: 'done' }] },
+        ],
+      }),
+    );
+    const result = await runJp(
+      sandbox,
+      ['query', '--json', '-m', 'test', '-c', `providers.test.script="${script}"`, ...autoApprove, 'go'],
+      { cwd: home },
+    );
+    const all = `${result.stderr}\n${result.stdout}`;
+    assert.ok(!existsSync(path.join(home, '.local', 'share', 'jp', 'log-seal.key')), all);
+    assert.ok(!existsSync(path.join(home, '.cache', 'jp', 'planted')), all);
+    assert.ok(!existsSync(path.join(home, '.local', 'share', 'jp', 'registry-planted')), all);
+    assert.ok(!existsSync(path.join(home, '.cache', 'jp', 'compile-cache', 'planted')), all);
+    const tools = resultOf(result.stdout).tools as { id: string; result: string }[];
+    assert.match(tools.find((tool) => tool.id === 'file')!.result, /off limits to file tools/);
+  });
+});

@@ -48,9 +48,8 @@ export function userAgentPaths(environment: NodeJS.ProcessEnv): string[] {
     ...(environment.SSH_AUTH_SOCK ? [environment.SSH_AUTH_SOCK] : []),
     ...(environment.XDG_RUNTIME_DIR ? [environment.XDG_RUNTIME_DIR] : []),
     // The runtime directory exists whether or not this environment names it (cron, su, CI shells).
-    ...(uid === undefined
-      ? []
-      : [path.join('/run/user', String(uid)), path.join('/run/screen', `S-${os.userInfo().username}`)]),
+    ...(uid === undefined ? [] : [path.join('/run/user', String(uid))]),
+    ...screenDirectories(),
     ...temporaryDirectories.flatMap((directory) => [
       ...(uid === undefined ? [] : [path.join(directory, `tmux-${uid}`)]),
       ...entriesStartingWith(directory, 'ssh-').map((name) => path.join(directory, name)),
@@ -60,6 +59,15 @@ export function userAgentPaths(environment: NodeJS.ProcessEnv): string[] {
       .map((name) => path.join(home, name)),
   ];
   return [...new Set(paths)];
+}
+
+/** GNU screen's socket directory of this user (none when the user has no name: a container's arbitrary uid). */
+function screenDirectories(): string[] {
+  try {
+    return [path.join('/run/screen', `S-${os.userInfo().username}`)];
+  } catch {
+    return [];
+  }
 }
 
 /** The directories a command may write under these settings (the private TMPDIR aside). */

@@ -34,6 +34,7 @@ function result(
     tools: [],
     permission_denials: [],
     unanswered: [],
+    hook_answers: [],
     pending_inquiry: null,
     metadata: { model: null, iterations: 1, duration_ms: 1, usage: null, finish_reason: fields.finish ?? null },
     warnings: [],

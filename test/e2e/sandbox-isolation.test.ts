@@ -206,7 +206,7 @@ describe("the user's credentials are hidden by default", () => {
 });
 
 describe('what git runs later is not writable from the sandbox', () => {
-  it('a command cannot set core.fsmonitor, plant a hook, or swap .git for its own; a commit inside works, and git outside runs nothing planted', async () => {
+  it('a command cannot set core.fsmonitor, plant a hook, or swap .git (or .jp) for its own; a commit inside works, and git outside runs nothing planted', async () => {
     const sandbox = cleanup.sandbox();
     const git = (...args: string[]): string =>
       execFileSync('git', args, {
@@ -229,6 +229,7 @@ describe('what git runs later is not writable from the sandbox', () => {
       hooks_path: 'rm -rf .git/hooks; mkdir -p .git/hooks; cp payload.sh .git/hooks/post-checkout',
       info: 'echo "* filter=evil" >> .git/info/attributes',
       swap: 'mv .git .git-old && mkdir .git && cp -r .git-old/* .git/ && printf "[core]\\n\\tfsmonitor = $PWD/payload.sh\\n" >> .git/config',
+      swap_jp: 'mv .jp .jp-old && mkdir -p .jp && echo "[sandbox]" > .jp/config.toml',
     });
     const all = JSON.stringify(output, null, 1);
     assert.equal(readFileSync(path.join(sandbox.workspace, '.git', 'config'), 'utf8'), configBefore, all);
@@ -236,6 +237,7 @@ describe('what git runs later is not writable from the sandbox', () => {
     assert.ok(!existsSync(path.join(sandbox.workspace, '.git', 'hooks', 'post-checkout')), all);
     assert.ok(!existsSync(path.join(sandbox.workspace, '.git', 'info', 'attributes')), all);
     assert.ok(!existsSync(path.join(sandbox.workspace, '.git-old')), all);
+    assert.ok(!existsSync(path.join(sandbox.workspace, '.jp-old')), all);
     assert.match(output.commit!, /work from the sandbox/, `commits work inside the sandbox\n${all}`);
     // The user, later, outside jp.
     git('status');

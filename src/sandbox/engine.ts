@@ -132,20 +132,22 @@ function run(
 /**
  * Finds the engine for this platform and checks it can start a command with the run's namespaces.
  * `writableDirectories`: where sandboxed commands may write, which the engine must not come from.
+ * `version`: also ask the engine its version (`jp sandbox check`; a run does not need it).
  */
 export async function probeSandbox(
   environment: NodeJS.ProcessEnv,
   settings: Pick<SandboxSettings, 'network' | 'bwrapPath'>,
   writableDirectories: readonly string[],
-  platform: NodeJS.Platform = process.platform,
+  options: { platform?: NodeJS.Platform; version?: boolean } = {},
 ): Promise<Availability> {
   const { network } = settings;
+  const platform = options.platform ?? process.platform;
   if (platform === 'linux') {
     const found = findBubblewrap(settings.bwrapPath, writableDirectories);
     if ('problem' in found) return { ok: false, engine: 'bubblewrap', program: settings.bwrapPath, ...found.problem };
     const { program } = found;
     const [version, probe] = await Promise.all([
-      run(program, ['--version'], environment),
+      options.version ? run(program, ['--version'], environment) : { stdout: '' },
       run(program, bubblewrapProbeArguments(network), environment),
     ]);
     if (probe.code !== 0) return { ok: false, engine: 'bubblewrap', program, ...bubblewrapProblem(probe.stderr) };
@@ -177,7 +179,7 @@ export function createCommandSandbox(options: SandboxOptions): CommandSandbox {
       options.environment,
       settings,
       writableDirectoriesOf(settings, options.toolRoot, options.environment.HOME || os.homedir()),
-      options.platform,
+      { ...(options.platform ? { platform: options.platform } : {}) },
     );
     return probed;
   };

@@ -17,6 +17,7 @@ export async function sandboxCheckCommand(context: CommandContext): Promise<numb
     environment,
     { ...settings, network: false },
     writableDirectoriesOf(settings, context.workspace().toolRoot, environment.HOME || os.homedir()),
+    { version: true },
   );
   const namespaces =
     availability.engine === 'bubblewrap' && availability.program

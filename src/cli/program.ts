@@ -169,6 +169,35 @@ export function buildProgram(
         ),
       ),
     );
+  onConversation('diff', 'optional')
+    .description('what a turn changed in the files (default: the last turn that changed any), as a unified diff')
+    .option(
+      '--turn <n>',
+      'the turn to show (1 is the first; `jp conversation print` marks the ones that changed files)',
+    )
+    .option('--all', 'everything the conversation changed')
+    .action(
+      wrap(async (context, command) =>
+        (await import('./commands/conversation-diff.ts')).conversationDiffCommand(
+          context,
+          conversationOf(command, 'optional'),
+          command.opts(),
+        ),
+      ),
+    );
+  onConversation('undo', 'optional')
+    .description('put back the files a turn (and every later one) changed, as they were before it')
+    .option('--turn <n>', 'undo this turn and the turns after it (default: the last change, an undo included)')
+    .option('--force', 'also take back files changed outside jp since')
+    .action(
+      wrap(async (context, command) =>
+        (await import('./commands/conversation-undo.ts')).conversationUndoCommand(
+          context,
+          conversationOf(command, 'optional'),
+          command.opts(),
+        ),
+      ),
+    );
   onConversation('rm', 'required')
     .description('remove a conversation')
     .action(

@@ -12,7 +12,7 @@
  *
  * The text of chrome lines is chrome-text.ts; what a resumed turn shows is resumed-turn.ts.
  */
-import type { ConversationEvent } from '../conversation/events.ts';
+import type { ConversationEvent, EventOf } from '../conversation/events.ts';
 import { parseRunToolAnswer } from '../inquiry/answer.ts';
 import type { InquiryKind } from '../inquiry/types.ts';
 import { addUsage, describeUsage as usageLine, type Source, type Usage } from '../llm/types.ts';
@@ -282,6 +282,10 @@ export class TextRenderer implements Renderer {
         );
         break;
       }
+      case 'checkpoint':
+      case 'undo':
+        this.fileChanges(event);
+        break;
       case 'turn_end':
         if (replayed) this.activity(undefined, 0);
         if (replayed && event.status === 'interrupted') this.chrome(this.paint('[interrupted]', 'muted'));
@@ -293,6 +297,21 @@ export class TextRenderer implements Renderer {
       default:
         break;
     }
+  }
+
+  /** A batch that changed files (its `after` checkpoint), or an undo: which files, and the command that shows them. */
+  private fileChanges(event: EventOf<'checkpoint'> | EventOf<'undo'>): void {
+    const files = event.type === 'undo' ? event.files : (event.files ?? []);
+    const count = event.type === 'undo' ? event.files.length : (event.changed ?? 0);
+    if (event.type === 'checkpoint' && (event.when !== 'after' || count === 0)) return;
+    const named = files.slice(0, 3).map((file) => oneLine(file));
+    const list = `${named.join(', ')}${count > named.length ? ` and ${count - named.length} more` : ''}`;
+    const turn = event.type === 'checkpoint' && event.turn !== undefined ? ` --turn ${event.turn}` : '';
+    const text =
+      event.type === 'undo'
+        ? `[undo of ${event.undone.join(', ')}: restored ${list}]`
+        : `[changed ${count === 1 ? '1 file' : `${count} files`}: ${list} (jp conversation diff${turn}; undo)]`;
+    this.chrome(this.paint(text, 'muted'));
   }
 
   /**

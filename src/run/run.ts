@@ -5,6 +5,7 @@
  * persisting. `finish` tells the Notification hooks a deferred run is waiting, updates the metadata and closes the log. Whoever
  * hosts it (server/hosted-run.ts) owns the lock, the registry entry and the connections.
  */
+import { changedTurns } from '../checkpoint/change-sets.ts';
 import { titleFrom, updateMetadata } from '../conversation/store.ts';
 import { foreignSettingsWarning } from '../conversation/config-delta.ts';
 import type { BuiltinDetachedDefault } from '../config/policy.ts';
@@ -246,6 +247,8 @@ export class Run implements RunControl {
       const kept = updateMetadata(conversationsDirectory, this.options.request.conversation_id, (metadata) => {
         if (!metadata.title && message) metadata.title = titleFrom(this.options.setup.secrets.redact(message));
         metadata.updated_at = new Date().toISOString();
+        const changed = changedTurns(this.options.setup.events);
+        if (changed.length > 0) metadata.changed_turns = changed;
       });
       if (kept) {
         logger.warn('metadata.json was damaged; rebuilt it from the log', {

@@ -6,6 +6,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { checkpointSettings, RunCheckpoints } from '../checkpoint/recorder.ts';
 import type { ConversationEvent } from '../conversation/events.ts';
 import { now } from '../conversation/events.ts';
 import { changesDelta, foreignSettingsWarning, recordedSettings } from '../conversation/config-delta.ts';
@@ -84,6 +85,7 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
   );
   const systemPrompt = runSystemPrompt(sequence, tools, sessionContext);
   const assistant = config.value.assistant;
+  const checkpoints = runCheckpoints(sequence);
   /** UserPromptSubmit: a blocked prompt is never sent; what the hooks add goes with it to the model. */
   const submitted = async (prompt: string): Promise<{ blocked: string } | { context: string | undefined }> => {
     const decided = await hooks?.promptSubmitted(prompt, sequence.stopSignal());
@@ -126,6 +128,7 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
         ? { compactionThreshold: assistant.compaction.threshold }
         : {}),
       systemPrompt,
+      ...(checkpoints ? { checkpoints } : {}),
       signal: sequence.stopSignal(),
       message,
       resume,
@@ -177,6 +180,21 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
     startedAt: request.started_at,
     warnings: sequence.warnings(),
     secrets: setup.secrets,
+  });
+}
+
+/** The run's checkpoints of the tool root (DESIGN §10), with the settings of `[checkpoints]`; none when they are off. */
+function runCheckpoints(sequence: TurnSequence): RunCheckpoints | undefined {
+  const { request, setup, live } = sequence;
+  const settings = checkpointSettings(setup.config.value);
+  if (!settings.enabled) return undefined;
+  return new RunCheckpoints({
+    userDirectory: setup.workspace.userDirectory,
+    root: request.workspace.tool_root,
+    environment: setup.environment,
+    conversationId: request.conversation_id,
+    settings,
+    warn: (message) => live.notice('warning', message),
   });
 }
 

@@ -23,6 +23,7 @@ export function createCreateFileTool(scope: FileToolScope): Tool {
     }),
     sideEffects: true,
     escalation: ({ path: requested }, toolRoot) => gitWriteEscalation(toolRoot, requested),
+    writesFile: ({ path: requested }) => requested,
     execute: ({ path: requested, content }, context) =>
       guard(requested, async () => {
         const file = resolveForFileTool(context.toolRoot, requested, scope.protectedDirectories);

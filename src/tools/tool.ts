@@ -106,6 +106,8 @@ export interface Tool {
    * git runs programs from (needs `git`). What for, and why.
    */
   escalation?(argumentsValue: unknown, toolRoot: string): { needs: EscalationNeed; justification: string } | undefined;
+  /** The file a call writes, as the model named it (jp's file tools): kept by checkpoints even when ignored. */
+  writesFile?(argumentsValue: unknown): string | undefined;
   /** False once the tool can no longer be called (its MCP server stopped): it is not offered any more. */
   available?(): boolean;
   validate(argumentsValue: unknown): Validation;
@@ -147,6 +149,7 @@ export function defineTool<Schema extends z.ZodMiniType>(definition: {
     argumentsValue: z.infer<Schema>,
     toolRoot: string,
   ): { needs: EscalationNeed; justification: string } | undefined;
+  writesFile?(argumentsValue: z.infer<Schema>): string | undefined;
   execute(argumentsValue: z.infer<Schema>, context: ToolContext): Promise<ToolResult>;
 }): Tool {
   // Generated on first use: building JSON Schemas at start-up would slow down every command.
@@ -172,6 +175,14 @@ export function defineTool<Schema extends z.ZodMiniType>(definition: {
       ? {
           escalation: (argumentsValue: unknown, toolRoot: string) =>
             definition.escalation!(argumentsValue as z.infer<Schema>, toolRoot),
+        }
+      : {}),
+    ...(definition.writesFile
+      ? {
+          writesFile: (argumentsValue: unknown) => {
+            const result = definition.schema.safeParse(argumentsValue);
+            return result.success ? definition.writesFile!(result.data) : undefined;
+          },
         }
       : {}),
     validate(argumentsValue) {

@@ -129,6 +129,7 @@ describe("jp's own state is not visible inside the sandbox (XDG_RUNTIME_DIR unse
       far_listing: `ls -la ${path.dirname(far.socketPath)}`,
       far_socket: connectTo(far.socketPath),
       config: `cat ${userConfig}`,
+      checkpoints: `find ${path.join(sandbox.dataHome, 'jp')} -path '*checkpoints*' | head -3`,
     });
 
     const all = JSON.stringify(output, null, 1);
@@ -139,6 +140,12 @@ describe("jp's own state is not visible inside the sandbox (XDG_RUNTIME_DIR unse
     assert.ok(!output.far_listing!.includes('.sock'), all);
     assert.match(output.far_socket!, /SOCKERR ENOENT/, all);
     assert.ok(!output.config!.includes('canary-user-config'), all);
+    const workspaces = path.join(sandbox.dataHome, 'jp', 'workspace');
+    assert.ok(
+      readdirSync(workspaces).some((id) => existsSync(path.join(workspaces, id, 'checkpoints'))),
+      'the run kept a checkpoint (outside the sandbox)',
+    );
+    assert.doesNotMatch(output.checkpoints!, /checkpoints/, all);
 
     await release(sandbox, nearWorkspace, near.conversationId);
     await release(sandbox, farWorkspace, far.conversationId);

@@ -44,6 +44,8 @@ export interface ListedConversation {
   active: boolean;
   /** Tokens of every model request the conversation made (its `usage` events); null when none reported any. */
   usage: Usage | null;
+  /** Turns that changed files (their checkpoints say so; `jp conversation diff --turn N`), as its last run left them. */
+  changed_turns: number[];
 }
 
 function isFinalEnd(event: ConversationEvent): boolean {
@@ -122,6 +124,7 @@ export function listConversations(
       resume_point: status.kind === 'interrupted' ? status.resumePoint : null,
       active: id === active,
       usage: read?.usage ?? null,
+      changed_turns: metadata.changed_turns ?? [],
     };
   });
 }
@@ -150,7 +153,9 @@ export function conversationLsCommand(context: CommandContext): number {
   for (const conversation of conversations) {
     const updated = conversation.updated_at.replace('T', ' ').slice(0, 16);
     // A title is the model's or a log's text: shown visibly, on one line.
-    const title = cut(visible(conversation.title ?? '', { singleLine: true }), titleWidth);
+    const changed =
+      conversation.changed_turns.length > 0 ? `[changed files: turn ${conversation.changed_turns.join(', ')}] ` : '';
+    const title = cut(changed + visible(conversation.title ?? '', { singleLine: true }), titleWidth);
     lines.push(
       `${conversation.active ? '*' : ' '} ${conversation.id.padEnd(idWidth)} ${updated.padEnd(16)} ${cut(visible(conversation.status, { singleLine: true }), statusWidth).padEnd(statusWidth)} ${title}`.trimEnd(),
     );

@@ -74,6 +74,8 @@ export class TextRenderer implements Renderer {
   private readonly sandboxes = new Map<string, string>();
   /** Tool call id of each inquiry seen. */
   private readonly inquiryCalls = new Map<string, string>();
+  /** Calls whose inquiry a policy (or the model) settled, with the reason already shown: said once. */
+  private readonly explainedCalls = new Set<string>();
   private readonly palette: Palette;
 
   constructor(options: TextRendererOptions) {
@@ -261,6 +263,11 @@ export class TextRenderer implements Renderer {
             );
           }
         }
+        if (event.by !== 'user') {
+          // The reason is said here, once: the call's result line and the final summary refer to it.
+          const call = this.inquiryCalls.get(event.id);
+          if (call !== undefined && event.reason !== undefined) this.explainedCalls.add(call);
+        }
         if (event.by !== 'user')
           this.chrome(
             this.paint(
@@ -323,6 +330,10 @@ export class TextRenderer implements Renderer {
     const name = this.toolNames.get(event.id) ?? 'tool';
     const outcome = event.outcome ?? (event.is_error ? 'error' : 'ok');
     const role: PaletteRole = event.is_error ? 'warning' : 'muted';
+    if (outcome === 'denied' && this.explainedCalls.has(event.id)) {
+      this.chrome(this.paint(`  ↳ ${oneLine(name)}: denied`, role));
+      return;
+    }
     if (name !== 'run_command' || event.provider_executed) {
       // A file's text, without the line numbers fs_read_file gives the model.
       const first = summarizeArguments(
@@ -440,10 +451,12 @@ export class TextRenderer implements Renderer {
           ),
           true,
         );
+        const said = (call: string, reason: string): string =>
+          this.explainedCalls.has(call) ? 'why: the policy line above' : oneLine(reason);
         for (const denial of result.permission_denials)
-          this.chrome(`  - ${oneLine(denial.tool_name)}: ${oneLine(denial.reason)}`, true);
+          this.chrome(`  - ${oneLine(denial.tool_name)}: ${said(denial.tool_call_id, denial.reason)}`, true);
         for (const question of result.unanswered)
-          this.chrome(`  - ${oneLine(question.tool_name)}: ${oneLine(question.reason)}`, true);
+          this.chrome(`  - ${oneLine(question.tool_name)}: ${said(question.tool_call_id, question.reason)}`, true);
         return;
       }
       case 'deferred': {

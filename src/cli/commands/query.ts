@@ -437,6 +437,7 @@ async function executeWith(
     conversationId,
     readOnly: false,
     owner: true,
+    capability: spawned.capability,
     history: request.resume ? { resume: prepared.events } : 'none',
   });
   const outcome = await withClientSignals(context, client, true, () => client.run());

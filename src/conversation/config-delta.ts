@@ -2,12 +2,13 @@
  * Per-conversation settings: each query records the values it was given with --cfg and flags
  * (e.g. `-m`) as a `config_delta` event, sealed (seal.ts), and later queries on the conversation
  * start from them, so `jp query --continue` or a follow-up keeps the model it was started with.
- * Only deltas this user's jp recorded count: one without a valid seal (a conversation committed to
- * a repository, copied, or edited) configures nothing and is named in a warning.
+ * Only deltas this user's jp recorded, there, count: one without a valid seal for its place (a
+ * conversation committed to a repository, copied, edited, or sealed with a key since rotated)
+ * configures nothing and is named in a warning.
  */
 import { mergeTables } from '../config/load.ts';
 import type { ConversationEvent } from './events.ts';
-import { canonicalJson, type LogSeal } from './seal.ts';
+import { canonicalJson, type PlacedSeal } from './seal.ts';
 
 export interface RecordedSettings {
   /** What this user's jp recorded: the conversation's settings. */
@@ -16,16 +17,12 @@ export interface RecordedSettings {
   foreignKeys: string[];
 }
 
-export function recordedSettings(
-  conversationId: string,
-  events: readonly ConversationEvent[],
-  seal: LogSeal,
-): RecordedSettings {
+export function recordedSettings(events: readonly ConversationEvent[], seal: PlacedSeal): RecordedSettings {
   let delta: Record<string, unknown> = {};
   const foreign = new Set<string>();
-  events.forEach((event, index) => {
+  events.forEach((event) => {
     if (event.type !== 'config_delta') return;
-    if (seal.verifies(conversationId, event, events.slice(0, index))) delta = mergeTables(delta, event.delta);
+    if (seal.verifies(event, events)) delta = mergeTables(delta, event.delta);
     else for (const key of leafKeys(event.delta)) foreign.add(key);
   });
   return { delta, foreignKeys: [...foreign].sort() };
@@ -33,7 +30,7 @@ export function recordedSettings(
 
 /** The warning a run gives for deltas it ignored. */
 export function foreignSettingsWarning(conversationId: string, keys: readonly string[]): string {
-  return `ignoring settings recorded in conversation ${conversationId} that your jp did not record (${keys.join(', ')}): a conversation copied, committed or edited configures nothing. Pass them with --cfg if you want them.`;
+  return `ignoring settings recorded in conversation ${conversationId} that your jp did not record (${keys.join(', ')}): a conversation copied, committed, edited, or recorded before \`jp seal rotate\` configures nothing. Pass them with --cfg if you want them.`;
 }
 
 function leafKeys(value: unknown, prefix = ''): string[] {

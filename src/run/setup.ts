@@ -9,7 +9,7 @@ import path from 'node:path';
 import { recordedSettings } from '../conversation/config-delta.ts';
 import type { ConversationEvent } from '../conversation/events.ts';
 import { ConversationLog } from '../conversation/log.ts';
-import { LogSeal } from '../conversation/seal.ts';
+import { LogSeal, type PlacedSeal } from '../conversation/seal.ts';
 import { eventsFile } from '../conversation/store.ts';
 import { loadConfig, type LoadedConfig } from '../config/load.ts';
 import { userConfigFile } from '../config/paths.ts';
@@ -45,7 +45,7 @@ export interface RunSetup {
   /** Started when the run starts; none with --no-tools. */
   mcpServers: ConfiguredServer[];
   /** This user's seal of the events that carry settings or consent (conversation/seal.ts). */
-  seal: LogSeal;
+  seal: PlacedSeal;
   /** Keys of config_delta events in the log this user's jp did not record: ignored. */
   foreignSettings: string[];
 }
@@ -76,8 +76,11 @@ export function setUpRun(
     const opened = ConversationLog.open(eventsFile(workspace.conversationsDirectory, request.conversation_id));
     log = opened.log;
     // Settings recorded by earlier queries on this conversation (config_delta events this user's jp sealed).
-    const seal = LogSeal.forUser(dataHome(environment));
-    const { delta, foreignKeys } = recordedSettings(request.conversation_id, opened.events, seal);
+    const seal = LogSeal.forUser(dataHome(environment)).at({
+      conversationId: request.conversation_id,
+      workspaceId: workspace.id,
+    });
+    const { delta, foreignKeys } = recordedSettings(opened.events, seal);
     const config = loadConfig({
       userFile: request.config.user_file,
       workspaceFile: request.config.workspace_file,

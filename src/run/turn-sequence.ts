@@ -56,12 +56,8 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
   const overrides = commandLineOverrides(config);
   if (setup.foreignSettings.length > 0)
     live.notice('warning', foreignSettingsWarning(request.conversation_id, setup.foreignSettings));
-  if (changesDelta(recordedSettings(request.conversation_id, events, seal).delta, overrides)) {
-    const event = seal.seal(
-      request.conversation_id,
-      { type: 'config_delta', timestamp: now(), delta: overrides } as ConversationEvent,
-      events,
-    );
+  if (changesDelta(recordedSettings(events, seal).delta, overrides)) {
+    const event = seal.seal({ type: 'config_delta', timestamp: now(), delta: overrides } as ConversationEvent, events);
     live.append(event);
     events.push(event);
   }

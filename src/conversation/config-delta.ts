@@ -7,6 +7,7 @@
  * configures nothing and is named in a warning.
  */
 import { mergeTables } from '../config/load.ts';
+import type { Secrets } from '../redact.ts';
 import type { ConversationEvent } from './events.ts';
 import { canonicalJson, type PlacedSeal } from './seal.ts';
 
@@ -38,6 +39,54 @@ function leafKeys(value: unknown, prefix = ''): string[] {
   const entries = Object.entries(value);
   if (entries.length === 0) return prefix ? [prefix] : [];
   return entries.flatMap(([key, inner]) => leafKeys(inner, prefix ? `${prefix}.${key}` : key));
+}
+
+/**
+ * Tables whose values are literal secrets passed on to a program or a server (an MCP server's `env`
+ * and `headers`): given with --cfg, they configure the query they are given to and are never
+ * recorded (`*` is any one key).
+ */
+const secretBearingTables = [
+  ['mcp', 'servers', '*', 'env'],
+  ['mcp', 'servers', '*', 'headers'],
+];
+
+/**
+ * What of a query's --cfg and flags may be recorded in its conversation: everything but the
+ * secret-bearing tables and any value that holds a secret jp knows (Secrets). `withheld` names what
+ * was left out, by dotted key, for the notice that says to give it again.
+ */
+export function recordableSettings(
+  overrides: Record<string, unknown>,
+  secrets: Secrets,
+): { delta: Record<string, unknown>; withheld: string[] } {
+  const withheld: string[] = [];
+  const keep = (value: unknown, keyPath: string[]): unknown => {
+    const dotted = keyPath.join('.');
+    const secretTable = secretBearingTables.some(
+      (pattern) =>
+        pattern.length === keyPath.length && pattern.every((part, index) => part === '*' || part === keyPath[index]),
+    );
+    if (secretTable || (typeof value === 'string' && secrets.redact(value) !== value)) {
+      withheld.push(dotted);
+      return undefined;
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      if (Array.isArray(value) && value.some((item) => typeof item === 'string' && secrets.redact(item) !== item)) {
+        withheld.push(dotted);
+        return undefined;
+      }
+      return value;
+    }
+    const kept: Record<string, unknown> = {};
+    for (const [key, inner] of Object.entries(value)) {
+      const result = keep(inner, [...keyPath, key]);
+      if (result !== undefined) kept[key] = result;
+    }
+    return Object.keys(kept).length > 0 || Object.keys(value).length === 0 ? kept : undefined;
+  };
+  const delta = (keep(overrides, []) ?? {}) as Record<string, unknown>;
+  return { delta, withheld: withheld.sort() };
 }
 
 /** Whether recording `overrides` would change what the conversation already has. */

@@ -8,7 +8,12 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ConversationEvent } from '../conversation/events.ts';
 import { now } from '../conversation/events.ts';
-import { changesDelta, foreignSettingsWarning, recordedSettings } from '../conversation/config-delta.ts';
+import {
+  changesDelta,
+  foreignSettingsWarning,
+  recordableSettings,
+  recordedSettings,
+} from '../conversation/config-delta.ts';
 import { findIncompleteTurn } from '../conversation/turn-state.ts';
 import { commandLineOverrides } from '../config/load.ts';
 import { userConfigFile } from '../config/paths.ts';
@@ -53,7 +58,13 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
     events.push({ type: 'turn_end', timestamp: now(), status: 'discarded' });
     live.sync();
   }
-  const overrides = commandLineOverrides(config);
+  // What --cfg gave that holds a secret configures this query only: it is never written to the log.
+  const { delta: overrides, withheld: secretSettings } = recordableSettings(commandLineOverrides(config), setup.secrets);
+  if (secretSettings.length > 0)
+    live.notice(
+      'info',
+      `not recorded in conversation ${request.conversation_id}, as they hold secrets: ${secretSettings.join(', ')}; give them again with --cfg to the queries that need them`,
+    );
   if (setup.foreignSettings.length > 0)
     live.notice('warning', foreignSettingsWarning(request.conversation_id, setup.foreignSettings));
   if (changesDelta(recordedSettings(events, seal).delta, overrides)) {

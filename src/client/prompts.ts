@@ -156,7 +156,7 @@ export class TerminalPrompter {
         const { question } = inquiry;
         const prompts = await import('@inquirer/prompts');
         // The question and its options come from a tool or the model: shown visibly, answered with the originals.
-        const message = `${visible(inquiry.tool, { singleLine: true })} asks: ${visible(question.text)}`;
+        const message = `${visible(inquiry.tool, { singleLine: true, invisible: true })} asks: ${visible(question.text, { invisible: true })}`;
         return this.session(async (context) => {
           switch (question.answer_type) {
             case 'boolean':
@@ -169,7 +169,7 @@ export class TerminalPrompter {
                 {
                   message,
                   choices: (question.options ?? []).map((option) => ({
-                    name: visible(option, { singleLine: true }),
+                    name: visible(option, { singleLine: true, invisible: true }),
                     value: option,
                   })),
                   ...(typeof question.default === 'string' ? { default: question.default } : {}),
@@ -181,7 +181,7 @@ export class TerminalPrompter {
                 {
                   message,
                   ...(typeof question.default === 'string'
-                    ? { default: visible(question.default, { singleLine: true }) }
+                    ? { default: visible(question.default, { singleLine: true, invisible: true }) }
                     : {}),
                 },
                 context(),
@@ -230,9 +230,9 @@ export class TerminalPrompter {
       ? 'e'
       : await this.keyChoice(
           {
-            title: `⚙ ${view.title}${sandbox === undefined ? '' : ` [sandbox: ${visible(sandbox, { singleLine: true })}]`}`,
+            title: `⚙ ${view.title}${sandbox === undefined ? '' : ` [sandbox: ${visible(sandbox, { singleLine: true, invisible: true })}]`}`,
             payload: view.lines,
-            question: `Run ${visible(inquiry.tool, { singleLine: true })}?`,
+            question: `Run ${visible(inquiry.tool, { singleLine: true, invisible: true })}?`,
             keys: [
               { key: 'y', meaning: 'run', needsAll: true },
               { key: 'Y', meaning: 'run, and for the rest of this turn', needsAll: true },
@@ -288,10 +288,10 @@ export class TerminalPrompter {
           ...view.lines,
           ...why.map((line, index) => ({
             kind: 'note' as const,
-            text: `${index === 0 ? 'Why: ' : '     '}${visible(line, { singleLine: true })}`,
+            text: `${index === 0 ? 'Why: ' : '     '}${visible(line, { singleLine: true, invisible: true })}`,
           })),
         ],
-        question: `Run ${visible(inquiry.tool, { singleLine: true })} outside the sandbox${needs}?`,
+        question: `Run ${visible(inquiry.tool, { singleLine: true, invisible: true })} outside the sandbox${needs}?`,
         keys: [
           { key: 'y', meaning: 'run it outside the sandbox', needsAll: true },
           { key: 'n', meaning: 'do not run it' },
@@ -315,11 +315,11 @@ export class TerminalPrompter {
       ? 'e'
       : await this.keyChoice(
           {
-            title: `⚙ ${visible(inquiry.tool, { singleLine: true })} result${inquiry.is_error ? ' (an error)' : ''}`,
+            title: `⚙ ${visible(inquiry.tool, { singleLine: true, invisible: true })} result${inquiry.is_error ? ' (an error)' : ''}`,
             payload: inquiry.result
               .split('\n')
-              .map((line) => ({ kind: 'plain' as const, text: visible(line, { singleLine: true }) })),
-            question: `Send the result of ${visible(inquiry.tool, { singleLine: true })} to the assistant?`,
+              .map((line) => ({ kind: 'plain' as const, text: visible(line, { singleLine: true, invisible: true }) })),
+            question: `Send the result of ${visible(inquiry.tool, { singleLine: true, invisible: true })} to the assistant?`,
             keys: [
               { key: 'y', meaning: 'send it' },
               { key: 'n', meaning: 'withhold it' },
@@ -341,7 +341,7 @@ export class TerminalPrompter {
   private async edit(what: string, text: string, extension: string, terminal: TerminalStreams): Promise<string> {
     this.print(
       terminal,
-      `Editing ${visible(what, { singleLine: true })} in ${this.options.environment.VISUAL?.trim() || this.options.environment.EDITOR?.trim() || 'vi'}…\n`,
+      `Editing ${visible(what, { singleLine: true, invisible: true })} in ${this.options.environment.VISUAL?.trim() || this.options.environment.EDITOR?.trim() || 'vi'}…\n`,
     );
     return this.keyboard.released(() => editInTerminal(text, { environment: this.options.environment, extension }));
   }

@@ -59,7 +59,10 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
     live.sync();
   }
   // What --cfg gave that holds a secret configures this query only: it is never written to the log.
-  const { delta: overrides, withheld: secretSettings } = recordableSettings(commandLineOverrides(config), setup.secrets);
+  const { delta: overrides, withheld: secretSettings } = recordableSettings(
+    commandLineOverrides(config),
+    setup.secrets,
+  );
   if (secretSettings.length > 0)
     live.notice(
       'info',

@@ -80,6 +80,8 @@ describe('a secret printed by a tool', () => {
     });
     cleanup.add(() => provider.close());
     const sandbox = cleanup.sandbox({ config: '[secrets]\nenv_vars = ["JP_TEST_CANARY"]\n' });
+    // A workspace's list counts once its user trusts it (it changes what an approval shows).
+    assert.equal((await runJp(sandbox, ['trust'])).code, 0);
     writeUserConfig(
       sandbox,
       '[conversation.tools.run_command]\nrun = "unattended"\ndetached = "auto"\nenv_vars = ["OPENAI_API_KEY"]\n',
@@ -152,6 +154,8 @@ describe('a secret printed by a tool', () => {
 
   it('appears nowhere on stdout or stderr of a --json run', async () => {
     const sandbox = cleanup.sandbox({ config: '[secrets]\nenv_vars = ["JP_TEST_CANARY"]\n' });
+    // A workspace's list counts once its user trusts it (it changes what an approval shows).
+    assert.equal((await runJp(sandbox, ['trust'])).code, 0);
     const script = testProvider(sandbox, {
       steps: [
         { parts: [{ tool_call: { name: 'run_command', arguments: { command: 'echo "canary=$JP_TEST_CANARY"' } } }] },

@@ -12,6 +12,7 @@
 import type { ConversationEvent } from '../conversation/events.ts';
 import { isContentEvent } from '../conversation/events.ts';
 import { readEventLog } from '../conversation/reader.ts';
+import { encodeAnswer } from '../inquiry/answer.ts';
 import type { Inquiry } from '../inquiry/types.ts';
 import type { ServerLink } from '../protocol/link.ts';
 import { PROTOCOL_VERSION, type InterruptAction, type ServerHello, type ServerMessage } from '../protocol/messages.ts';
@@ -222,7 +223,7 @@ export class TerminalClient {
       const sandbox = this.options.renderer.sandboxOfInquiry?.(next.id);
       const answer = await prompter.ask(next.inquiry, next.controller.signal, sandbox === undefined ? {} : { sandbox });
       this.inquiries.shift();
-      this.options.link.send({ type: 'inquiry_response', id: next.id, answer });
+      this.options.link.send({ type: 'inquiry_response', id: next.id, answer: encodeAnswer(answer) });
     } catch (error) {
       if (error instanceof PromptInterrupted) {
         this.prompting = false;
@@ -242,7 +243,9 @@ export class TerminalClient {
         this.detach();
         return;
       }
-      this.inquiries.splice(this.inquiries.indexOf(next), 1);
+      // Settled elsewhere (inquiry_resolved) it is gone already: remove it only if it is still queued.
+      const index = this.inquiries.indexOf(next);
+      if (index !== -1) this.inquiries.splice(index, 1);
     } finally {
       this.prompting = false;
     }

@@ -13,6 +13,8 @@
  * The text of chrome lines is chrome-text.ts; what a resumed turn shows is resumed-turn.ts.
  */
 import type { ConversationEvent } from '../conversation/events.ts';
+import { parseRunToolAnswer } from '../inquiry/answer.ts';
+import type { InquiryKind } from '../inquiry/types.ts';
 import { addUsage, describeUsage as usageLine, type Source, type Usage } from '../llm/types.ts';
 import type { ResultObject } from '../report/result.ts';
 import { commandResult, cutToWidth, firstLine, oneLine } from './chrome-text.ts';
@@ -65,7 +67,7 @@ export class TextRenderer implements Renderer {
    */
   private readonly pendingHeaders = new Map<string, string>();
   /** Inquiries seen, by id: their tool, kind, and the header a prompt was to show in its place. */
-  private readonly inquiries = new Map<string, { tool: string; kind: string; header?: string }>();
+  private readonly inquiries = new Map<string, { tool: string; kind: InquiryKind; header?: string }>();
   /** This client draws permission prompts with the call in them (set by a client that prompts). */
   callsShownByPrompts = false;
   /** The sandbox each call runs in, by tool call id (what its header says). */
@@ -182,7 +184,14 @@ export class TextRenderer implements Renderer {
         this.activity('thinking', Date.parse(event.timestamp));
         break;
       case 'chat_request':
-        if (replayed) this.chrome(this.paint(`> ${firstLine(event.content)}`, 'name'));
+        if (event.hook !== undefined)
+          this.chrome(
+            this.paint(
+              `jp: the Stop hook \`${oneLine(event.hook)}\` keeps the turn going: ${oneLine(event.content)}`,
+              'warning',
+            ),
+          );
+        else if (replayed) this.chrome(this.paint(`> ${firstLine(event.content)}`, 'name'));
         else if (this.output.wroteAnything('stdout') || this.lastKind !== undefined) {
           // A reply in the middle of a turn (Ctrl+C, reply): the answer so far ends, a blank line
           // sets the next one apart, and the reply is shown between them.
@@ -241,11 +250,11 @@ export class TextRenderer implements Renderer {
           const inquiry = this.inquiries.get(event.id);
           // A prompt was to show this call, but the inquiry was settled without one: the header now.
           if (inquiry?.header && event.by !== 'user') this.chrome(inquiry.header);
-          const answer = event.answer as unknown;
-          if (inquiry?.kind === 'run_tool' && typeof answer === 'object' && answer !== null && 'edit' in answer) {
+          const parsed = inquiry?.kind === 'run_tool' ? parseRunToolAnswer(event.answer, 'log') : undefined;
+          if (inquiry && parsed?.ok && parsed.answer.decision === 'edit') {
             this.chrome(
               this.paint(
-                `  ✎ ${oneLine(inquiry.tool)} runs with the arguments you edited: ${summarizeArguments((answer as { edit: unknown }).edit)}`,
+                `  ✎ ${oneLine(inquiry.tool)} runs with the arguments you edited: ${summarizeArguments(parsed.answer.arguments)}`,
                 'warning',
               ),
               true,
@@ -255,7 +264,7 @@ export class TextRenderer implements Renderer {
         if (event.by !== 'user')
           this.chrome(
             this.paint(
-              `jp: ${event.by === 'assistant' ? 'the assistant answered' : 'policy'}: ${oneLine(event.reason ?? JSON.stringify(event.answer))}`,
+              `jp: ${event.by === 'assistant' ? 'the assistant answered' : event.by}: ${oneLine(event.reason ?? JSON.stringify(event.answer))}`,
               'warning',
             ),
           );

@@ -2,7 +2,8 @@
  * Conversation events (DESIGN §6): one JSON object per line of `events.ndjson`, each with `type` and
  * `timestamp`. These names are a public contract: scripts and `schema/` read them.
  */
-import type { AnsweredBy, Inquiry, JsonValue, PromptAction } from '../inquiry/types.ts';
+import type { EncodedAnswer } from '../inquiry/answer.ts';
+import type { AnsweredBy, Inquiry, PromptAction } from '../inquiry/types.ts';
 import type { FinishReason, ProviderMetadata, Source, Usage } from '../llm/types.ts';
 
 export type TurnEndStatus = 'completed' | 'interrupted' | 'error' | 'discarded';
@@ -12,7 +13,15 @@ export type ToolOutcome = 'ok' | 'error' | 'denied' | 'skipped' | 'deferred' | '
 
 export type ConversationEvent =
   | { type: 'turn_start'; timestamp: string }
-  | { type: 'chat_request'; timestamp: string; content: string }
+  | {
+      type: 'chat_request';
+      timestamp: string;
+      content: string;
+      /** What the user's UserPromptSubmit hooks added for the model (sent after the content). */
+      context?: string;
+      /** The command of the Stop hook whose reason this message is (the model goes on with it). */
+      hook?: string;
+    }
   | {
       type: 'chat_response';
       timestamp: string;
@@ -71,12 +80,15 @@ export type ConversationEvent =
       type: 'inquiry_response';
       timestamp: string;
       id: string;
-      answer: JsonValue;
+      /** Written by encodeAnswer, read back only through parseAnswer (inquiry/answer.ts). */
+      answer: EncodedAnswer;
       by: AnsweredBy;
       /** What decided the answer when no human did (route()'s action). */
       action?: PromptAction;
       /** Plain-words explanation for policy answers, naming the config key that decided. */
       reason?: string;
+      /** With `by: "hook"`: the command of the PermissionRequest hook that answered. */
+      hook?: string;
       /** Proof that this user's jp recorded this answer to this inquiry (conversation/seal.ts); without one it is never re-used. */
       seal?: string;
     }

@@ -201,7 +201,7 @@ export class ClientHub implements RunClients {
         const ask = this.pendingAsks.get(message.id);
         if (!ask || ask.connection !== connection || !this.allows(connection, 'answer', 'an answer')) return;
         this.pendingAsks.delete(message.id);
-        ask.resolve({ answered: true, answer: message.answer as never });
+        ask.resolve({ answered: true, answer: message.answer });
         return;
       }
       case 'file_response': {

@@ -8,36 +8,42 @@ import type { ConversationEvent, EventOf } from '../conversation/events.ts';
 import { canonicalJson, type PlacedSeal } from '../conversation/seal.ts';
 import { now } from '../conversation/events.ts';
 import type { LoadedConfig } from '../config/load.ts';
-import {
-  questionConfigOf,
-  resolveDetachedPolicy,
-  type BuiltinDetachedDefault,
-  type Resolved,
-} from '../config/policy.ts';
-import { fieldsWithoutDefault, isValidFormAnswer } from '../inquiry/form.ts';
+import { questionConfigOf, resolveDetachedPolicy, type BuiltinDetachedDefault } from '../config/policy.ts';
+import { encodeAnswer, parseQuestionAnswer, type AnswerOf, type InquiryAnswer } from '../inquiry/answer.ts';
+import { fieldsWithoutDefault } from '../inquiry/form.ts';
 import { route } from '../inquiry/route.ts';
 import {
   policyKindOf,
   type AnsweredBy,
-  type PolicyKind,
-  type DetachedPolicy,
   type Inquiry,
+  type InquiryOf,
   type JsonValue,
   type PromptAction,
   type Question,
 } from '../inquiry/types.ts';
-import { StopRequest, type TurnHost } from './host.ts';
+import {
+  deliverRules,
+  escalateRules,
+  inapplicable,
+  questionRules,
+  runRules,
+  type AnswerRules,
+} from './answer-rules.ts';
+import { changedInputAllowed, firstAnswer, HookAsk, hookReason } from './hook-answers.ts';
+import { failureReason, policySentence, settingOf } from './policy-words.ts';
+import type { HookAnswer } from './hook-port.ts';
+import { type ClientAnswer, StopRequest, type TurnHost } from './host.ts';
 
 export interface RecordedInquiry {
   request: EventOf<'inquiry_request'>;
   response: EventOf<'inquiry_response'> | undefined;
 }
 
-export type Resolution =
+export type Resolution<A extends InquiryAnswer = InquiryAnswer> =
   | {
       kind: 'answered';
       id: string;
-      answer: JsonValue;
+      answer: A;
       by: AnsweredBy;
       action: PromptAction | undefined;
       reason: string | undefined;
@@ -117,105 +123,6 @@ export function applyQuestionConfig(
   return { question: result, configExclusive: entry?.exclusive, target: entry?.target ?? 'user', defaultProblem };
 }
 
-function settingOf(resolved: Resolved<DetachedPolicy>): string {
-  return resolved.key === 'built-in'
-    ? `the detached policy is "${resolved.value}" (${resolved.layer})`
-    : `${resolved.key} = "${resolved.value}" (set in ${resolved.layer})`;
-}
-
-/**
- * Names the setting that decided, and the key that would change the decision: after a refusal, how
- * to let it proceed without a user; after a decision made without one, how to require a human.
- */
-function policySentence(
-  tool: string,
-  kind: PolicyKind,
-  resolved: Resolved<DetachedPolicy>,
-  decision: 'proceeded' | 'refused',
-): string {
-  const setting = settingOf(resolved);
-  if (decision === 'proceeded')
-    return `${setting}; to require a human instead, set conversation.tools.${tool}.detached.${kind} = "deny" or "defer"`;
-  if (kind === 'escalate') {
-    return `${setting} (the shorthand detached = "auto" does not cover leaving the sandbox); to let it run outside the sandbox without a user, set conversation.tools.${tool}.detached.escalate = "auto"`;
-  }
-  if (kind === 'tool') {
-    return `${setting}; to change it, set conversation.tools.${tool}.detached.tool = "auto" (let the assistant answer) or "defaults" (use the question's default)`;
-  }
-  const noDefault =
-    resolved.value === 'defaults'
-      ? ` ("defaults" has no default answer for ${kind === 'run' ? 'running a tool' : 'sharing a result'})`
-      : '';
-  return `${setting}${noDefault}; to let it ${kind === 'run' ? 'run' : 'through'} without a user, set conversation.tools.${tool}.detached.${kind} = "auto"`;
-}
-
-function failureReason(
-  inquiry: Inquiry,
-  resolved: Resolved<DetachedPolicy>,
-  detail: { exclusive: boolean; defaultProblem?: string },
-): string {
-  const kind = policyKindOf(inquiry.kind);
-  const policy = policySentence(inquiry.tool, kind, resolved, 'refused');
-  switch (inquiry.kind) {
-    case 'run_tool':
-      return `not run: no user is available to approve it, and ${policy}`;
-    case 'deliver_tool_result':
-      return `result not delivered: no user is available to approve sharing it, and ${policy}`;
-    case 'escalate':
-      return `not run outside the sandbox: no user is available to approve it, and ${policy}`;
-    case 'tool_question': {
-      const question = JSON.stringify(inquiry.question.text);
-      if (resolved.value === 'auto' && detail.exclusive) {
-        return `unanswered: no user is available to answer ${question}, and the question is exclusive (only a human may answer it; conversation.tools.${inquiry.tool}.questions.${inquiry.question.id}.exclusive)`;
-      }
-      if (resolved.value === 'defaults' && inquiry.question.answer_type === 'form') {
-        return `unanswered: no user is available to answer ${question}, ${settingOf(resolved)}, and ${detail.defaultProblem ?? 'the form has no default'}`;
-      }
-      if (resolved.value === 'defaults') {
-        const why = detail.defaultProblem ?? 'the question has no default';
-        return `unanswered: no user is available to answer ${question}, and ${why}; set conversation.tools.${inquiry.tool}.questions.${inquiry.question.id}.default${inquiry.question.answer_type === 'select' ? ' or .default_option = "first" | "last" | "<label>"' : ''}`;
-      }
-      return `unanswered: no user is available to answer ${question}, and ${policy}`;
-    }
-  }
-}
-
-/** Checks an answer from a client (untrusted input) against the inquiry it answers. */
-export function isValidAnswer(inquiry: Inquiry, answer: unknown): answer is JsonValue {
-  switch (inquiry.kind) {
-    case 'run_tool':
-      return (
-        answer === 'run' ||
-        answer === 'run_always' ||
-        answer === 'skip' ||
-        answer === 'skip_always' ||
-        (typeof answer === 'object' &&
-          answer !== null &&
-          'edit' in answer &&
-          typeof (answer as { edit: unknown }).edit === 'object')
-      );
-    case 'escalate':
-      return answer === 'run' || answer === 'skip';
-    case 'deliver_tool_result':
-      return (
-        answer === 'deliver' ||
-        answer === 'skip' ||
-        (typeof answer === 'object' && answer !== null && typeof (answer as { edit?: unknown }).edit === 'string')
-      );
-    case 'tool_question':
-      switch (inquiry.question.answer_type) {
-        case 'boolean':
-          return typeof answer === 'boolean';
-        case 'select':
-          return typeof answer === 'string' && (inquiry.question.options ?? []).includes(answer);
-        case 'text':
-          return typeof answer === 'string';
-        case 'form':
-          return isValidFormAnswer(inquiry.question.fields ?? [], answer);
-      }
-  }
-}
-
 const maxInvalidClientAnswers = 3;
 
 export class InquiryResolver {
@@ -225,52 +132,118 @@ export class InquiryResolver {
     this.context = context;
   }
 
-  /**
-   * Whether a recorded answer answers `inquiry` (as jp asks it now, redacted) and this user's jp
-   * recorded it: the recorded inquiry is exactly this one (tool, arguments, kind...) and the
-   * answer's seal verifies. Anything else is asked again.
-   */
-  private reusable(inquiry: Inquiry, recorded: RecordedInquiry): boolean {
-    if (!recorded.response || canonicalJson(recorded.request.inquiry) !== canonicalJson(inquiry)) return false;
-    return this.context.seal.verifies(recorded.response, this.context.log);
+  /** Whether the call may run (config `run` = "ask" or "edit"). */
+  resolveRun(
+    toolCallId: string,
+    asked: InquiryOf<'run_tool'>,
+    recordedEarlier?: RecordedInquiry,
+  ): Promise<Resolution<AnswerOf<'run_tool'>>> {
+    return this.resolveWith(toolCallId, asked, () => runRules, recordedEarlier);
   }
 
-  /**
-   * Settles one inquiry. `recordedEarlier` is its earlier state in the log (a resumed turn): a
-   * recorded answer is reused only when it answers exactly this inquiry and this user's jp recorded
-   * it (`reusable`); a recorded request for this same inquiry without such an answer is asked again
-   * under its id; a recorded request for another inquiry is not this one: it is asked anew.
-   */
+  /** Whether the command may run outside the sandbox. */
+  resolveEscalation(
+    toolCallId: string,
+    asked: InquiryOf<'escalate'>,
+    recordedEarlier?: RecordedInquiry,
+  ): Promise<Resolution<AnswerOf<'escalate'>>> {
+    return this.resolveWith(toolCallId, asked, () => escalateRules, recordedEarlier);
+  }
+
+  /** Whether the result goes to the model (config `result` = "ask" or "edit"). */
+  resolveDelivery(
+    toolCallId: string,
+    asked: InquiryOf<'deliver_tool_result'>,
+    recordedEarlier?: RecordedInquiry,
+  ): Promise<Resolution<AnswerOf<'deliver_tool_result'>>> {
+    return this.resolveWith(toolCallId, asked, () => deliverRules, recordedEarlier);
+  }
+
+  /** A tool's question. */
+  resolveQuestion(
+    toolCallId: string,
+    asked: InquiryOf<'tool_question'>,
+    recordedEarlier?: RecordedInquiry,
+    options: { duringCall?: boolean } = {},
+  ): Promise<Resolution<AnswerOf<'tool_question'>>> {
+    return this.resolveWith(toolCallId, asked, questionRules, recordedEarlier, options);
+  }
+
+  /** An inquiry of any kind (one recorded in the log), settled as its kind is. */
   resolve(
     toolCallId: string,
     asked: Inquiry,
     recordedEarlier?: RecordedInquiry,
     options: { duringCall?: boolean } = {},
   ): Promise<Resolution> {
-    const settle = (): Promise<Resolution> => this.settle(toolCallId, asked, recordedEarlier, options);
+    switch (asked.kind) {
+      case 'run_tool':
+        return this.resolveRun(toolCallId, asked, recordedEarlier);
+      case 'escalate':
+        return this.resolveEscalation(toolCallId, asked, recordedEarlier);
+      case 'deliver_tool_result':
+        return this.resolveDelivery(toolCallId, asked, recordedEarlier);
+      case 'tool_question':
+        return this.resolveQuestion(toolCallId, asked, recordedEarlier, options);
+    }
+  }
+
+  /**
+   * The recorded answer, when it answers `inquiry` (as jp asks it now, redacted) and this user's jp
+   * recorded it: the recorded inquiry is exactly this one (tool, arguments, kind...), the answer's
+   * seal verifies and it reads as an answer of this kind. Anything else is asked again.
+   */
+  private reused<A extends InquiryAnswer>(
+    inquiry: Inquiry,
+    recorded: RecordedInquiry,
+    rules: AnswerRules<A>,
+  ): Resolution<A> | undefined {
+    const response = recorded.response;
+    if (!response || canonicalJson(recorded.request.inquiry) !== canonicalJson(inquiry)) return undefined;
+    if (!this.context.seal.verifies(response, this.context.log)) return undefined;
+    const parsed = rules.parse(response.answer, 'log');
+    if (!parsed.ok) return undefined;
+    return {
+      kind: 'answered',
+      id: response.id,
+      answer: parsed.answer,
+      by: response.by,
+      action: response.action,
+      reason: response.reason,
+    };
+  }
+
+  /**
+   * Settles one inquiry. `recordedEarlier` is its earlier state in the log (a resumed turn): a
+   * recorded answer is reused only when it answers exactly this inquiry and this user's jp recorded
+   * it (`reused`); a recorded request for this same inquiry without such an answer is asked again
+   * under its id; a recorded request for another inquiry is not this one: it is asked anew.
+   */
+  private resolveWith<I extends Inquiry, A extends InquiryAnswer>(
+    toolCallId: string,
+    asked: I,
+    rulesOf: (inquiry: I) => AnswerRules<A>,
+    recordedEarlier: RecordedInquiry | undefined,
+    options: { duringCall?: boolean } = {},
+  ): Promise<Resolution<A>> {
+    const settle = (): Promise<Resolution<A>> => {
+      // An inquiry is made here (a tool's question may quote anything): what is logged, prompted or sent to a client is redacted.
+      const inquiry = this.context.host.secrets.redactValue(asked);
+      return this.settle(toolCallId, inquiry, rulesOf(inquiry), recordedEarlier, options);
+    };
     return this.context.oneAtATime ? this.context.oneAtATime(settle) : settle();
   }
 
-  private async settle(
+  private async settle<A extends InquiryAnswer>(
     toolCallId: string,
-    asked: Inquiry,
+    inquiry: Inquiry,
+    rules: AnswerRules<A>,
     recordedEarlier: RecordedInquiry | undefined,
     options: { duringCall?: boolean },
-  ): Promise<Resolution> {
+  ): Promise<Resolution<A>> {
     const { host, config, builtinDetached } = this.context;
-    // An inquiry is made here (a tool's question may quote anything): what is logged, prompted or sent to a client is redacted.
-    const inquiry = this.context.host.secrets.redactValue(asked);
-    if (recordedEarlier && this.reusable(inquiry, recordedEarlier)) {
-      const response = recordedEarlier.response!;
-      return {
-        kind: 'answered',
-        id: response.id,
-        answer: response.answer,
-        by: response.by,
-        action: response.action,
-        reason: response.reason,
-      };
-    }
+    const reused = recordedEarlier && this.reused(inquiry, recordedEarlier, rules);
+    if (reused) return reused;
     const recorded =
       recordedEarlier && canonicalJson(recordedEarlier.request.inquiry) === canonicalJson(inquiry)
         ? recordedEarlier
@@ -300,6 +273,7 @@ export class InquiryResolver {
         return this.askAssistant(
           id,
           inquiry,
+          rules,
           'LlmInquiry',
           `answered by the assistant: conversation.tools.${inquiry.tool}.questions.${inquiry.question.id}.target = "assistant"`,
         );
@@ -307,114 +281,187 @@ export class InquiryResolver {
     }
     let invalidAnswers = 0;
     let declined = false;
-    for (;;) {
-      if (this.context.signal.aborted) throw this.context.signal.reason ?? new StopRequest('shutdown');
-      // Resolved on every pass: a client that detaches while a prompt is open changes the built-in default.
-      const policy = resolveDetachedPolicy(config, inquiry.tool, policyKindOf(inquiry.kind), builtinDetached());
-      const hasClient = host.hasPromptingClient() && invalidAnswers < maxInvalidClientAnswers && !declined;
-      const action = route(routed, { hasClient, policy: policy.value, configExclusive });
-      switch (action) {
-        case 'PromptClient': {
-          // A client that detaches from the open prompt makes the built-in detached default `defer`.
-          const ifDetached = route(routed, {
-            hasClient: false,
-            policy: resolveDetachedPolicy(config, inquiry.tool, policyKindOf(inquiry.kind), 'defer').value,
-            configExclusive,
-          });
-          const reply = await host.askClient(id, routed, this.context.signal, ifDetached);
+    const hook = new HookAsk(host.hooks, { id, toolCallId, inquiry: routed }, this.context.signal);
+    try {
+      for (;;) {
+        if (this.context.signal.aborted) throw this.context.signal.reason ?? new StopRequest('shutdown');
+        // Resolved on every pass: a client that detaches while a prompt is open changes the built-in default.
+        const policy = resolveDetachedPolicy(config, inquiry.tool, policyKindOf(inquiry.kind), builtinDetached());
+        const hasClient = host.hasPromptingClient() && invalidAnswers < maxInvalidClientAnswers && !declined;
+        const action = route(routed, { hasClient, policy: policy.value, configExclusive });
+        // With nobody there, a PermissionRequest hook answers before the policy (DESIGN §4).
+        if (action !== 'PromptClient' && hook.asks) {
+          const answered = await hook.answer(policy, false);
           if (this.context.signal.aborted) throw this.context.signal.reason ?? new StopRequest('shutdown');
-          if (!reply.answered) {
-            declined = reply.declined === true;
-            continue;
-          }
-          if (!isValidAnswer(inquiry, reply.answer)) {
-            invalidAnswers++;
-            host.notice('warning', `ignored an invalid answer to inquiry ${id}`);
-            continue;
-          }
-          return this.record(id, reply.answer, 'user', undefined, undefined);
+          const settled =
+            answered && changedInputAllowed(answered, action) && this.recordHook(id, inquiry, rules, answered);
+          if (settled) return settled;
+          if (answered?.updatedArguments !== undefined)
+            host.notice(
+              'warning',
+              `ignored the changed input the hook \`${answered.hook}\` gave ${inquiry.tool}: nobody is there to see it, and ${settingOf(policy)}`,
+            );
         }
-        case 'AutoApprove':
-          if (inquiry.kind === 'escalate') {
+        switch (action) {
+          case 'PromptClient': {
+            // A client that detaches from the open prompt makes the built-in detached default `defer`.
+            const ifDetached = route(routed, {
+              hasClient: false,
+              policy: resolveDetachedPolicy(config, inquiry.tool, policyKindOf(inquiry.kind), 'defer').value,
+              configExclusive,
+            });
+            hook.notifyPrompt();
+            const withdraw = new AbortController();
+            const stopWithRun = (): void => withdraw.abort();
+            this.context.signal.addEventListener('abort', stopWithRun, { once: true });
+            const first = await firstAnswer(
+              host.askClient(id, routed, withdraw.signal, ifDetached),
+              hook.asks ? hook.answer(policy, true) : undefined,
+            ).finally(() => this.context.signal.removeEventListener('abort', stopWithRun));
+            let changed: JsonValue | undefined;
+            let reply: ClientAnswer;
+            if (first.from === 'hook') {
+              // The hook answered first: the prompt is withdrawn (its client is told who answered).
+              withdraw.abort();
+              if (first.answer.updatedArguments === undefined || inquiry.kind !== 'run_tool') {
+                const settled = this.recordHook(id, inquiry, rules, first.answer);
+                if (settled) return settled;
+                continue;
+              }
+              // A changed input runs only through a prompt that shows it: the prompt of the input the
+              // model gave is closed, and the changed input is a prompt of its own.
+              changed = first.answer.updatedArguments as JsonValue;
+              host.notice(
+                'info',
+                `the hook \`${first.answer.hook}\` changed the input of ${inquiry.tool}; the prompt shows the changed input`,
+              );
+              host.inquiryResolved(id, 'hook');
+              reply = await host.askClient(
+                `${id}.changed`,
+                { ...inquiry, arguments: changed },
+                this.context.signal,
+                ifDetached,
+              );
+            } else reply = first.reply;
+            if (this.context.signal.aborted) throw this.context.signal.reason ?? new StopRequest('shutdown');
+            if (!reply.answered) {
+              declined = reply.declined === true;
+              continue;
+            }
+            let parsed = rules.parse(reply.answer, 'client');
+            // A yes to the changed input runs the changed input.
+            if (changed !== undefined && parsed.ok && parsed.answer.decision === 'approve')
+              parsed = rules.parse({ edit: changed }, 'client');
+            if (!parsed.ok) {
+              invalidAnswers++;
+              host.notice('warning', `ignored an invalid answer to inquiry ${id}: ${parsed.error}`);
+              continue;
+            }
+            return this.record(id, parsed.answer, 'user', undefined, undefined);
+          }
+          case 'AutoApprove':
+          case 'AutoDeliver': {
+            if (rules.asks !== 'permission') throw inapplicable(action, inquiry);
+            const reason =
+              inquiry.kind === 'escalate'
+                ? `run outside the sandbox without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'escalate', policy, 'proceeded')}`
+                : inquiry.kind === 'deliver_tool_result'
+                  ? `result shared without a user's review: no user is available, and ${policySentence(inquiry.tool, 'deliver', policy, 'proceeded')}`
+                  : `run without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'run', policy, 'proceeded')}`;
+            return this.record(id, rules.letThrough, 'policy', action, reason);
+          }
+          case 'LlmInquiry':
+            if (inquiry.kind !== 'tool_question') throw inapplicable(action, inquiry);
+            return this.askAssistant(
+              id,
+              inquiry,
+              rules,
+              action,
+              `answered by the assistant: no user is available, and ${policySentence(inquiry.tool, 'tool', policy, 'proceeded')}`,
+            );
+          case 'UseDefault': {
+            const question = routed.kind === 'tool_question' ? routed.question : undefined;
+            if (rules.asks !== 'question' || question?.default === undefined) throw inapplicable(action, inquiry);
             return this.record(
               id,
-              'run',
+              rules.valued(question.default),
               'policy',
               action,
-              `run outside the sandbox without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'escalate', policy, 'proceeded')}`,
+              `answered with the question's default: no user is available, and ${policySentence(inquiry.tool, 'tool', policy, 'proceeded')}`,
             );
           }
-          return this.record(
-            id,
-            'run',
-            'policy',
-            action,
-            `run without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'run', policy, 'proceeded')}`,
-          );
-        case 'AutoDeliver':
-          return this.record(
-            id,
-            'deliver',
-            'policy',
-            action,
-            `result shared without a user's review: no user is available, and ${policySentence(inquiry.tool, 'deliver', policy, 'proceeded')}`,
-          );
-        case 'LlmInquiry':
-          return this.askAssistant(
-            id,
-            inquiry,
-            action,
-            `answered by the assistant: no user is available, and ${policySentence(inquiry.tool, 'tool', policy, 'proceeded')}`,
-          );
-        case 'UseDefault': {
-          const question = routed.kind === 'tool_question' ? routed.question : undefined;
-          return this.record(
-            id,
-            (question?.default ?? null) as JsonValue,
-            'policy',
-            action,
-            `answered with the question's default: no user is available, and ${policySentence(inquiry.tool, 'tool', policy, 'proceeded')}`,
-          );
+          case 'Fail': {
+            const exclusive = inquiry.kind === 'tool_question' ? (configExclusive ?? inquiry.question.exclusive) : true;
+            const reason = failureReason(inquiry, policy, { exclusive, ...(defaultProblem ? { defaultProblem } : {}) });
+            return this.record(id, rules.refusal, 'policy', action, reason);
+          }
+          case 'Defer':
+            return { kind: 'deferred', id };
         }
-        case 'Fail': {
-          const exclusive = inquiry.kind === 'tool_question' ? (configExclusive ?? inquiry.question.exclusive) : true;
-          const reason = failureReason(inquiry, policy, { exclusive, ...(defaultProblem ? { defaultProblem } : {}) });
-          const answer: JsonValue = inquiry.kind === 'tool_question' ? null : 'skip';
-          return this.record(id, answer, 'policy', action, reason);
-        }
-        case 'Defer':
-          return { kind: 'deferred', id };
       }
+    } finally {
+      hook.withdraw();
     }
   }
 
-  private async askAssistant(id: string, inquiry: Inquiry, action: PromptAction, reason: string): Promise<Resolution> {
-    if (inquiry.kind !== 'tool_question')
-      return this.record(id, null, 'policy', 'Fail', 'only questions can be answered by the assistant');
+  /** A PermissionRequest hook's answer, read as a client's is; undefined (and said) when it answers nothing of this kind. */
+  private recordHook<A extends InquiryAnswer>(
+    id: string,
+    inquiry: Inquiry,
+    rules: AnswerRules<A>,
+    answered: HookAnswer,
+  ): Resolution<A> | undefined {
+    const given =
+      answered.updatedArguments === undefined ? answered.answer : { edit: answered.updatedArguments as JsonValue };
+    const parsed = rules.parse(given, 'client');
+    if (!parsed.ok) {
+      this.context.host.notice('warning', `ignored the answer of the hook \`${answered.hook}\`: ${parsed.error}`);
+      return undefined;
+    }
+    return this.record(id, parsed.answer, 'hook', undefined, hookReason(inquiry, answered), answered.hook);
+  }
+
+  private async askAssistant<A extends InquiryAnswer>(
+    id: string,
+    inquiry: InquiryOf<'tool_question'>,
+    rules: AnswerRules<A>,
+    action: PromptAction,
+    reason: string,
+  ): Promise<Resolution<A>> {
+    if (rules.asks !== 'question') throw inapplicable(action, inquiry);
     const applied = applyQuestionConfig(this.context.config, inquiry.tool, inquiry.question);
     const answer = await this.context.answerWithLlm(inquiry.tool, applied.question);
-    if (answer === undefined || !isValidAnswer({ ...inquiry, question: applied.question }, answer)) {
+    // The model's reply is checked as a client's answer is, against the question as asked with the user's config.
+    if (answer === undefined || !parseQuestionAnswer(applied.question, answer, 'client').ok) {
       return this.record(
         id,
-        null,
+        rules.refusal,
         'policy',
         'Fail',
         `unanswered: the assistant was asked ${JSON.stringify(inquiry.question.text)} but gave no valid answer`,
       );
     }
-    return this.record(id, answer, 'assistant', action, reason);
+    return this.record(id, rules.valued(answer), 'assistant', action, reason);
   }
 
-  private record(
+  private record<A extends InquiryAnswer>(
     id: string,
-    answer: JsonValue,
+    answer: A,
     by: AnsweredBy,
     action: PromptAction | undefined,
     reason: string | undefined,
-  ): Resolution {
-    const event: EventOf<'inquiry_response'> = { type: 'inquiry_response', timestamp: now(), id, answer, by };
+    hook?: string,
+  ): Resolution<A> {
+    const event: EventOf<'inquiry_response'> = {
+      type: 'inquiry_response',
+      timestamp: now(),
+      id,
+      answer: encodeAnswer(answer),
+      by,
+    };
     if (action) event.action = action;
     if (reason) event.reason = reason;
+    if (hook !== undefined) event.hook = hook;
     this.context.append(event);
     this.context.host.inquiryResolved(id, by);
     return { kind: 'answered', id, answer, by, action, reason };

@@ -59,7 +59,8 @@ function importsOf(folder: string): Import[] {
 /**
  * The layers, top first: a folder imports only from its own layer's folder or lower layers. The
  * composition root (cli) over the editor's agent (acp), over the two ends of a socket (the terminal
- * client, the server process), over one run, over what scripts read of it (report), over the engine;
+ * client, the server process), over one run, over what scripts read of it (report), over the user's
+ * hooks (which answer the engine through its TurnHost), over the engine;
  * the engine on tools, the sandbox and the providers; everything on the conversation log, config,
  * workspace, inquiries and output; at the bottom the wire (protocol) and the shared leaves (errors,
  * redaction).
@@ -70,6 +71,7 @@ const layers: string[][] = [
   ['client', 'server'],
   ['run'],
   ['report'],
+  ['hooks'],
   ['turn'],
   ['tools'],
   ['sandbox'],
@@ -160,6 +162,30 @@ describe('layout', () => {
     assert.deepEqual(
       importsOf('protocol').filter((entry) => entry.resolved !== undefined && folderOf(entry.resolved) !== 'protocol'),
       [],
+    );
+  });
+
+  it('the run request is defined once, in protocol/, and the client process takes it from there, never from run/ or server/', () => {
+    const definitions = files.filter((file) =>
+      /^(?:export\s+)?(?:interface|type)\s+RunRequest\b/m.test(readFileSync(path.join(sourceRoot, file), 'utf8')),
+    );
+    assert.deepEqual(definitions, [path.join('protocol', 'run-request.ts')]);
+    // The files of the client process that build a run request (jp query, --no-server, jp acp).
+    const clientFiles = [
+      path.join('cli', 'commands', 'query.ts'),
+      path.join('cli', 'commands', 'prepared-query.ts'),
+      path.join('acp', 'agent.ts'),
+    ];
+    const sources = clientFiles.map((file) => {
+      const text = readFileSync(path.join(sourceRoot, file), 'utf8');
+      const from = [...text.matchAll(/import[^;]*?\bRunRequest\b[^;]*?from\s+['"]([^'"]+)['"]/g)].map((match) =>
+        path.relative(sourceRoot, path.resolve(sourceRoot, path.dirname(file), match[1]!)),
+      );
+      return [file, from];
+    });
+    assert.deepEqual(
+      sources,
+      clientFiles.map((file) => [file, [path.join('protocol', 'run-request.ts')]]),
     );
   });
 

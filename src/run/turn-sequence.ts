@@ -6,15 +6,19 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import type { ConversationEvent } from '../conversation/events.ts';
+import { checkpointSettings, RunCheckpoints } from '../checkpoint/recorder.ts';
+import type { ConversationEvent, EventOf } from '../conversation/events.ts';
 import { now } from '../conversation/events.ts';
 import {
   changesDelta,
+  connectionSettingsWarning,
+  explainRecordedKeys,
   foreignSettingsWarning,
   recordableSettings,
   recordedSettings,
+  withoutConnectionKeys,
 } from '../conversation/config-delta.ts';
-import { findIncompleteTurn } from '../conversation/turn-state.ts';
+import { closingEvents, findIncompleteTurn } from '../conversation/turn-state.ts';
 import { commandLineOverrides } from '../config/load.ts';
 import { userConfigFile } from '../config/paths.ts';
 import type { BuiltinDetachedDefault } from '../config/policy.ts';
@@ -62,9 +66,18 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
     events.push({ type: 'turn_end', timestamp: now(), status: 'discarded' });
     live.sync();
   }
-  // What --cfg gave that holds a secret configures this query only: it is never written to the log.
+  const unfinished = request.close_turn ? findIncompleteTurn(events) : undefined;
+  if (unfinished) {
+    for (const event of closingEvents(unfinished)) {
+      live.append(event);
+      events.push(event);
+    }
+    live.sync();
+  }
+  // What the command line set, but never where and how to reach a provider (config-delta.ts), and
+  // never what holds a secret: that configures this query only.
   const { delta: overrides, withheld: secretSettings } = recordableSettings(
-    commandLineOverrides(config),
+    withoutConnectionKeys(commandLineOverrides(config)).kept,
     setup.secrets,
   );
   if (secretSettings.length > 0)
@@ -74,8 +87,16 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
     );
   if (setup.foreignSettings.length > 0)
     live.notice('warning', foreignSettingsWarning(request.conversation_id, setup.foreignSettings));
+  if (setup.connectionSettings.length > 0)
+    live.notice('warning', connectionSettingsWarning(request.conversation_id, setup.connectionSettings));
   if (changesDelta(recordedSettings(events, seal).delta, overrides)) {
-    const event = seal.seal({ type: 'config_delta', timestamp: now(), delta: overrides } as ConversationEvent, events);
+    const recorded: EventOf<'config_delta'> = {
+      type: 'config_delta',
+      timestamp: now(),
+      delta: overrides,
+      ...(request.query ? { query: setup.secrets.redact(request.query) } : {}),
+    };
+    const event = seal.seal(recorded, events);
     live.append(event);
     events.push(event);
   }
@@ -94,6 +115,7 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
   );
   const systemPrompt = runSystemPrompt(sequence, tools, sessionContext);
   const assistant = config.value.assistant;
+  const checkpoints = runCheckpoints(sequence);
   /** UserPromptSubmit: a blocked prompt is never sent; what the hooks add goes with it to the model. */
   const submitted = async (prompt: string): Promise<{ blocked: string } | { context: string | undefined }> => {
     const decided = await hooks?.promptSubmitted(prompt, sequence.stopSignal());
@@ -136,6 +158,7 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
         ? { compactionThreshold: assistant.compaction.threshold }
         : {}),
       systemPrompt,
+      ...(checkpoints ? { checkpoints } : {}),
       signal: sequence.stopSignal(),
       message,
       resume,
@@ -178,6 +201,9 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
   } else {
     outcome = await turnWithReplies(false, request.message ?? '');
   }
+  // An error that names a setting the conversation recorded says so, and how to change it.
+  if (outcome.error)
+    outcome = { ...outcome, error: explainRecordedKeys(outcome.error, request.conversation_id, setup.recorded) };
   return buildTurnResult({
     conversationId: request.conversation_id,
     query: query || lastRequestContent(events),
@@ -187,6 +213,21 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
     startedAt: request.started_at,
     warnings: sequence.warnings(),
     secrets: setup.secrets,
+  });
+}
+
+/** The run's checkpoints of the tool root (DESIGN §10), with the settings of `[checkpoints]`; none when they are off. */
+function runCheckpoints(sequence: TurnSequence): RunCheckpoints | undefined {
+  const { request, setup, live } = sequence;
+  const settings = checkpointSettings(setup.config.value);
+  if (!settings.enabled) return undefined;
+  return new RunCheckpoints({
+    userDirectory: setup.workspace.userDirectory,
+    root: request.workspace.tool_root,
+    environment: setup.environment,
+    conversationId: request.conversation_id,
+    settings,
+    warn: (message) => live.notice('warning', message),
   });
 }
 

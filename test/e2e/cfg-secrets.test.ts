@@ -47,7 +47,7 @@ describe('secrets given with --cfg and JP_CFG_*', () => {
       `mcp.servers.remote.headers.Authorization="Bearer ${secrets.header}"`,
       // A value that holds a secret jp knows (a provider key variable), given as a setting.
       '-c',
-      `providers.openai.base_url="http://user:${secrets.providerKey}@127.0.0.1:9/v1"`,
+      `assistant.instructions="Use the key ${secrets.providerKey} for the staging API."`,
     ];
     const env = {
       JP_CFG_MCP__SERVERS__OTHER__ENV__API_TOKEN: secrets.fromEnvironment,
@@ -79,7 +79,7 @@ describe('secrets given with --cfg and JP_CFG_*', () => {
 
     assert.match(
       first.stderr,
-      /not recorded in conversation jp-c\d+, as they hold secrets: .*mcp\.servers\.local\.env.*mcp\.servers\.remote\.headers.*providers\.openai\.base_url/,
+      /not recorded in conversation jp-c\d+, as they hold secrets: assistant\.instructions, mcp\.servers\.local\.env, mcp\.servers\.remote\.headers;/,
     );
     const delta = readEvents(sandbox, conversationId!).find((event) => event.type === 'config_delta')!.delta;
     assert.deepEqual(delta.mcp, {

@@ -145,6 +145,7 @@ export function defineTool<Schema extends z.ZodMiniType>(definition: {
   readOnly?: boolean;
   tellsWhoAnswered?: boolean;
   confined?: boolean;
+  timeoutSeconds?: number;
   escalation?(
     argumentsValue: z.infer<Schema>,
     toolRoot: string,
@@ -171,6 +172,7 @@ export function defineTool<Schema extends z.ZodMiniType>(definition: {
     ...(definition.readOnly ? { readOnly: true } : {}),
     ...(definition.tellsWhoAnswered ? { tellsWhoAnswered: true } : {}),
     ...(definition.confined ? { confined: true } : {}),
+    ...(definition.timeoutSeconds !== undefined ? { timeoutSeconds: definition.timeoutSeconds } : {}),
     ...(definition.escalation
       ? {
           escalation: (argumentsValue: unknown, toolRoot: string) =>

@@ -14,7 +14,9 @@ function firstLiveEvent(socketPath: string, capability: string): Promise<number>
     let greeted = false;
     socket.on('error', reject);
     socket.on('connect', () =>
-      socket.write(JSON.stringify({ type: 'hello', version: 2, capability, can_prompt: false, read_only: true }) + '\n'),
+      socket.write(
+        JSON.stringify({ type: 'hello', version: 2, capability, can_prompt: false, read_only: true }) + '\n',
+      ),
     );
     socket.on('data', (chunk) => {
       buffered += chunk.toString();

@@ -361,6 +361,7 @@ export class AcpAgent {
       mapper: new UpdateMapper(workspace.toolRoot),
       logger,
       conversationId: sessionId,
+      capability: started.capability,
     });
     session.running = client;
     const running = client.run();

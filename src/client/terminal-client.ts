@@ -45,6 +45,8 @@ export interface TerminalClientOptions {
    * goes away any other way, the run stops. An attached client never owns the run.
    */
   owner: boolean;
+  /** The run's capability, shown in the hello (DESIGN §8 "Capability"). */
+  capability: string;
   history: HistoryMode;
   eventsFile: string;
   conversationId: string;
@@ -146,6 +148,7 @@ export class TerminalClient {
     link.send({
       type: 'hello',
       version: PROTOCOL_VERSION,
+      capability: this.options.capability,
       can_prompt: this.options.prompter !== undefined && !this.options.readOnly,
       read_only: this.options.readOnly,
       ...(this.options.owner ? { owner: true } : {}),

@@ -70,6 +70,7 @@ export function hostHere(prepared: PreparedRun, where: HostHere): StartedRun {
     pid: process.pid,
     model: setup.model.id,
     detachable: false,
+    capability: hosted.capability,
     connect: () => Promise.resolve(pair.client),
     ended: () => hosted.runToEnd().then(() => undefined),
   };

@@ -171,6 +171,8 @@ export interface StartedRun {
   model: string | null;
   /** Whether a client of it can detach (Ctrl+Z): only from a run in its own server. */
   detachable: boolean;
+  /** The run's capability (DESIGN §8): what this client shows in its hello to steer the run. */
+  capability: string;
   /** The link a client speaks the protocol on (once). */
   connect(): Promise<ServerLink<RunPayloads>>;
   /** Resolves when the run has ended, for a run hosted here; at once for a server, which runs on its own. */

@@ -62,6 +62,7 @@ async function startServer(prepared: PreparedRun, where: StartWhere & { where: '
     pid: spawned.pid,
     model: null,
     detachable: true,
+    capability: spawned.capability,
     connect: () => connectToServer(spawned.socketPath),
     ended: () => Promise.resolve(),
   };

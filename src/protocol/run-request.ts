@@ -107,7 +107,10 @@ export function parseRunRequest(value: unknown): ParsedRunRequest {
   return { ok: false, message: `the run request is invalid${where}${expected}` };
 }
 
-/** The first line a server writes back on its readiness pipe: ready with its socket, or why it is not. */
+/**
+ * The first line a server writes back on its readiness pipe: ready with its socket and the run's
+ * capability (for the starting client's hello), or why it is not.
+ */
 export type ReadyMessage =
-  | { ready: true; pid: number; socket_path: string }
+  | { ready: true; pid: number; socket_path: string; capability: string }
   | { ready: false; error: { code: string; message: string; hint?: string; exit_code: number } };

@@ -10,9 +10,10 @@ import path from 'node:path';
 import { explainRecordedKeys, recordedKeys, recordedSettings, type RecordedKey } from '../conversation/config-delta.ts';
 import type { ConversationEvent } from '../conversation/events.ts';
 import { ConversationLog } from '../conversation/log.ts';
-import { LogSeal } from '../conversation/seal.ts';
+import { LogSeal, type PlacedSeal } from '../conversation/seal.ts';
 import { eventsFile } from '../conversation/store.ts';
 import { loadConfig, type LoadedConfig } from '../config/load.ts';
+import { jpDirectories } from '../config/paths.ts';
 import { safeDirectories } from '../config/safe-directories.ts';
 import { ConfigSnapshot } from '../config/snapshot.ts';
 import { JpError, UsageError } from '../errors.ts';
@@ -46,7 +47,7 @@ export interface RunSetup {
   /** Started when the run starts; none with --no-tools. */
   mcpServers: ConfiguredServer[];
   /** This user's seal of the events that carry settings or consent (conversation/seal.ts). */
-  seal: LogSeal;
+  seal: PlacedSeal;
   /** Keys of config_delta events in the log this user's jp did not record: ignored. */
   foreignSettings: string[];
   /** Connection keys an older jp recorded in the log: ignored (conversation/config-delta.ts). */
@@ -84,9 +85,12 @@ export function setUpRun(
     const opened = ConversationLog.open(eventsFile(workspace.conversationsDirectory, request.conversation_id));
     log = opened.log;
     // Settings recorded by earlier queries on this conversation (config_delta events this user's jp sealed).
-    const seal = LogSeal.forUser(dataHome(environment));
-    const { delta, foreignKeys, connectionKeys } = recordedSettings(request.conversation_id, opened.events, seal);
-    recorded = recordedKeys(request.conversation_id, opened.events, seal);
+    const seal = LogSeal.forUser(dataHome(environment)).at({
+      conversationId: request.conversation_id,
+      workspaceId: workspace.id,
+    });
+    const { delta, foreignKeys, connectionKeys } = recordedSettings(opened.events, seal);
+    recorded = recordedKeys(opened.events, seal);
     config = loadConfig({
       snapshot,
       environment,
@@ -98,8 +102,8 @@ export function setUpRun(
     secrets.add(environment, secretVariables(config.value));
     refusePlantedDestination(config, request.config.workspace_trust_state);
     const model = resolveModel(config, environment, request.cwd);
-    // File tools never reach jp's own rules and state: the user's config directory and jp's data.
-    const protectedDirectories = [path.dirname(snapshot.user.path), path.join(dataHome(environment), 'jp')];
+    // File tools never reach jp's own rules and state: the user's config directory and every directory of jp's.
+    const protectedDirectories = [path.dirname(snapshot.user.path), ...jpDirectories(environment)];
     const tools = buildToolRegistry(
       config.value,
       { noTools: request.tools.no_tools, enabled: request.tools.enabled },

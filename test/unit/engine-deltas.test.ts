@@ -61,7 +61,10 @@ async function run(input: { text?: string; reasoning?: string }[] | ChatModel) {
     model,
     tools: new Map(),
     config,
-    seal: new LogSeal(Buffer.alloc(32, 7)),
+    seal: new LogSeal(Buffer.alloc(32, 7)).at({
+      conversationId: 'jp-c1700000000000000',
+      workspaceId: 'w-000000000000',
+    }),
     builtinDetached: () => 'deny',
     toolRoot: process.cwd(),
     toolEnvironment: () => ({}),

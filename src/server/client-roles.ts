@@ -1,7 +1,7 @@
 /**
  * Who a connection to a run is, and what it may do (DESIGN §8 "Capability", "Who owns a run"). Pure:
  * no I/O, no state; the hub (client-hub.ts) asks `admit()` once per hello and `may()` for each
- * message, and test/unit/client-roles.test.ts checks every cell of both tables.
+ * message, and test/unit/server/client-roles.test.ts checks every cell of both tables.
  *
  * Admission first asks for the run's capability: a secret made by the run, given to the client
  * that started it and readable by `attach` from a 0600 file in jp's private state (registry.ts). A

@@ -3,7 +3,7 @@
  * `detached` keeps a user's `detached = "auto"` when a later layer adds `escalate` (the README's own
  * advice) or sets one kind; a later layer adding one key of a provider's table keeps the table's
  * other keys; `jp config show --effective` names the key and the layer each value came from.
- * test/unit/config-cascade.test.ts takes every pair of layers; here the pairs a user meets.
+ * test/unit/config/cascade.test.ts takes every pair of layers; here the pairs a user meets.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

@@ -27,7 +27,7 @@ export class RecordingHost implements TurnHost {
   readonly resolved: { id: string; by: string }[] = [];
   syncs = 0;
   readonly processes: ProcessTracker = { nextMarker: () => 'test.1', started: () => {}, ended: () => {} };
-  /** No secrets: what the engine redacts is tested in test/unit/step-text.test.ts and the e2e secret tests. */
+  /** No secrets: what the engine redacts is tested in test/unit/turn/step-text.test.ts and the e2e secret tests. */
   readonly secrets = new Secrets();
   private readonly script: ScriptedAnswer[] | undefined;
 

@@ -246,6 +246,22 @@ describe('layout', () => {
     assert.deepEqual(long, []);
   });
 
+  it('unit tests mirror src/: test/unit/<folder>/ for a folder of src/, test/unit/ for a file of src/ or the whole tree', () => {
+    const unitRoot = path.join(repositoryRoot, 'test', 'unit');
+    const folders = new Set(files.map(folderOf));
+    const topFiles = new Set(
+      files.filter((file) => folderOf(file) === '(top)').map((file) => path.basename(file, '.ts')),
+    );
+    // What spans the whole tree: the layout itself, global patches, and the JSON Schemas of schema/.
+    const wholeTree = new Set(['layout', 'no-global-patches', 'schema']);
+    const misplaced = readdirSync(unitRoot).filter((name) => {
+      if (statSync(path.join(unitRoot, name)).isDirectory()) return !folders.has(name);
+      const tested = name.replace(/\.test\.ts$/, '');
+      return !topFiles.has(tested) && !wholeTree.has(tested);
+    });
+    assert.deepEqual(misplaced, []);
+  });
+
   it('the checker sees imports at all (it can fail)', () => {
     assert.ok(
       importsOf('turn').some((entry) => entry.resolved !== undefined && folderOf(entry.resolved) === 'conversation'),

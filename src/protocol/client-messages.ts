@@ -15,6 +15,7 @@ const clientHelloSchema = z.object({
   owner: z.optional(z.boolean()),
   kill: z.optional(z.boolean()),
   editor_files: z.optional(z.object({ read: z.boolean(), write: z.boolean() })),
+  client: z.optional(z.string().check(z.maxLength(100))),
 });
 
 const clientMessageSchema = z.discriminatedUnion('type', [

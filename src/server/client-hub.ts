@@ -52,6 +52,8 @@ export class ClientHub implements RunClients {
   /** What the prompting client's editor offers for files (ClientHello.editor_files). */
   private readonly editorFilesOf = new WeakMap<ClientConnection, { read: boolean; write: boolean }>();
   private readonly pendingFileRequests = new Map<string, PendingFileRequest>();
+  /** The name each client gave in its hello (ClientHello.client). */
+  private readonly clientNames = new WeakMap<ClientConnection, string>();
   private fileRequestSequence = 0;
   private firstClientArrived!: () => void;
   private readonly firstClientPromise: Promise<void>;
@@ -128,6 +130,7 @@ export class ClientHub implements RunClients {
     if (wantsToPrompt) this.promptingClient = connection;
     if (wantsToPrompt && hello.editor_files) this.editorFilesOf.set(connection, hello.editor_files);
     if (kills) this.killClients.add(connection);
+    if (hello.client !== undefined) this.clientNames.set(connection, hello.client);
     if (hello.owner === true && hello.read_only !== true && !kills && !this.options.detached && !this.ownerClaimed) {
       this.ownerClaimed = true;
       this.ownerClient = connection;
@@ -180,7 +183,7 @@ export class ClientHub implements RunClients {
         const ask = this.pendingAsks.get(message.id);
         if (!ask || ask.connection !== connection) return;
         this.pendingAsks.delete(message.id);
-        ask.resolve({ answered: true, answer: message.answer });
+        ask.resolve({ answered: true, answer: message.answer, client: this.clientNames.get(connection) });
         return;
       }
       case 'file_response': {

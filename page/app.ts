@@ -141,9 +141,8 @@ function drawList(): void {
     const item = make('li');
     const button = make('button', 'run');
     button.type = 'button';
-    button.setAttribute('role', 'option');
     button.dataset.key = keyOf(run);
-    button.setAttribute('aria-selected', String(keyOf(run) === selectedKey));
+    if (keyOf(run) === selectedKey) button.setAttribute('aria-current', 'true');
     button.append(make('span', 'title', run.title ?? run.id));
     const meta = make('span', 'meta');
     meta.append(make('span', `state ${run.state}`, stateLabel(run)));
@@ -774,7 +773,7 @@ async function showChanges(): Promise<void> {
 
 function back(): void {
   element('main').className = 'list-shown';
-  document.querySelector<HTMLElement>('.run[aria-selected="true"]')?.focus();
+  document.querySelector<HTMLElement>('.run[aria-current="true"]')?.focus();
 }
 
 // ---- keys ----------------------------------------------------------------------------------------

@@ -290,7 +290,7 @@ export class WebServer {
     const view = this.views.get(stringOf(body.view));
     const id = stringOf(body.inquiry_id);
     const asked = view?.inquiries.get(id);
-    if (!view || !view.prompting || !asked) {
+    if (!view?.prompting || !asked) {
       this.json(response, 409, { ok: false, message: 'that inquiry is not waiting in this view any more' });
       return;
     }

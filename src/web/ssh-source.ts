@@ -97,7 +97,7 @@ export class SshSource implements Source {
   }
 
   private request(request: SourceRequest): void {
-    this.child?.stdin!.write(encodeLine(request));
+    this.child?.stdin?.write(encodeLine(request));
   }
 
   private receive(value: unknown): void {
@@ -186,7 +186,7 @@ export class SshSource implements Source {
   close(): void {
     this.closed = true;
     if (this.retry) clearTimeout(this.retry);
-    this.child?.stdin!.end();
+    this.child?.stdin?.end();
     this.child?.kill();
   }
 }

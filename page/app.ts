@@ -55,7 +55,9 @@ const make = <K extends keyof HTMLElementTagNameMap>(
   return node;
 };
 
-marked.use({ gfm: true, breaks: false });
+/** HTML in the text is the model's or a tool's: it is shown as the text it is, never as markup. */
+const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
+marked.use({ gfm: true, breaks: false, renderer: { html: (token) => escapeHtml(token.text) } });
 
 /** Markdown to sanitised DOM: no script, no handler, no foreign frame survives. */
 function markdown(text: string): DocumentFragment {
@@ -271,7 +273,7 @@ function setNotice(text: string | undefined): void {
 
 function connectView(): void {
   const view = current;
-  if (!view) return;
+  if (!view || view.events) return;
   const parameters = new URLSearchParams({
     source: view.run.source,
     workspace: view.run.workspace.id,

@@ -114,9 +114,9 @@ export class LocalSource implements Source {
 
   watch(onList: (runs: ListedRun[]) => void, onProblem: (message: string | undefined) => void): () => void {
     this.watchers.add(onList);
-    onProblem(undefined);
     if (this.lastList) onList(this.lastRuns);
     else this.poll();
+    onProblem(undefined);
     this.timer ??= setInterval(() => this.poll(), listIntervalMilliseconds);
     return () => {
       this.watchers.delete(onList);

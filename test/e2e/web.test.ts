@@ -107,10 +107,10 @@ describe('jp web in a browser', () => {
     sandbox.write('release', '');
     await page.locator('.block.assistant', { hasText: 'Part two, the end.' }).waitFor(patience);
     await row(page, 'stream it').locator('.state.idle').waitFor(patience);
-    const transcript = await page.locator('#blocks').innerText();
+    const transcript = (await page.locator('#blocks').textContent()) ?? '';
     assert.equal(transcript.split('Part two, the end.').length, 2, transcript);
     assert.equal(transcript.split('part one').length, 2, transcript);
-    assert.equal(await page.locator('#live').isVisible(), false, await page.locator('#live').innerText());
+    assert.equal(await page.locator('#live').isVisible(), false, (await page.locator('#live').textContent()) ?? '');
   });
 
   it("answers a live run's question from the page: the run goes on, and the answer is recorded by the user in jp web", async () => {
@@ -151,7 +151,7 @@ describe('jp web in a browser', () => {
     await ask.waitFor(patience);
     // The whole payload: the file and its content, line by line.
     assert.match(
-      await ask.innerText(),
+      (await ask.textContent()) ?? '',
       /Run fs_create_file\?[\s\S]*approved\.txt[\s\S]*\+ approved[\s\S]*\+ second line/,
     );
     assert.equal(sandbox.exists('approved.txt'), false);
@@ -188,7 +188,7 @@ describe('jp web in a browser', () => {
     const ask = page.locator('.ask.deferred');
     await ask.waitFor(patience);
     assert.match(
-      await ask.innerText(),
+      (await ask.textContent()) ?? '',
       /Run run_command\?[\s\S]*Sandbox: workspace-write, no network[\s\S]*echo continued > out\.txt/,
     );
     await ask.getByRole('button', { name: 'Run', exact: true }).click();
@@ -232,11 +232,11 @@ describe('jp web in a browser', () => {
     await page.locator('details.tool').first().click();
     assert.equal(await page.evaluate(() => (window as { __jpInjected?: number }).__jpInjected), undefined);
     assert.equal(await page.locator('#transcript img, #transcript script, .run img, #transcript b').count(), 0);
-    const text = await page.locator('#transcript').innerText();
+    const text = (await page.locator('#transcript').textContent()) ?? '';
     assert.ok(text.includes('<script>window.__jpInjected = 1</script>'), text);
     assert.ok(text.includes('<b>bold?</b>'), text);
-    assert.ok((await page.locator('details.tool .output').innerText()).includes('<img src=x onerror='));
-    assert.ok((await page.locator('.run .title').innerText()).includes('<img src=x'));
+    assert.ok(((await page.locator('details.tool .output').textContent()) ?? '').includes('<img src=x onerror='));
+    assert.ok(((await page.locator('.run .title').textContent()) ?? '').includes('<img src=x'));
     const hrefs = await page
       .locator('#transcript a')
       .evaluateAll((links) => links.map((link) => link.getAttribute('href')));

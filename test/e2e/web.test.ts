@@ -13,6 +13,7 @@ import { launchBrowser } from '../support/browser.ts';
 import {
   conversationIds,
   eventually,
+  jpBinary,
   readEvents,
   runJp,
   type Sandbox,
@@ -365,3 +366,35 @@ function readConversation(sandbox: Sandbox): string {
   assert.equal(ids.length, 1);
   return ids[0]!;
 }
+
+describe('jp web with an SSH host', () => {
+  it("shows the host's runs through `ssh host jp web --stdio`, and opens one", async () => {
+    const { startSshServer } = await import('../support/sshd.ts');
+    const server = await startSshServer();
+    const local = cleanup.sandbox();
+    // The host's jp: another user-local state and workspace on this machine, reached only through sshd.
+    const remote = cleanup.sandbox();
+    await detached(remote, { steps: [{ parts: [{ text: 'An answer **on the host**.' }] }] }, 'remote work');
+    const remoteJp = [
+      `cd ${remote.workspace} &&`,
+      `env HOME=${remote.env.HOME} XDG_DATA_HOME=${remote.env.XDG_DATA_HOME} XDG_CONFIG_HOME=${remote.env.XDG_CONFIG_HOME}`,
+      `${process.execPath} ${jpBinary}`,
+    ].join(' ');
+    const running = await startWeb(local, [
+      '--host',
+      server.alias,
+      '-c',
+      `web.ssh_command=${JSON.stringify(server.sshCommand)}`,
+      '-c',
+      `web.remote_command=${JSON.stringify(remoteJp)}`,
+    ]);
+    cleanup.add(() => running.stop());
+    const page = await openPage(running);
+    const remoteRow = row(page, 'remote work');
+    await remoteRow.locator('.state.idle').waitFor(patience);
+    assert.match((await remoteRow.textContent()) ?? '', /jp-test-host: w/);
+    await remoteRow.click();
+    await page.locator('.block.assistant strong', { hasText: 'on the host' }).waitFor(patience);
+    assert.equal(await page.locator('#sources').textContent(), '');
+  });
+});

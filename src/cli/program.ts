@@ -138,25 +138,25 @@ export function buildProgram(
         ),
       ),
     );
-  onConversation('kill', 'required')
+  onConversation('kill', 'optional')
     .description('stop a running query (persisted, resumable); --force kills it')
     .option('--force', 'SIGKILL the process and its tools')
     .action(
       wrap(async (context, command) =>
         (await import('./commands/conversation-kill.ts')).conversationKillCommand(
           context,
-          conversationOf(command, 'required'),
+          conversationOf(command, 'optional'),
           command.opts(),
         ),
       ),
     );
-  onConversation('wait', 'required')
+  onConversation('wait', 'optional')
     .description("block until the conversation's run stops; exit with its exit code")
     .action(
       wrap(async (context, command) =>
         (await import('./commands/conversation-wait.ts')).conversationWaitCommand(
           context,
-          conversationOf(command, 'required'),
+          conversationOf(command, 'optional'),
         ),
       ),
     );
@@ -243,6 +243,7 @@ export function buildProgram(
   leaf(config, 'show')
     .description('the merged configuration with where each value came from')
     .option('--effective <tool>', "a tool's resolved policies per inquiry kind, and the layer that set each")
+    .option('--id <cid>', 'with the settings this conversation recorded (a layer of every query on it), listed')
     .action(
       wrap(async (context, command) =>
         (await import('./commands/config-show.ts')).configShowCommand(context, command.opts()),
@@ -254,6 +255,15 @@ export function buildProgram(
   leaf(sandbox, 'check')
     .description('what the command sandbox can do on this machine; exits non-zero when it cannot run')
     .action(wrap(async (context) => (await import('./commands/sandbox-check.ts')).sandboxCheckCommand(context)));
+
+  const seal = program
+    .command('seal')
+    .description('the key that proves which conversation logs your jp wrote')
+    .exitOverride();
+  addGlobalOptions(seal);
+  leaf(seal, 'rotate')
+    .description('make a new log seal key: what was sealed with the old one stays readable and carries no authority')
+    .action(wrap(async (context) => (await import('./commands/seal-rotate.ts')).sealRotateCommand(context)));
 
   const mcp = program.command('mcp').description('MCP servers').exitOverride();
   addGlobalOptions(mcp);

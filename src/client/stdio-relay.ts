@@ -2,7 +2,8 @@
  * A client of a query server for another program: it relays the protocol (DESIGN §8) between the
  * server and a pair of byte streams (jp's stdin and stdout), one NDJSON message per line. The
  * program speaks first, a hello as any client's; the relay sends it on with what only jp knows or
- * decides (the version, the ownership of a run it started). What the program sends is checked as a
+ * decides (the version, the run's capability, the ownership of a run it started); the program
+ * never learns the capability. What the program sends is checked as a
  * server checks a client's messages (one hello, the line cap); what the server sends is passed on
  * whole. `jp query --stdio` is this client (`jp web` continues a deferred run through it).
  *

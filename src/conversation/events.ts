@@ -105,9 +105,21 @@ export type ConversationEvent =
       exit_code?: number;
       /** Why the model's last response of the turn ended, when it did end (the provider's finish). */
       finish_reason?: FinishReason;
+      /**
+       * With `interrupted`: the turn is over, not resumable. A new message arrived while it held
+       * nothing a person had to decide (DESIGN §7); it stays in the log and in the history.
+       */
+      closed?: true;
     }
   /** `seal`: proof that this user's jp recorded these settings (conversation/seal.ts); without one they are ignored. */
-  | { type: 'config_delta'; timestamp: string; delta: Record<string, unknown>; seal?: string }
+  | {
+      type: 'config_delta';
+      timestamp: string;
+      delta: Record<string, unknown>;
+      /** The query that recorded it, as its result reports it (`jp config show --id`). */
+      query?: string;
+      seal?: string;
+    }
   /**
    * The token counts one model request reported (written when its response finished): `step` is a
    * request of the agent loop, `compaction` a summary request, `inquiry` a question answered by the

@@ -7,7 +7,11 @@
  */
 import { changedTurns } from '../checkpoint/change-sets.ts';
 import { titleFrom, updateMetadata } from '../conversation/store.ts';
-import { foreignSettingsWarning } from '../conversation/config-delta.ts';
+import {
+  connectionSettingsWarning,
+  explainRecordedKeys,
+  foreignSettingsWarning,
+} from '../conversation/config-delta.ts';
 import type { BuiltinDetachedDefault } from '../config/policy.ts';
 import { toJpError, type JpError } from '../errors.ts';
 import type { ChatModel } from '../llm/types.ts';
@@ -186,7 +190,7 @@ export class Run implements RunControl {
         warnings: () => this.warnings(),
       });
     } catch (error) {
-      const jpError = toJpError(error);
+      const jpError = explainRecordedKeys(toJpError(error), request.conversation_id, setup.recorded);
       logger.error('run failed', { code: jpError.code, error: jpError.message });
       result = this.errorResult(jpError);
     }
@@ -230,6 +234,13 @@ export class Run implements RunControl {
         code: 'conversation_settings_ignored',
         message: foreignSettingsWarning(this.options.request.conversation_id, foreign),
         keys: [...foreign],
+      });
+    const connection = this.options.setup.connectionSettings;
+    if (connection.length > 0)
+      warnings.push({
+        code: 'conversation_settings_ignored',
+        message: connectionSettingsWarning(this.options.request.conversation_id, connection),
+        keys: [...connection],
       });
     return warnings;
   }

@@ -6,7 +6,6 @@
  * lock; never loads the config.
  */
 import path from 'node:path';
-import type { ConversationEvent } from '../conversation/events.ts';
 import { addUsage, type Usage } from '../llm/types.ts';
 import { readEventLog } from '../conversation/reader.ts';
 import {
@@ -17,7 +16,12 @@ import {
   listConversationIds,
   readMetadata,
 } from '../conversation/store.ts';
-import { conversationStatus, formatStatus, type ConversationStatus } from '../conversation/turn-state.ts';
+import {
+  conversationStatus,
+  formatStatus,
+  isFinalTurnEnd,
+  type ConversationStatus,
+} from '../conversation/turn-state.ts';
 import { DamagedFileError } from '../errors.ts';
 import { liveEntries, sweepRunLogs } from './registry.ts';
 import { lockHolder, removeDeadLocks, runningByLock } from '../workspace/lock.ts';
@@ -47,10 +51,6 @@ export interface ListedConversation {
   changed_turns: number[];
 }
 
-function isFinalEnd(event: ConversationEvent): boolean {
-  return event.type === 'turn_end' && (event.status === 'completed' || event.status === 'discarded');
-}
-
 /**
  * A conversation's status from its log, and with `withUsage` its token usage (which needs the whole
  * log); damage in it is its own status, never the listing's failure.
@@ -66,12 +66,13 @@ function readLog(
     // Most conversations end with a final turn_end: for the status, reading the last line is enough.
     const tail = lastCompleteEvent(file);
     if (tail.kind === 'empty') return { status: { kind: 'idle' }, usage: null };
-    if (!withUsage && tail.kind === 'event' && isFinalEnd(tail.event)) return { status: { kind: 'idle' }, usage: null };
+    if (!withUsage && tail.kind === 'event' && isFinalTurnEnd(tail.event))
+      return { status: { kind: 'idle' }, usage: null };
     const { events } = readEventLog(file);
     let usage: Usage | null = null;
     for (const event of events) if (event.type === 'usage') usage = addUsage(usage, event.usage);
     return {
-      status: tail.kind === 'event' && isFinalEnd(tail.event) ? { kind: 'idle' } : conversationStatus(events),
+      status: tail.kind === 'event' && isFinalTurnEnd(tail.event) ? { kind: 'idle' } : conversationStatus(events),
       usage,
     };
   } catch (error) {

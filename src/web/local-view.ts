@@ -12,7 +12,7 @@ import { connectToServer } from '../client/socket-link.ts';
 import type { ServerLink } from '../protocol/link.ts';
 import { PROTOCOL_VERSION, type ClientMessage } from '../protocol/messages.ts';
 import type { RunPayloads } from '../report/payloads.ts';
-import { liveEntry } from '../server/registry.ts';
+import { liveEntry, readCapability } from '../server/registry.ts';
 import { userSubdirectory, type Workspace } from '../workspace/workspace.ts';
 import type { OpenRequest, PendingInquiry, ViewHandle, ViewMessage } from './types.ts';
 
@@ -53,8 +53,11 @@ export function openLocalView(
     finish({ type: 'closed', reason: 'not running' });
   };
   const attach = async (prompt: boolean): Promise<void> => {
-    const entry = liveEntry(userSubdirectory(workspace, 'processes'), request.conversation);
-    if (!entry?.socket_path) return fromDisk();
+    const processes = userSubdirectory(workspace, 'processes');
+    const entry = liveEntry(processes, request.conversation);
+    // The run's capability, from jp's private state, as `attach` reads it (DESIGN §8).
+    const capability = readCapability(processes, request.conversation);
+    if (!entry?.socket_path || capability === undefined) return fromDisk();
     try {
       link = await connectToServer(entry.socket_path);
     } catch {
@@ -123,6 +126,7 @@ export function openLocalView(
     current.send({
       type: 'hello',
       version: PROTOCOL_VERSION,
+      capability,
       can_prompt: prompt,
       read_only: !prompt,
       client: request.client,

@@ -35,7 +35,7 @@ function nodesAt(node: SchemaNode, path: readonly string[]): SchemaNode[] {
 /** The keys a table at `path` may have. */
 export function knownKeysAt(path: readonly string[]): string[] {
   const keys = new Set<string>();
-  for (const node of nodesAt(configSchema as unknown as SchemaNode, path))
+  for (const node of nodesAt(configSchema, path))
     for (const key of Object.keys(node._zod.def.shape ?? {})) keys.add(key);
   return [...keys];
 }

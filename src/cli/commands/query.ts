@@ -24,6 +24,7 @@ import { untrustedWarning, type WorkspaceTrust } from '../../config/trust.ts';
 import { prepareRun, type PreparedRun, type StartedRun, type TurnStart } from '../../launch/prepare-run.ts';
 import type { EarlyServer } from '../../launch/spawn.ts';
 import { startRun } from '../../launch/start-run.ts';
+import { PROTOCOL_VERSION } from '../../protocol/messages.ts';
 import { sandboxModes } from '../../sandbox/settings.ts';
 import { activateConversation, activeConversation, sessionKey } from '../../workspace/session.ts';
 import { dataHome, prepareWorkspace, userSubdirectory } from '../../workspace/workspace.ts';
@@ -49,6 +50,8 @@ export interface QueryFlags {
   maxTokens?: string;
   server?: boolean;
   sandbox?: string;
+  /** Relay the client protocol on stdin/stdout for a program (`jp web`) instead of drawing the run. */
+  stdio?: boolean;
 }
 
 function validateFlags(flags: QueryFlags): void {
@@ -67,6 +70,11 @@ function validateFlags(flags: QueryFlags): void {
       '--continue resumes an existing conversation; it cannot be used with --new or --fork',
     );
   }
+  if (flags.stdio && (flags.detach || flags.server === false))
+    throw new UsageError(
+      'flags_conflict',
+      '--stdio speaks to a query server; it cannot be used with --detach or --no-server',
+    );
   if (flags.detach && flags.server === false)
     throw new UsageError('flags_conflict', '--detach needs a query server; it cannot be used with --no-server');
   if (flags.maxTurns !== undefined && !/^[1-9]\d*$/.test(flags.maxTurns)) {
@@ -159,11 +167,14 @@ async function prepare(
   await context.registerSecrets();
 
   const waitSetting = facts.environment.JP_STDIN_WAIT_MS;
-  const stdin = await readStandardInput({
-    hasMessage: messageArgument !== undefined,
-    stdinIsTerminal: facts.stdinIsTerminal,
-    waitMilliseconds: waitSetting && /^\d+$/.test(waitSetting) ? Number(waitSetting) : defaultStdinWaitMilliseconds,
-  });
+  // With --stdio, stdin carries the protocol, never the message.
+  const stdin = flags.stdio
+    ? undefined
+    : await readStandardInput({
+        hasMessage: messageArgument !== undefined,
+        stdinIsTerminal: facts.stdinIsTerminal,
+        waitMilliseconds: waitSetting && /^\d+$/.test(waitSetting) ? Number(waitSetting) : defaultStdinWaitMilliseconds,
+      });
   const message = combineInput(messageArgument, stdin);
   if (!flags.continue && (message === undefined || message.trim() === '')) {
     throw new UsageError('message_missing', 'no message: give one as arguments, or pipe it on stdin', {
@@ -332,8 +343,26 @@ async function executeWith(
     await renderer.flush();
     return 0;
   }
+  const link = await started.connect();
+  if (flags.stdio) {
+    const { relayOverStreams } = await import('../../client/stdio-relay.ts');
+    return relayOverStreams(
+      link,
+      (hello) => ({
+        ...hello,
+        version: PROTOCOL_VERSION,
+        capability: started.capability,
+        owner: true,
+        kill: false,
+      }),
+      {
+        input: process.stdin,
+        write: (text) => context.stdout.write(text),
+      },
+    );
+  }
   const client = createTerminalClient(context, {
-    link: await started.connect(),
+    link,
     renderer,
     conversationId,
     readOnly: false,

@@ -11,6 +11,9 @@ import type { PromptContext } from './prompt-context.ts';
 
 type Key = { name: string; ctrl: boolean; shift?: boolean; sequence?: string };
 
+/** What a prompt closed by Ctrl+C was answered with (never a key of a choice). */
+const interruptedKey = '\u0003';
+
 const red = (text: string): string => `\u001b[31m${text}\u001b[39m`;
 const green = (text: string): string => `\u001b[32m${text}\u001b[39m`;
 const cyan = (text: string): string => `\u001b[36m${text}\u001b[39m`;
@@ -102,6 +105,13 @@ export async function keyChoice(
       const [problem, setProblem] = core.useState('');
       core.useKeypress((event) => {
         const key = event as Key;
+        // Ctrl+C is the interrupt (the prompt ends with it, and the menu opens): the prompt closes
+        // to a line that says so, not to a complaint about the key.
+        if (key.ctrl && key.name === 'c') {
+          setStatus('done');
+          setChosen(interruptedKey);
+          return;
+        }
         let pressed =
           key.sequence && key.sequence.length === 1 && key.sequence >= ' '
             ? key.sequence
@@ -129,6 +139,8 @@ export async function keyChoice(
       const keysShown = `[${offered.map(({ key }) => key).join('/')}]`;
       // After `p` the prompt closes to its title: the whole payload follows it, then the prompt again.
       if (status === 'done' && chosen === 'p' && !seenAll) return head[0]!;
+      if (status === 'done' && chosen === interruptedKey)
+        return [...head, `${config.message} Ctrl+C (interrupted)`].join('\n');
       if (status === 'done') return [...head, `${config.message} ${chosen} (${meaning(chosen)})`].join('\n');
       const bottom = problem ? `${color ? `\u001b[33m${problem}\u001b[39m` : problem}\n${legend}` : legend;
       return [[...head, `${config.message} ${keysShown} ${color ? dim(hint) : hint}`].join('\n'), bottom];

@@ -303,7 +303,8 @@ export class TerminalClient {
       return;
     }
     this.options.link.send({ type: 'interrupt_action', action, ...(reply !== undefined ? { reply } : {}) });
-    void this.drainInquiries();
+    // Only `continue` goes back to the open question; the others end what it belongs to.
+    if (action === 'continue') void this.drainInquiries();
   }
 
   /** Reads the terminal's keys while the run streams (a client at a terminal); see TerminalPrompter.watchKeys. */

@@ -156,6 +156,7 @@ export class TextRenderer implements Renderer {
   }
 
   delta(kind: 'message' | 'reasoning', text: string): void {
+    if (this.pendingHeaders.size > 0 && text !== '') this.reachCall(undefined);
     this.streamed.streamedPiece(kind, text);
     this.writeAnswer(kind, text, true);
   }
@@ -329,12 +330,20 @@ export class TextRenderer implements Renderer {
    * for an event of no call. A permission prompt's inquiry for a pending call shows that call
    * itself: its header is kept for the case the inquiry is settled without the prompt.
    */
-  private reachCall(event: ConversationEvent): void {
+  private reachCall(event: ConversationEvent | undefined): void {
     let upTo: string | undefined;
     let shownByPrompt = false;
-    switch (event.type) {
+    switch (event?.type) {
+      case undefined:
+        break;
+      // Events that draw nothing live reach no call: a usage event between a call and its
+      // inquiry must not draw the header its prompt is to show.
       case 'tool_call_request':
       case 'inquiry_response':
+      case 'usage':
+      case 'config_delta':
+      case 'system_prompt':
+      case 'turn_start':
         return;
       case 'inquiry_request':
         upTo = event.tool_call_id;
@@ -351,7 +360,7 @@ export class TextRenderer implements Renderer {
     if (upTo !== undefined && !this.pendingHeaders.has(upTo)) return;
     for (const [id, header] of this.pendingHeaders) {
       this.pendingHeaders.delete(id);
-      if (id === upTo && shownByPrompt && event.type === 'inquiry_request') {
+      if (id === upTo && shownByPrompt && event?.type === 'inquiry_request') {
         this.inquiries.set(event.id, { tool: event.inquiry.tool, kind: event.inquiry.kind, header });
         return;
       }
@@ -382,6 +391,13 @@ export class TextRenderer implements Renderer {
     const resumed = resumedTurn(events, this.options.conversationId, (text, role) => this.paint(text, role));
     if (!resumed) return;
     for (const [id, name] of resumed.toolNames) this.toolNames.set(id, name);
+    // Its inquiries are answered live: what an answer says (an edit) needs the inquiry it answers.
+    for (const event of events) {
+      if (event.type === 'tool_call_request' && event.sandbox !== undefined) this.sandboxes.set(event.id, event.sandbox);
+      if (event.type !== 'inquiry_request') continue;
+      this.inquiryCalls.set(event.id, event.tool_call_id);
+      this.inquiries.set(event.id, { tool: event.inquiry.tool, kind: event.inquiry.kind });
+    }
     for (const line of resumed.lines) this.chrome(line, true);
   }
 
@@ -395,7 +411,7 @@ export class TextRenderer implements Renderer {
 
   finish(result: ResultObject): void {
     this.output.setStatus(undefined);
-    if (this.pendingHeaders.size > 0) this.reachCall({ type: 'turn_end' } as ConversationEvent);
+    if (this.pendingHeaders.size > 0) this.reachCall(undefined);
     this.markdown?.end();
     if (this.output.wroteAnything('stdout') && !this.output.streamAtLineStart('stdout'))
       this.output.write('stdout', '\n');

@@ -4,7 +4,8 @@
  * cells, and a command's result split into its status and its output's lines.
  */
 import { visible } from '../output/sanitize.ts';
-import { displayWidth } from './display-width.ts';
+import stringWidth from 'string-width';
+import { graphemes } from './graphemes.ts';
 
 /** Text jp did not write, made safe to show on one line (see sanitize.ts). */
 export function oneLine(text: string): string {
@@ -22,11 +23,11 @@ export function firstLine(text: string): string {
 
 /** `text` cut to `width` terminal cells, ending in `…` when it was cut. */
 export function cutToWidth(text: string, width: number): string {
-  if (displayWidth(text) <= width) return text;
+  if (stringWidth(text) <= width) return text;
   let cut = '';
   let used = 0;
-  for (const character of text) {
-    const cells = displayWidth(character);
+  for (const character of graphemes(text)) {
+    const cells = stringWidth(character);
     if (used + cells > width - 1) break;
     cut += character;
     used += cells;

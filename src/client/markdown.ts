@@ -25,7 +25,7 @@
  *
  * This file decides each line's kind and streams it; its parts: row-writer.ts (word wrapping),
  * markdown-inline.ts (inline markup, where a piece may be cut), markdown-table.ts (tables),
- * code-highlight.ts (highlighted code), display-width.ts (cells of text).
+ * code-highlight.ts (highlighted code); widths in cells are string-width's.
  *
  * The text given here is already made visible (sanitize.ts): every escape sequence written is jp's.
  * marked and highlight.js are imported only here, only for text-pretty (highlight.js only with
@@ -33,7 +33,7 @@
  */
 import { resetAttributes } from '../output/sanitize.ts';
 import { htmlToAnsi } from './code-highlight.ts';
-import { displayWidth } from './display-width.ts';
+import stringWidth from 'string-width';
 import { InlineMarkdown, safeCut, styles, type LexInline } from './markdown-inline.ts';
 import { drawTable } from './markdown-table.ts';
 import { RowWriter } from './row-writer.ts';
@@ -243,7 +243,7 @@ export class MarkdownStream {
         style: '',
       };
     }
-    const indentWidth = displayWidth(indent) + barsWidth + markerWidth;
+    const indentWidth = stringWidth(indent) + barsWidth + markerWidth;
     return {
       kind: 'paragraph',
       first: indent + bars + (first === '' ? style : first + (first.startsWith(style) ? '' : style)),

@@ -9,7 +9,8 @@
  * Everything the model wrote passes through `visible()`; payload lines are wrapped to the width,
  * and `fitPayload` cuts only at the end, saying how many lines were left out.
  */
-import { characterWidth } from './display-width.ts';
+import stringWidth from 'string-width';
+import { graphemes } from './graphemes.ts';
 import { visible } from '../output/sanitize.ts';
 
 export type LineKind = 'context' | 'removed' | 'added' | 'hunk' | 'plain' | 'note';
@@ -194,8 +195,8 @@ export function wrapLine(line: string, width: number, indent = ''): string[] {
   let row = '';
   let used = 0;
   const limit = Math.max(4, width);
-  for (const character of line) {
-    const size = characterWidth(character);
+  for (const character of graphemes(line)) {
+    const size = stringWidth(character);
     if (used + size > limit) {
       rows.push(row);
       row = indent;

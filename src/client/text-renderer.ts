@@ -393,7 +393,8 @@ export class TextRenderer implements Renderer {
     for (const [id, name] of resumed.toolNames) this.toolNames.set(id, name);
     // Its inquiries are answered live: what an answer says (an edit) needs the inquiry it answers.
     for (const event of events) {
-      if (event.type === 'tool_call_request' && event.sandbox !== undefined) this.sandboxes.set(event.id, event.sandbox);
+      if (event.type === 'tool_call_request' && event.sandbox !== undefined)
+        this.sandboxes.set(event.id, event.sandbox);
       if (event.type !== 'inquiry_request') continue;
       this.inquiryCalls.set(event.id, event.tool_call_id);
       this.inquiries.set(event.id, { tool: event.inquiry.tool, kind: event.inquiry.kind });

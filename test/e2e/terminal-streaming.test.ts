@@ -38,3 +38,36 @@ describe('markup split across streamed pieces', () => {
     });
   }
 });
+
+describe('widths of what the answer holds', () => {
+  const table = [
+    'Status:',
+    '',
+    '| Check | Who |',
+    '|---|---|',
+    '| ✅ done | 👍🏽 ok |',
+    '| 日本 | 👨‍👩‍👧 family |',
+    '| plain | text |',
+    '',
+  ].join('\n');
+  for (const terminal of terminals) {
+    it(`${terminal.name}: a table with emoji (✅, a skin tone, a family) and wide characters is drawn as a box whose right edge is straight`, async () => {
+      const sandbox = cleanup.sandbox();
+      const model = await fakeModel(cleanup, [{ parts: [{ text: table }] }]);
+      const screen = jp(sandbox, ['query', ...model.args, ...terminal.themeArguments, 'status'], {
+        env: model.env,
+        graphemes: true,
+        ...terminal.size,
+      });
+      const exit = await screen.exited;
+      assert.equal(exit.exitCode, 0, screen.text());
+      const box = screen.rowEnds().filter(({ row }) => /^[┌│├└]/.test(row));
+      assert.equal(box.length, 7, screen.text());
+      assert.deepEqual(
+        box.map(({ end }) => end),
+        box.map(() => box[0]!.end),
+        `every row of the box ends in the same column:\n${box.map(({ row, end }) => `${end} ${row}`).join('\n')}`,
+      );
+    });
+  }
+});

@@ -53,6 +53,11 @@ export interface ScreenOptions {
    * unset: it does not answer (as @xterm/headless, which only answers device attributes).
    */
   background?: string;
+  /**
+   * Measure characters as grapheme clusters with today's Unicode widths (emoji sequences, ✅ and
+   * skin tones two cells), as modern terminals do; unset: @xterm/headless's own Unicode 6 widths.
+   */
+  graphemes?: boolean;
 }
 
 /** How the cells of a row are drawn. */
@@ -118,6 +123,11 @@ export class Screen {
       scrollback: options.scrollback ?? 100_000,
       allowProposedApi: true,
     });
+    if (options.graphemes) {
+      const { UnicodeGraphemesAddon } =
+        require('@xterm/addon-unicode-graphemes') as typeof import('@xterm/addon-unicode-graphemes');
+      this.terminal.loadAddon(new UnicodeGraphemesAddon());
+    }
     this.terminal.onTitleChange((title) => this.titles.push(title));
     this.held = holdTerminal(
       file,
@@ -312,6 +322,23 @@ export class Screen {
       styles.push(style);
     }
     return styles;
+  }
+
+  /** Every physical row of the buffer with the cell column just after its last non-blank cell (0 for a blank row). */
+  rowEnds(): { row: string; end: number }[] {
+    const buffer = this.terminal.buffer.active;
+    const cell = buffer.getNullCell();
+    const rows: { row: string; end: number }[] = [];
+    for (let index = 0; index < buffer.length; index++) {
+      const line = buffer.getLine(index)!;
+      let end = 0;
+      for (let column = 0; column < line.length; column++) {
+        line.getCell(column, cell);
+        if (cell.getChars().trim() !== '') end = column + cell.getWidth();
+      }
+      rows.push({ row: line.translateToString(true), end });
+    }
+    return rows;
   }
 
   /** The visible row the cursor is on, as drawn. */

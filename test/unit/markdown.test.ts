@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
-import { displayWidth } from '../../src/client/display-width.ts';
+import stringWidth from 'string-width';
 import { loadMarkdown, MarkdownStream } from '../../src/client/markdown.ts';
 
 const require = createRequire(import.meta.url);
@@ -66,7 +66,7 @@ describe('MarkdownStream', () => {
     assert.ok(lines.includes('###### Heading six'));
     assert.ok(lines.includes('#hashtag is not a heading'));
     assert.ok(
-      lines.every((line) => displayWidth(line) <= 60),
+      lines.every((line) => stringWidth(line) <= 60),
       lines.join('\n'),
     );
     assert.ok(!lines.some((line) => line.includes('```')));
@@ -75,10 +75,10 @@ describe('MarkdownStream', () => {
   });
 
   it('measures wide characters as two cells and combining marks as none', () => {
-    assert.equal(displayWidth('abc'), 3);
-    assert.equal(displayWidth('日本'), 4);
-    assert.equal(displayWidth('e\u0301'), 1);
-    assert.equal(displayWidth('🙂'), 2);
+    assert.equal(stringWidth('abc'), 3);
+    assert.equal(stringWidth('日本'), 4);
+    assert.equal(stringWidth('e\u0301'), 1);
+    assert.equal(stringWidth('🙂'), 2);
   });
 });
 

@@ -8,30 +8,25 @@ import type { TerminalStreams } from '../output/channels.ts';
 import { resetAttributes, visible } from '../output/sanitize.ts';
 import { fitPayload, wrapPayload, type PayloadLine } from './permission-view.ts';
 import type { PromptContext } from './prompt-context.ts';
+import type { PromptStyle } from './prompt-theme.ts';
 
 type Key = { name: string; ctrl: boolean; shift?: boolean; sequence?: string };
 
 /** What a prompt closed by Ctrl+C was answered with (never a key of a choice). */
 const interruptedKey = '\u0003';
 
-const red = (text: string): string => `\u001b[31m${text}\u001b[39m`;
-const green = (text: string): string => `\u001b[32m${text}\u001b[39m`;
-const cyan = (text: string): string => `\u001b[36m${text}\u001b[39m`;
-const dim = (text: string): string => `\u001b[2m${text}\u001b[22m`;
-const bold = (text: string): string => `\u001b[1m${text}\u001b[22m`;
-
-function paintLine(line: PayloadLine, color: boolean): string {
+/** How a payload line is drawn: diff lines in the palette's addition, deletion and hunk colours. */
+function paintLine(line: PayloadLine, style: PromptStyle): string {
   const text = `  ${line.text}`;
-  if (!color) return text;
   switch (line.kind) {
     case 'removed':
-      return red(text);
+      return style.paint('error', text);
     case 'added':
-      return green(text);
+      return style.paint('string', text);
     case 'hunk':
-      return cyan(text);
+      return style.paint('name', text);
     case 'note':
-      return dim(text);
+      return style.paint('muted', text);
     default:
       return text;
   }
@@ -70,7 +65,7 @@ export async function keyChoice(
   choice: Choice,
   context: () => PromptContext,
   terminal: TerminalStreams,
-  color: boolean,
+  style: PromptStyle,
   print: (text: string) => void,
 ): Promise<string> {
   const core = await import('@inquirer/core');
@@ -87,15 +82,9 @@ export async function keyChoice(
     const enter = blocked && choice.keys.find((key) => key.key === choice.enter)?.needsAll ? 'p' : choice.enter;
     const meaning = (key: string): string => choice.keys.find((candidate) => candidate.key === key)?.meaning ?? '';
     const head = [
-      ...(seenAll ? [] : [color ? cyan(choice.title) : choice.title]),
-      ...shown.map((line) => paintLine(line, color)),
-      ...(blocked
-        ? [
-            color
-              ? bold(`  … +${hidden} more line${hidden === 1 ? '' : 's'} — press p to see all`)
-              : `  … +${hidden} more line${hidden === 1 ? '' : 's'} — press p to see all`,
-          ]
-        : []),
+      ...(seenAll ? [] : [style.paint('name', choice.title)]),
+      ...shown.map((line) => paintLine(line, style)),
+      ...(blocked ? [style.bold(`  … +${hidden} more line${hidden === 1 ? '' : 's'} — press p to see all`)] : []),
     ];
     const legend = `  ${offered.map(({ key, meaning: text }) => `${key} ${text}`).join(' · ')}`;
     const hint = `Enter: ${enter} ${meaning(enter)} · Esc: ${choice.escape} ${meaning(choice.escape)}`;
@@ -142,13 +131,13 @@ export async function keyChoice(
       if (status === 'done' && chosen === interruptedKey)
         return [...head, `${config.message} Ctrl+C (interrupted)`].join('\n');
       if (status === 'done') return [...head, `${config.message} ${chosen} (${meaning(chosen)})`].join('\n');
-      const bottom = problem ? `${color ? `\u001b[33m${problem}\u001b[39m` : problem}\n${legend}` : legend;
-      return [[...head, `${config.message} ${keysShown} ${color ? dim(hint) : hint}`].join('\n'), bottom];
+      const bottom = problem ? `${style.paint('warning', problem)}\n${legend}` : legend;
+      return [[...head, `${config.message} ${keysShown} ${style.paint('muted', hint)}`].join('\n'), bottom];
     });
-    const answer = await prompt({ message: color ? bold(choice.question) : choice.question }, context());
+    const answer = await prompt({ message: style.bold(choice.question) }, context());
     if (answer !== 'p') return answer;
     // The whole payload, once, as plain lines in the scrollback; then the prompt again.
-    print(`${resetAttributes}${wrapped.map((line) => paintLine(line, color)).join('\n')}\n`);
+    print(`${resetAttributes}${wrapped.map((line) => paintLine(line, style)).join('\n')}\n`);
     seenAll = true;
   }
 }

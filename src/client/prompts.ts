@@ -18,6 +18,8 @@ import path from 'node:path';
 import { resetAttributes, visible } from '../output/sanitize.ts';
 import { EditorFailed, editInTerminal } from './editor.ts';
 import { keyChoice, type Choice } from './key-choice.ts';
+import { promptStyle, type PromptStyle } from './prompt-theme.ts';
+import { chooseTheme, palette, type ThemeName } from './theme.ts';
 import { describeCall } from './permission-view.ts';
 import { plainText, promptOutput } from './prompt-output.ts';
 import { TerminalInput, type KeyHandlers } from './terminal-input.ts';
@@ -52,6 +54,11 @@ export interface TerminalPrompterOptions {
   environment: NodeJS.ProcessEnv;
   /** Where relative paths of file tools start, for previews (the diff of fs_modify_file). */
   workspaceRoot?: string;
+  /**
+   * `ui.theme` from the config, for a prompter with no `output` (whose theme is the one its
+   * renderer chose); unset, the terminal is asked for its background.
+   */
+  configuredTheme?: () => Promise<ThemeName | undefined>;
 }
 
 /** Reads a file for a preview: a regular file of at most 1 MiB, never blocking on a FIFO or device. */
@@ -70,13 +77,39 @@ function readForPreview(root: string | undefined, requested: string): string | u
   }
 }
 
+/** What a prompt of a session draws with: each prompt's context, the terminal, the theme's colours. */
+interface Drawing {
+  context: () => PromptContext;
+  terminal: TerminalStreams;
+  style: PromptStyle;
+}
+
 export class TerminalPrompter {
   private readonly options: TerminalPrompterOptions;
   private terminal: TerminalStreams | undefined;
   private readonly keyboard = new TerminalInput();
+  private chosenStyle: Promise<PromptStyle> | undefined;
 
   constructor(options: TerminalPrompterOptions) {
     this.options = options;
+  }
+
+  /** The colours of prompts: the theme of this client's output, else the config's or the terminal's. */
+  private style(): Promise<PromptStyle> {
+    this.chosenStyle ??= (async () => {
+      const color = this.color;
+      const theme =
+        this.options.output?.theme ??
+        (color
+          ? await chooseTheme({
+              configured: await this.options.configuredTheme?.(),
+              environment: this.options.environment,
+              openTerminal: openControllingTerminal,
+            })
+          : 'dark');
+      return promptStyle(palette(theme, color), color);
+    })();
+    return this.chosenStyle;
   }
 
   private open(): TerminalStreams {
@@ -96,10 +129,12 @@ export class TerminalPrompter {
    * (several prompts may follow one another in one session: a menu and its reply box).
    */
   private session<T>(
-    show: (context: () => PromptContext, terminal: TerminalStreams) => Promise<T>,
+    show: (context: () => PromptContext, terminal: TerminalStreams, style: PromptStyle) => Promise<T>,
     signal: AbortSignal,
   ): Promise<T> {
     const run = async (): Promise<T> => {
+      if (signal.aborted) throw new PromptCancelled('prompt cancelled');
+      const style = await this.style();
       if (signal.aborted) throw new PromptCancelled('prompt cancelled');
       const terminal = this.open();
       // The prompt starts at the start of a clean row, with every attribute reset: text that set
@@ -116,9 +151,10 @@ export class TerminalPrompter {
         output: promptOutput(terminal.output, keys.drawn, this.plain),
         signal: combined,
         clearPromptOnDone: false,
+        theme: style.inquirer,
       });
       try {
-        return await show(context, terminal);
+        return await show(context, terminal, style);
       } catch (error) {
         if (suspend.signal.aborted) throw new PromptDetached('detached');
         if (isAbort(error)) throw new PromptCancelled('prompt cancelled');
@@ -147,27 +183,35 @@ export class TerminalPrompter {
   async ask(inquiry: Inquiry, signal: AbortSignal, about: { sandbox?: string } = {}): Promise<JsonValue> {
     switch (inquiry.kind) {
       case 'run_tool':
-        return this.session((context, terminal) => this.permission(inquiry, context, terminal, about.sandbox), signal);
+        return this.session(
+          (context, terminal, style) => this.permission(inquiry, { context, terminal, style }, about.sandbox),
+          signal,
+        );
       case 'deliver_tool_result':
-        return this.session((context, terminal) => this.delivery(inquiry, context, terminal), signal);
+        return this.session((context, terminal, style) => this.delivery(inquiry, { context, terminal, style }), signal);
       case 'escalate':
-        return this.session((context, terminal) => this.escalation(inquiry, context, terminal), signal);
+        return this.session(
+          (context, terminal, style) => this.escalation(inquiry, { context, terminal, style }),
+          signal,
+        );
       case 'tool_question': {
         const { question } = inquiry;
         const prompts = await import('@inquirer/prompts');
         // The question and its options come from a tool or the model: shown visibly, answered with the originals.
         const message = `${visible(inquiry.tool, { singleLine: true })} asks: ${visible(question.text)}`;
-        return this.session(async (context) => {
+        return this.session(async (context, _terminal, style) => {
+          const theme = style.inquirer;
           switch (question.answer_type) {
             case 'boolean':
               return prompts.confirm(
-                { message, ...(typeof question.default === 'boolean' ? { default: question.default } : {}) },
+                { message, theme, ...(typeof question.default === 'boolean' ? { default: question.default } : {}) },
                 context(),
               );
             case 'select':
               return prompts.select(
                 {
                   message,
+                  theme,
                   choices: (question.options ?? []).map((option) => ({
                     name: visible(option, { singleLine: true }),
                     value: option,
@@ -180,6 +224,7 @@ export class TerminalPrompter {
               return prompts.input(
                 {
                   message,
+                  theme,
                   ...(typeof question.default === 'string'
                     ? { default: visible(question.default, { singleLine: true }) }
                     : {}),
@@ -218,10 +263,10 @@ export class TerminalPrompter {
    */
   private async permission(
     inquiry: Extract<Inquiry, { kind: 'run_tool' }>,
-    context: () => PromptContext,
-    terminal: TerminalStreams,
+    drawing: Drawing,
     sandbox?: string,
   ): Promise<JsonValue> {
+    const { terminal } = drawing;
     const argumentsText = JSON.stringify(inquiry.arguments, null, 2) ?? 'null';
     const view = describeCall(inquiry.tool, inquiry.arguments, (file) =>
       readForPreview(this.options.workspaceRoot, file),
@@ -244,8 +289,7 @@ export class TerminalPrompter {
             enter: 'y',
             escape: 'n',
           },
-          context,
-          terminal,
+          drawing,
         );
     switch (choice) {
       case 'y':
@@ -267,11 +311,7 @@ export class TerminalPrompter {
    * y run it outside the sandbox · n keep it in (it is not run) · p show all of it. The call is
    * shown as a permission prompt shows it, with why it asks to leave the sandbox.
    */
-  private async escalation(
-    inquiry: Extract<Inquiry, { kind: 'escalate' }>,
-    context: () => PromptContext,
-    terminal: TerminalStreams,
-  ): Promise<JsonValue> {
+  private async escalation(inquiry: Extract<Inquiry, { kind: 'escalate' }>, drawing: Drawing): Promise<JsonValue> {
     const needs = {
       network: ' (it needs the network)',
       write: ' (it needs to write outside the workspace)',
@@ -300,17 +340,16 @@ export class TerminalPrompter {
         enter: 'n',
         escape: 'n',
       },
-      context,
-      terminal,
+      drawing,
     );
     return choice === 'y' ? 'run' : 'skip';
   }
 
   private async delivery(
     inquiry: Extract<Inquiry, { kind: 'deliver_tool_result' }>,
-    context: () => PromptContext,
-    terminal: TerminalStreams,
+    drawing: Drawing,
   ): Promise<JsonValue> {
+    const { terminal } = drawing;
     const choice = inquiry.edit
       ? 'e'
       : await this.keyChoice(
@@ -329,8 +368,7 @@ export class TerminalPrompter {
             enter: 'y',
             escape: 'n',
           },
-          context,
-          terminal,
+          drawing,
         );
     if (choice === 'y') return 'deliver';
     if (choice === 'n') return 'skip';
@@ -371,9 +409,9 @@ export class TerminalPrompter {
     }
   }
 
-  /** A one-key prompt over a payload (key-choice.ts), in this prompter's colours. */
-  private keyChoice(choice: Choice, context: () => PromptContext, terminal: TerminalStreams): Promise<string> {
-    return keyChoice(choice, context, terminal, this.color, (text) => this.print(terminal, text));
+  /** A one-key prompt over a payload (key-choice.ts), in the theme's colours. */
+  private keyChoice(choice: Choice, { context, terminal, style }: Drawing): Promise<string> {
+    return keyChoice(choice, context, terminal, style, (text) => this.print(terminal, text));
   }
 
   /**
@@ -384,7 +422,7 @@ export class TerminalPrompter {
    * cancelled) is erased.
    */
   async interruptMenu(options: InterruptAction[], signal: AbortSignal): Promise<InterruptChoice> {
-    const [prompts, core] = await Promise.all([import('@inquirer/prompts'), import('@inquirer/core')]);
+    const prompts = await import('@inquirer/prompts');
     const labels: Record<InterruptAction, string> = {
       stop: 'stop: save what was done and end the turn (resumable)',
       abort: 'abort: end the turn and drop it',
@@ -393,19 +431,18 @@ export class TerminalPrompter {
       detach: 'detach: let it run in the background',
     };
     const message = 'Interrupted. What now?';
-    // The menu's closed line is drawn as the select prompt draws a chosen answer, in its theme.
-    const theme = core.makeTheme();
-    const prefix = typeof theme.prefix === 'string' ? theme.prefix : theme.prefix.done;
-    const closedLine = (action: InterruptAction): string =>
-      `${prefix} ${theme.style.message(message, 'done')} ${theme.style.answer(labels[action])}\n`;
-    return this.session(async (context, terminal) => {
+    return this.session(async (context, terminal, style) => {
+      // The menu's closed line is drawn as the select prompt draws a chosen answer, in its theme.
+      const theme = style.inquirer;
+      const closedLine = (action: InterruptAction): string =>
+        `${theme.prefix.done} ${theme.style.message(message)} ${theme.style.answer(labels[action])}\n`;
       // The select prompt erases itself when it ends (clearPromptOnDone), whether it was answered
       // or not, and the closed line is written here: one line in every case.
       const menuContext = { ...context(), clearPromptOnDone: true };
       let action: InterruptAction;
       try {
         action = await prompts.select<InterruptAction>(
-          { message, choices: options.map((option) => ({ name: labels[option], value: option })) },
+          { message, theme, choices: options.map((option) => ({ name: labels[option], value: option })) },
           menuContext,
         );
       } catch (error) {
@@ -415,7 +452,7 @@ export class TerminalPrompter {
       }
       this.print(terminal, closedLine(action));
       if (action !== 'reply') return { action };
-      const reply = await prompts.input({ message: 'Your reply:' }, context());
+      const reply = await prompts.input({ message: 'Your reply:', theme: style.inquirer }, context());
       return { action, reply };
     }, signal);
   }
@@ -426,7 +463,10 @@ export class TerminalPrompter {
     signal: AbortSignal,
   ): Promise<T> {
     const prompts = await import('@inquirer/prompts');
-    return this.session((context) => prompts.select({ message, choices }, context()), signal);
+    return this.session(
+      (context, _terminal, style) => prompts.select({ message, choices, theme: style.inquirer }, context()),
+      signal,
+    );
   }
 
   /**
@@ -436,7 +476,7 @@ export class TerminalPrompter {
    */
   async trustKey(title: string, lines: readonly string[], question: string, signal: AbortSignal): Promise<boolean> {
     return this.session(
-      async (context, terminal) =>
+      async (context, terminal, style) =>
         (await this.keyChoice(
           {
             title,
@@ -449,8 +489,7 @@ export class TerminalPrompter {
             enter: 'n',
             escape: 'n',
           },
-          context,
-          terminal,
+          { context, terminal, style },
         )) === 'y',
       signal,
     );
@@ -459,6 +498,9 @@ export class TerminalPrompter {
   /** A yes/no question; Enter gives `fallback`. */
   async confirm(message: string, fallback: boolean, signal: AbortSignal): Promise<boolean> {
     const prompts = await import('@inquirer/prompts');
-    return this.session((context) => prompts.confirm({ message, default: fallback }, context()), signal);
+    return this.session(
+      (context, _terminal, style) => prompts.confirm({ message, default: fallback, theme: style.inquirer }, context()),
+      signal,
+    );
   }
 }

@@ -12,6 +12,7 @@
  *   row, and it is erased before anything else is written to the terminal.
  */
 import type { SafeWriter } from '../output/channels.ts';
+import type { ThemeName } from './theme.ts';
 
 export interface TerminalOutputOptions {
   stdout: SafeWriter;
@@ -22,6 +23,8 @@ export interface TerminalOutputOptions {
   color: boolean;
   /** The spinner's colour when `color` (cyan unless given). */
   spinnerStyle?: string;
+  /** The colours' theme this client chose (its prompts draw in it too); unset when it draws no colour. */
+  theme?: ThemeName;
 }
 
 export interface Status {
@@ -61,6 +64,11 @@ export class TerminalOutput {
   /** Whether `stream` shows on the terminal (and so must wait while a prompt is open). */
   isTerminal(stream: Stream): boolean {
     return this.writer(stream).isTerminal;
+  }
+
+  /** The colours' theme this client chose, if it chose one. */
+  get theme(): ThemeName | undefined {
+    return this.options.theme;
   }
 
   /** Terminal width of stdout (80 when it is not a terminal). */

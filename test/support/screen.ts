@@ -280,6 +280,25 @@ export class Screen {
     return styled;
   }
 
+  /**
+   * The foreground colours drawn anywhere in the buffer, each once: `N` for xterm-256 palette
+   * colour N (0–15 are the terminal's own 16), `#rrggbb` for a true colour.
+   */
+  foregroundColors(): string[] {
+    const buffer = this.terminal.buffer.active;
+    const cell = buffer.getNullCell();
+    const colors = new Set<string>();
+    for (let index = 0; index < buffer.length; index++) {
+      const line = buffer.getLine(index)!;
+      for (let column = 0; column < line.length; column++) {
+        line.getCell(column, cell);
+        if (cell.getChars().trim() === '' || cell.isFgDefault()) continue;
+        colors.add(cell.isFgRGB() ? `#${cell.getFgColor().toString(16).padStart(6, '0')}` : String(cell.getFgColor()));
+      }
+    }
+    return [...colors].sort();
+  }
+
   /** What the terminal answered the program's queries with (cursor position, device attributes, background), in order. */
   terminalReplies(): string[] {
     return [...this.replies];

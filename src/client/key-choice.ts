@@ -9,6 +9,7 @@ import { resetAttributes, visible } from '../output/sanitize.ts';
 import { fitPayload, wrapPayload, type PayloadLine } from './permission-view.ts';
 import type { PromptContext } from './prompt-context.ts';
 import type { PromptStyle } from './prompt-theme.ts';
+import { listed, together, wrapWords } from './word-wrap.ts';
 
 type Key = { name: string; ctrl: boolean; shift?: boolean; sequence?: string };
 
@@ -73,21 +74,31 @@ export async function keyChoice(
   const rows = terminal.output.rows || 24;
   const wrapped = wrapPayload(choice.payload, columns - 2);
   let seenAll = false;
+  // jp's own lines of the prompt wrap at spaces, each key with what it does kept on one row.
+  const rowsOf = (text: string, continuation = '  '): string => wrapWords(text, columns, continuation).join('\n');
+  const title = rowsOf(style.paint('name', choice.title));
   for (;;) {
+    const meaning = (key: string): string => choice.keys.find((candidate) => candidate.key === key)?.meaning ?? '';
+    const keysOf = (blocked: boolean): ChoiceKey[] => choice.keys.filter((key) => !(blocked && key.needsAll));
+    const legendOf = (keys: ChoiceKey[]): string =>
+      rowsOf(`  ${listed(keys.map(({ key, meaning: text }) => `${key} ${text}`))}`);
+    // The payload gets the rows the rest of the prompt leaves (a complaint about a key takes two).
+    const chrome = [title, legendOf(keysOf(true)), choice.question].join('\n').split('\n').length + 4;
     const { shown, hidden } = seenAll
       ? { shown: [] as PayloadLine[], hidden: 0 }
-      : fitPayload(wrapped, Math.max(3, rows - 7));
+      : fitPayload(wrapped, Math.max(3, rows - chrome));
     const blocked = hidden > 0;
-    const offered = choice.keys.filter((key) => !(blocked && key.needsAll));
+    const offered = keysOf(blocked);
     const enter = blocked && choice.keys.find((key) => key.key === choice.enter)?.needsAll ? 'p' : choice.enter;
-    const meaning = (key: string): string => choice.keys.find((candidate) => candidate.key === key)?.meaning ?? '';
     const head = [
-      ...(seenAll ? [] : [style.paint('name', choice.title)]),
+      ...(seenAll ? [] : [title]),
       ...shown.map((line) => paintLine(line, style)),
-      ...(blocked ? [style.bold(`  … +${hidden} more line${hidden === 1 ? '' : 's'} — press p to see all`)] : []),
+      ...(blocked
+        ? [rowsOf(style.bold(`  … +${hidden} more line${hidden === 1 ? '' : 's'} — press p to see all`))]
+        : []),
     ];
-    const legend = `  ${offered.map(({ key, meaning: text }) => `${key} ${text}`).join(' · ')}`;
-    const hint = `Enter: ${enter} ${meaning(enter)} · Esc: ${choice.escape} ${meaning(choice.escape)}`;
+    const legend = legendOf(offered);
+    const hint = listed([`Enter: ${enter} ${meaning(enter)}`, `Esc: ${choice.escape} ${meaning(choice.escape)}`]);
     const prompt = core.createPrompt<string, { message: string }>((config, done) => {
       const [status, setStatus] = core.useState<'idle' | 'done'>('idle');
       const [chosen, setChosen] = core.useState('');
@@ -122,17 +133,17 @@ export async function keyChoice(
         setProblem(
           choice.keys.some((candidate) => candidate.key === pressed)
             ? `  ${pressed} needs all of it seen first: press p to see all`
-            : `  ${label} does nothing here; the keys are: ${offered.map((candidate) => candidate.key).join(', ')}, Enter (${enter}), Esc (${choice.escape})`,
+            : `  ${label} does nothing here; the keys are: ${[...offered.map((candidate) => candidate.key), together(`Enter (${enter})`), together(`Esc (${choice.escape})`)].join(', ')}`,
         );
       });
       const keysShown = `[${offered.map(({ key }) => key).join('/')}]`;
       // After `p` the prompt closes to its title: the whole payload follows it, then the prompt again.
       if (status === 'done' && chosen === 'p' && !seenAll) return head[0]!;
       if (status === 'done' && chosen === interruptedKey)
-        return [...head, `${config.message} Ctrl+C (interrupted)`].join('\n');
-      if (status === 'done') return [...head, `${config.message} ${chosen} (${meaning(chosen)})`].join('\n');
-      const bottom = problem ? `${style.paint('warning', problem)}\n${legend}` : legend;
-      return [[...head, `${config.message} ${keysShown} ${style.paint('muted', hint)}`].join('\n'), bottom];
+        return [...head, rowsOf(`${config.message} Ctrl+C (interrupted)`)].join('\n');
+      if (status === 'done') return [...head, rowsOf(`${config.message} ${chosen} (${meaning(chosen)})`)].join('\n');
+      const bottom = problem ? `${rowsOf(style.paint('warning', problem), '    ')}\n${legend}` : legend;
+      return [[...head, rowsOf(`${config.message} ${keysShown} ${style.paint('muted', hint)}`)].join('\n'), bottom];
     });
     const answer = await prompt({ message: style.bold(choice.question) }, context());
     if (answer !== 'p') return answer;

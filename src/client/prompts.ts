@@ -23,6 +23,7 @@ import { chooseTheme, palette, type ThemeName } from './theme.ts';
 import { describeCall } from './permission-view.ts';
 import { plainText, promptOutput } from './prompt-output.ts';
 import { TerminalInput, type KeyHandlers } from './terminal-input.ts';
+import { wrapWords } from './word-wrap.ts';
 import type { PromptContext } from './prompt-context.ts';
 import type { TerminalOutput } from './terminal-output.ts';
 
@@ -435,7 +436,11 @@ export class TerminalPrompter {
       // The menu's closed line is drawn as the select prompt draws a chosen answer, in its theme.
       const theme = style.inquirer;
       const closedLine = (action: InterruptAction): string =>
-        `${theme.prefix.done} ${theme.style.message(message)} ${theme.style.answer(labels[action])}\n`;
+        `${wrapWords(
+          `${theme.prefix.done} ${theme.style.message(message)} ${theme.style.answer(labels[action])}`,
+          Math.max(20, (terminal.output.columns || 80) - 1),
+          '  ',
+        ).join('\n')}\n`;
       // The select prompt erases itself when it ends (clearPromptOnDone), whether it was answered
       // or not, and the closed line is written here: one line in every case.
       const menuContext = { ...context(), clearPromptOnDone: true };

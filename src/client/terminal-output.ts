@@ -71,6 +71,11 @@ export class TerminalOutput {
     return this.options.theme;
   }
 
+  /** Terminal width of stderr, where chrome goes (80 when it is not a terminal). */
+  get chromeColumns(): number {
+    return this.options.stderr.columns;
+  }
+
   /** Terminal width of stdout (80 when it is not a terminal). */
   get columns(): number {
     return this.options.stdout.columns;

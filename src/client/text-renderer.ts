@@ -22,6 +22,7 @@ import { chatResponseParts, StreamedText, summarizeArguments, type Renderer } fr
 import type { TerminalOutput } from './terminal-output.ts';
 import { palette as makePalette, type Palette, type PaletteRole } from './theme.ts';
 import { visible } from '../output/sanitize.ts';
+import { wrapLines } from './word-wrap.ts';
 
 export interface TextRendererOptions {
   output: TerminalOutput;
@@ -126,11 +127,12 @@ export class TextRenderer implements Renderer {
     this.lastKind = undefined;
   }
 
-  /** A chrome line on stderr, on a line of its own. */
+  /** A chrome line on stderr, on a line of its own; at a terminal wrapped at spaces to its width. */
   private chrome(line: string, always = false): void {
     if (this.options.quiet && !always) return;
     this.endAnswerLine();
-    this.output.write('stderr', line + '\n');
+    const text = this.output.isTerminal('stderr') ? wrapLines(line, this.output.chromeColumns) : line;
+    this.output.write('stderr', text + '\n');
   }
 
   private writeAnswer(kind: 'message' | 'reasoning', text: string, live: boolean): void {

@@ -117,7 +117,7 @@ describe('arguments edited with e', () => {
       assert.equal(exit.exitCode, 0, screen.text());
       assert.equal(sandbox.read('edited.txt'), 'edited');
       assert.match(
-        screen.text(),
+        screen.flowedText(),
         /✎ fs_create_file runs with the arguments you edited: \{"path":"edited\.txt","content":"edited"\}/,
         screen.text(),
       );

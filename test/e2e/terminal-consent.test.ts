@@ -343,7 +343,7 @@ describe('flows that must say what is true', () => {
     const [conversationId] = conversationIds(sandbox);
     assert.doesNotMatch(screen.text(), /The run goes on/);
     assert.match(
-      screen.text(),
+      screen.flowedText(),
       new RegExp(
         `Detached: ${conversationId}\\. The run stopped to wait for your answer \\(fs_create_file\\); answer it with \`jp query --continue --id=${conversationId}\``,
       ),
@@ -467,7 +467,7 @@ describe('flows that must say what is true', () => {
     sandbox.write('release', '');
     const screen = jp(sandbox, ['query', '--continue', ...script]);
     assert.equal((await screen.exited).exitCode, 0, screen.text());
-    const text = screen.text();
+    const text = screen.flowedText();
     assert.match(text, /⏸ run_command .* — was running when jp stopped/);
     assert.doesNotMatch(text, /not run yet/);
     assert.match(text, /Outcome unknown/);

@@ -247,6 +247,15 @@ export class Screen {
     return this.lines().join('\n');
   }
 
+  /**
+   * The scrollback's text with jp's own wrapping undone: jp wraps its lines at spaces and indents
+   * the rows after the first, so a row that starts with spaces is joined to the row above with
+   * one space. For matching a message whole, whatever the width.
+   */
+  flowedText(): string {
+    return this.text().replace(/\n +/g, ' ');
+  }
+
   /** The visible screen as text. */
   screenText(): string {
     return this.visibleRows().join('\n');

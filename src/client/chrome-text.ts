@@ -1,7 +1,7 @@
 /**
  * Text of the text renderer's chrome lines (text-renderer.ts): text jp did not write made safe to
- * show on one line, a user message's first line for a replay, text cut to a number of terminal
- * cells, and a command's result split into its status and its output's lines.
+ * show on one line, a user message's first line for a replay, and text cut to a number of terminal
+ * cells.
  */
 import { visible } from '../output/sanitize.ts';
 import stringWidth from 'string-width';
@@ -33,19 +33,4 @@ export function cutToWidth(text: string, width: number): string {
     used += cells;
   }
   return cut + '…';
-}
-
-/**
- * A command's result as drawn: its status line (`exit code N`, `killed by SIGTERM`, first or last
- * line of the result) and its output's lines.
- */
-export function commandResult(content: string): { status: string | undefined; lines: string[] } {
-  const lines = content.split('\n');
-  const isStatus = (line: string | undefined): boolean =>
-    line !== undefined && /^(exit code -?\d+|killed by \w+)$/.test(line);
-  let status: string | undefined;
-  if (isStatus(lines[lines.length - 1])) status = lines.pop();
-  else if (isStatus(lines[0])) status = lines.shift();
-  while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
-  return { status, lines };
 }

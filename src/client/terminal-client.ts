@@ -177,6 +177,12 @@ export class TerminalClient {
       case 'notice':
         renderer.notice(message.level, message.message);
         return;
+      case 'tool_output':
+        renderer.toolOutput?.(message.id, message.stream, message.text, message.omitted ?? 0);
+        return;
+      case 'activity':
+        renderer.activity?.(message.text);
+        return;
       case 'turn_complete':
         this.finish({ kind: 'result', result: message.result });
         return;

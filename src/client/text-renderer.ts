@@ -15,7 +15,9 @@
 import type { ConversationEvent } from '../conversation/events.ts';
 import { addUsage, describeUsage as usageLine, type Source, type Usage } from '../llm/types.ts';
 import type { ResultObject } from '../report/result.ts';
-import { commandResult, cutToWidth, firstLine, oneLine } from './chrome-text.ts';
+import { cutToWidth, firstLine, oneLine } from './chrome-text.ts';
+import { foldCommand } from './command-fold.ts';
+import { LiveStatus } from './live-status.ts';
 import { MarkdownStream, type MarkdownModules } from './markdown.ts';
 import { resumedTurn } from './resumed-turn.ts';
 import { chatResponseParts, StreamedText, summarizeArguments, type Renderer } from './renderer.ts';
@@ -42,9 +44,6 @@ export interface TextRendererOptions {
   /** What the status line says about the interrupt key (e.g. "Ctrl+C to interrupt"). */
   interruptHint?: string;
 }
-
-/** Rows of a command's output shown at a terminal, before `… +N lines`. */
-const commandOutputRows = 5;
 
 export class TextRenderer implements Renderer {
   /** Tokens of the turn being replayed, said at its end (conversation print, attach). */
@@ -74,6 +73,8 @@ export class TextRenderer implements Renderer {
   /** Tool call id of each inquiry seen. */
   private readonly inquiryCalls = new Map<string, string>();
   private readonly palette: Palette;
+  /** The status line and a running command's last lines (live-status.ts). */
+  private readonly live: LiveStatus;
 
   constructor(options: TextRendererOptions) {
     this.options = options;
@@ -86,23 +87,16 @@ export class TextRenderer implements Renderer {
           palette: makePalette(this.palette.name, options.markdown.color),
         })
       : undefined;
-    if (options.thinking) this.activity('thinking', Date.now());
+    this.live = new LiveStatus(this.output, {
+      hint: options.quiet ? undefined : options.interruptHint,
+      palette: this.palette,
+      color: options.color,
+    });
+    if (options.thinking && !options.quiet) this.live.start(Date.now());
   }
 
   private paint(text: string, role: PaletteRole): string {
     return this.options.color ? this.palette.paint(role, text) : text;
-  }
-
-  /** Says on the status line what the run is doing since when (nothing with -q). */
-  private activity(text: string | undefined, since: number): void {
-    if (this.options.quiet) return;
-    if (text === undefined) this.output.setStatus(undefined);
-    else
-      this.output.setStatus({
-        text,
-        since,
-        ...(this.options.interruptHint ? { hint: this.options.interruptHint } : {}),
-      });
   }
 
   /**
@@ -135,9 +129,8 @@ export class TextRenderer implements Renderer {
     this.output.write('stderr', text + '\n');
   }
 
-  private writeAnswer(kind: 'message' | 'reasoning', text: string, live: boolean): void {
+  private writeAnswer(kind: 'message' | 'reasoning', text: string): void {
     if (text === '') return;
-    if (live) this.output.setStatus(undefined);
     if (kind === 'reasoning') {
       if (!this.options.pretty || this.options.quiet) return;
       if (this.lastKind === 'message') this.endAnswerLine();
@@ -160,14 +153,28 @@ export class TextRenderer implements Renderer {
   delta(kind: 'message' | 'reasoning', text: string): void {
     if (this.pendingHeaders.size > 0 && text !== '') this.reachCall(undefined);
     this.streamed.streamedPiece(kind, text);
-    this.writeAnswer(kind, text, true);
+    this.writeAnswer(kind, text);
+    if (!this.options.quiet) this.live.delta(text);
+  }
+
+  toolOutput(id: string, _stream: 'stdout' | 'stderr', text: string, omitted: number): void {
+    if (!this.options.quiet) this.live.toolOutput(id, text, omitted);
+  }
+
+  activity(text: string): void {
+    if (!this.options.quiet) this.live.activity(text);
   }
 
   event(event: ConversationEvent, replayed: boolean): void {
+    this.draw(event, replayed);
+    if (!this.options.quiet) this.live.event(event, replayed);
+  }
+
+  private draw(event: ConversationEvent, replayed: boolean): void {
     if (this.pendingHeaders.size > 0) this.reachCall(event);
     const text = chatResponseParts(event);
     if (text) {
-      this.writeAnswer(text.kind, replayed ? text.text : this.streamed.unseenPart(text.kind, text.text), !replayed);
+      this.writeAnswer(text.kind, replayed ? text.text : this.streamed.unseenPart(text.kind, text.text));
       if (event.type === 'chat_response' && 'message' in event && event.sources && event.sources.length > 0)
         this.writeSources(event.sources);
       if (replayed && event.type === 'chat_response' && 'message' in event && event.incomplete)
@@ -182,7 +189,6 @@ export class TextRenderer implements Renderer {
           this.output.write(stream, this.output.streamAtLineStart(stream) ? '\n' : '\n\n');
         }
         if (replayed) this.shownTurn = true;
-        this.activity('thinking', Date.parse(event.timestamp));
         break;
       case 'chat_request':
         if (replayed) this.chrome(this.paint(`> ${firstLine(event.content)}`, 'name'));
@@ -221,16 +227,8 @@ export class TextRenderer implements Renderer {
         else this.chrome(header);
         break;
       }
-      case 'tool_call_start': {
-        this.activity(
-          `running ${oneLine(this.toolNames.get(event.id) ?? 'a tool')}`,
-          replayed ? Date.parse(event.timestamp) : Date.now(),
-        );
-        break;
-      }
       case 'tool_call_response': {
         this.toolResult(event, replayed);
-        this.activity('thinking', replayed ? Date.parse(event.timestamp) : Date.now());
         break;
       }
       case 'inquiry_request':
@@ -277,7 +275,6 @@ export class TextRenderer implements Renderer {
         break;
       }
       case 'turn_end':
-        if (replayed) this.activity(undefined, 0);
         if (replayed && event.status === 'interrupted') this.chrome(this.paint('[interrupted]', 'muted'));
         if (replayed && this.turnUsage && (event.status === 'completed' || event.status === 'discarded')) {
           this.chrome(this.paint(`[tokens: ${usageLine(this.turnUsage)}]`, 'muted'));
@@ -291,8 +288,9 @@ export class TextRenderer implements Renderer {
 
   /**
    * A tool's result: one line (`↳ tool: ok — summary`). A command's output is drawn as its lines
-   * under that line: at most a few live (each cut to the terminal's width, then `… +N lines`),
-   * all of them in a replay (`print`, `attach`'s history).
+   * under that line, folded live (command-fold.ts: a failure keeps its head and tail, its stderr
+   * and jp's notes; each line cut to the terminal's width), all of them in a replay (`print`,
+   * `attach`'s history).
    */
   private toolResult(event: ConversationEvent & { type: 'tool_call_response' }, replayed: boolean): void {
     const name = this.toolNames.get(event.id) ?? 'tool';
@@ -307,18 +305,26 @@ export class TextRenderer implements Renderer {
       this.chrome(this.paint(`  ↳ ${oneLine(name)}: ${outcome}${first ? ` — ${first}` : ''}`, role));
       return;
     }
-    const { status, lines } = commandResult(event.content);
-    const header = status ?? (lines.length === 1 ? lines.shift() : undefined);
+    const fold = foldCommand(event.content, { failed: event.is_error, all: replayed });
+    const single = fold.status === undefined && fold.rows.length === 1 && !fold.rows[0]!.note;
+    const header = fold.status ?? (single ? fold.rows.shift()!.text : undefined);
     this.chrome(this.paint(`  ↳ ${name}: ${outcome}${header ? ` — ${oneLine(header)}` : ''}`, role));
-    if (this.options.quiet || lines.length === 0) return;
-    const shown = replayed ? lines : lines.slice(0, commandOutputRows);
-    const width = Math.max(20, this.output.isTerminal('stderr') ? this.output.columns - 4 : Infinity);
-    const body = shown.map((line) => {
-      const text = visible(line.replace(/\t/g, '    '), { singleLine: true });
-      return '    ' + (replayed ? text : cutToWidth(text, width));
-    });
-    if (shown.length < lines.length) body.push(`    … +${lines.length - shown.length} lines`);
-    this.chrome(this.paint(body.join('\n'), 'muted'));
+    if (this.options.quiet || fold.rows.length === 0) return;
+    const width = Math.max(20, this.output.isTerminal('stderr') ? this.output.chromeColumns - 4 : Infinity);
+    const output: string[] = [];
+    const flush = (): void => {
+      if (output.length > 0) this.chrome(this.paint(output.splice(0).join('\n'), 'muted'));
+    };
+    for (const row of fold.rows) {
+      if (row.note) {
+        flush();
+        this.chrome(this.paint(`    ${oneLine(row.text)}`, 'warning'));
+        continue;
+      }
+      const text = visible(row.text.replace(/\t/g, '    '), { singleLine: true });
+      output.push(`    ${replayed ? text : cutToWidth(text, width)}`);
+    }
+    flush();
   }
 
   /** The sandbox the call of inquiry `id` runs in, as its header would say it. */
@@ -378,7 +384,7 @@ export class TextRenderer implements Renderer {
         `${index + 1}. ${oneLine([source.title, source.url ?? source.filename].filter(Boolean).join(' — '))}`,
     );
     const separator = this.output.streamAtLineStart('stdout') ? '\n' : '\n\n';
-    this.writeAnswer('message', `${separator}Sources:\n\n${lines.join('\n')}\n`, false);
+    this.writeAnswer('message', `${separator}Sources:\n\n${lines.join('\n')}\n`);
   }
 
   private toolHeader(name: string, argumentsValue: unknown, suffix = ''): string {
@@ -413,7 +419,7 @@ export class TextRenderer implements Renderer {
   }
 
   finish(result: ResultObject): void {
-    this.output.setStatus(undefined);
+    this.live.clear();
     if (this.pendingHeaders.size > 0) this.reachCall(undefined);
     this.markdown?.end();
     if (this.output.wroteAnything('stdout') && !this.output.streamAtLineStart('stdout'))

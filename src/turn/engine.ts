@@ -169,6 +169,7 @@ export class TurnRun {
         append: (event) => this.append(event),
         sync: () => options.host.sync(),
         notice: (message) => options.host.notice('info', message),
+        activity: (text) => options.host.activity(text),
         usage: (usage) => this.recordUsage('compaction', usage),
       },
       window: options.contextWindow,

@@ -7,6 +7,14 @@ import type { Inquiry, JsonValue, PromptAction } from '../inquiry/types.ts';
 import type { EditorFiles, ProcessTracker } from '../tools/tool.ts';
 import type { Secrets } from '../redact.ts';
 
+/** Lines a running tool call wrote to one of its streams; `omitted`: lines left out just before them. */
+export interface ToolOutputPiece {
+  id: string;
+  stream: 'stdout' | 'stderr';
+  text: string;
+  omitted?: number;
+}
+
 /** `declined`: the human was asked and gave no answer; the detached policy settles the inquiry. */
 export type ClientAnswer = { answered: true; answer: JsonValue } | { answered: false; declined?: boolean };
 
@@ -17,6 +25,10 @@ export interface TurnHost {
   delta(piece: { kind: 'message' | 'reasoning'; text: string }): void;
   /** Chrome for the clients' stderr: retries, warnings. */
   notice(level: 'info' | 'warning', message: string): void;
+  /** Forwards live output of a running tool call (whole lines, redacted): shown while it runs, never persisted. */
+  toolOutput(piece: ToolOutputPiece): void;
+  /** Says what the run is busy with while nothing else shows (compacting, retrying), for a status line. */
+  activity(text: string): void;
   /** fsync the log. */
   sync(): void;
   /** Whether a client that can prompt a human is attached right now. */

@@ -19,6 +19,7 @@ import { truncateOutput } from '../tools/truncate.ts';
 import type { TurnHost } from './host.ts';
 import type { InquiryResolver, Resolution } from './inquiries.ts';
 import { RecordedCall, unknownOutcome } from './tool-call-replay.ts';
+import { ToolOutputRelay } from './tool-output.ts';
 
 export interface ToolCallContext {
   host: TurnHost;
@@ -413,6 +414,7 @@ async function execute(
   };
   let result: ToolResult;
   const editorFiles = context.host.editorFiles?.();
+  const relay = new ToolOutputRelay(callId, (piece) => context.host.toolOutput(piece), context.host.secrets);
   try {
     result = await tool.execute(argumentsValue, {
       ...(editorFiles ? { editorFiles } : {}),
@@ -427,6 +429,7 @@ async function execute(
       outputLimit: call.outputLimit,
       ask,
       progress: (message) => context.host.notice('info', `${tool.name}: ${message}`),
+      output: (stream, text) => relay.write(stream, text),
       sandbox: given.sandbox,
     });
   } catch (error) {
@@ -437,6 +440,7 @@ async function execute(
       message: `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`,
     };
   }
+  relay.end();
   // Stopped while it ran: no response is written, so a resumed turn reports its outcome as unknown.
   if (context.signal.aborted) throw context.signal.reason;
   // Deferred while it ran: the call was cancelled; it runs again once a human has answered.

@@ -19,7 +19,12 @@ function jp(sandbox: Sandbox, args: string[], options: ScreenOptions = {}): Scre
 
 /** Lines of the answer, without jp's own `jp: …` notices. */
 function answerLines(screen: Screen): string[] {
-  return screen.lines().filter((line) => !line.startsWith('jp: '));
+  // jp's own notices (`jp: …`, wrapped at spaces with their rows after the first indented) are not the answer.
+  let inNotice = false;
+  return screen.lines().filter((line) => {
+    inNotice = line.startsWith('jp: ') || (inNotice && line.startsWith('  '));
+    return !inNotice;
+  });
 }
 
 describe('headings', () => {

@@ -22,6 +22,8 @@ function resolver(appended: ConversationEvent[]): InquiryResolver {
     append: () => {},
     delta: () => {},
     notice: () => {},
+    toolOutput: () => {},
+    activity: () => {},
     sync: () => {},
     hasPromptingClient: () => false,
     secrets: new Secrets(),

@@ -8,20 +8,18 @@
  * fresh output stream of its own (a finished prompt ends its stream, never the terminal), so each
  * prompt is drawn before it takes a key, however many came before it. A new kind of prompt is a
  * method that opens a session and draws in it. A prompt's output stream is prompt-output.ts; the
- * one-key prompt over a payload (permissions, deliveries, trust) is key-choice.ts.
+ * one-key prompt over a payload (permissions, deliveries, trust) is key-choice.ts; the prompts of a
+ * tool call are call-prompts.ts.
  */
-import type { AnswerOf, InquiryAnswer } from '../inquiry/answer.ts';
-import type { Inquiry, InquiryOf, JsonValue } from '../inquiry/types.ts';
+import type { InquiryAnswer } from '../inquiry/answer.ts';
+import type { Inquiry, JsonValue } from '../inquiry/types.ts';
 import type { InterruptAction } from '../protocol/messages.ts';
 import { colorEnabled, isDumbTerminal, openControllingTerminal, type TerminalStreams } from '../output/channels.ts';
-import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { resetAttributes, visible } from '../output/sanitize.ts';
-import { EditorFailed, editInTerminal } from './editor.ts';
-import { keyChoice, type Choice } from './key-choice.ts';
+import { askDelivery, askEscalation, askPermission, type CallDrawing, keyChoiceIn } from './call-prompts.ts';
+import { editInTerminal } from './editor.ts';
 import { promptStyle, type PromptStyle } from './prompt-theme.ts';
 import { chooseTheme, palette, type ThemeName } from './theme.ts';
-import { describeCall } from './permission-view.ts';
 import { plainText, promptOutput } from './prompt-output.ts';
 import { TerminalInput, type KeyHandlers } from './terminal-input.ts';
 import { wrapWords } from './word-wrap.ts';
@@ -61,29 +59,6 @@ export interface TerminalPrompterOptions {
    * renderer chose); unset, the terminal is asked for its background.
    */
   configuredTheme?: () => Promise<ThemeName | undefined>;
-}
-
-/** Reads a file for a preview: a regular file of at most 1 MiB, never blocking on a FIFO or device. */
-function readForPreview(root: string | undefined, requested: string): string | undefined {
-  if (root === undefined) return undefined;
-  let fd: number | undefined;
-  try {
-    fd = openSync(path.resolve(root, requested), constants.O_RDONLY | constants.O_NONBLOCK);
-    const stat = fstatSync(fd);
-    if (!stat.isFile() || stat.size > 1024 * 1024) return undefined;
-    return readFileSync(fd, 'utf8');
-  } catch {
-    return undefined;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-}
-
-/** What a prompt of a session draws with: each prompt's context, the terminal, the theme's colours. */
-interface Drawing {
-  context: () => PromptContext;
-  terminal: TerminalStreams;
-  style: PromptStyle;
 }
 
 export class TerminalPrompter {
@@ -186,14 +161,17 @@ export class TerminalPrompter {
     switch (inquiry.kind) {
       case 'run_tool':
         return this.session(
-          (context, terminal, style) => this.permission(inquiry, { context, terminal, style }, about.sandbox),
+          (context, terminal, style) => askPermission(inquiry, this.drawing(context, terminal, style), about.sandbox),
           signal,
         );
       case 'deliver_tool_result':
-        return this.session((context, terminal, style) => this.delivery(inquiry, { context, terminal, style }), signal);
+        return this.session(
+          (context, terminal, style) => askDelivery(inquiry, this.drawing(context, terminal, style)),
+          signal,
+        );
       case 'escalate':
         return this.session(
-          (context, terminal, style) => this.escalation(inquiry, { context, terminal, style }),
+          (context, terminal, style) => askEscalation(inquiry, this.drawing(context, terminal, style)),
           signal,
         );
       case 'tool_question': {
@@ -259,129 +237,6 @@ export class TerminalPrompter {
     return !this.plain && colorEnabled(this.options.environment, true);
   }
 
-  /**
-   * y run · Y run and remember for this turn · n skip · N skip and remember · p show all of it ·
-   * e edit. The call is shown as it will run (a diff, the content, the command); with `run = "edit"`
-   * the editor opens at once.
-   */
-  private async permission(
-    inquiry: InquiryOf<'run_tool'>,
-    drawing: Drawing,
-    sandbox?: string,
-  ): Promise<AnswerOf<'run_tool'>> {
-    const { terminal } = drawing;
-    const argumentsText = JSON.stringify(inquiry.arguments, null, 2) ?? 'null';
-    const view = describeCall(inquiry.tool, inquiry.arguments, (file) =>
-      readForPreview(this.options.workspaceRoot, file),
-    );
-    const choice = inquiry.edit
-      ? 'e'
-      : await this.keyChoice(
-          {
-            title: `⚙ ${view.title}${sandbox === undefined ? '' : ` [sandbox: ${visible(sandbox, { singleLine: true })}]`}`,
-            payload: view.lines,
-            question: `Run ${visible(inquiry.tool, { singleLine: true })}?`,
-            keys: [
-              { key: 'y', meaning: 'run', needsAll: true },
-              { key: 'Y', meaning: 'run, and for the rest of this turn', needsAll: true },
-              { key: 'n', meaning: 'skip' },
-              { key: 'N', meaning: 'skip, and for the rest of this turn' },
-              { key: 'p', meaning: 'show all of it' },
-              { key: 'e', meaning: 'edit' },
-            ],
-            enter: 'y',
-            escape: 'n',
-          },
-          drawing,
-        );
-    switch (choice) {
-      case 'y':
-        return { decision: 'approve', scope: 'once' };
-      case 'Y':
-        return { decision: 'approve', scope: 'turn' };
-      case 'n':
-        return { decision: 'deny', scope: 'once' };
-      case 'N':
-        return { decision: 'deny', scope: 'turn' };
-      default:
-        return {
-          decision: 'edit',
-          arguments: await this.editJson(`the arguments of ${inquiry.tool}`, argumentsText, terminal),
-        };
-    }
-  }
-
-  /**
-   * y run it outside the sandbox · n keep it in (it is not run) · p show all of it. The call is
-   * shown as a permission prompt shows it, with why it asks to leave the sandbox.
-   */
-  private async escalation(inquiry: InquiryOf<'escalate'>, drawing: Drawing): Promise<AnswerOf<'escalate'>> {
-    const needs = {
-      network: ' (it needs the network)',
-      write: ' (it needs to write outside the workspace)',
-      unconfined: '',
-    }[inquiry.needs];
-    const view = describeCall(inquiry.tool, inquiry.arguments, (file) =>
-      readForPreview(this.options.workspaceRoot, file),
-    );
-    const why = inquiry.justification.split('\n');
-    const choice = await this.keyChoice(
-      {
-        title: `⚙ ${view.title}`,
-        payload: [
-          ...view.lines,
-          ...why.map((line, index) => ({
-            kind: 'note' as const,
-            text: `${index === 0 ? 'Why: ' : '     '}${visible(line, { singleLine: true })}`,
-          })),
-        ],
-        question: `Run ${visible(inquiry.tool, { singleLine: true })} outside the sandbox${needs}?`,
-        keys: [
-          { key: 'y', meaning: 'run it outside the sandbox', needsAll: true },
-          { key: 'n', meaning: 'do not run it' },
-          { key: 'p', meaning: 'show all of it' },
-        ],
-        enter: 'n',
-        escape: 'n',
-      },
-      drawing,
-    );
-    return { decision: choice === 'y' ? 'approve' : 'deny', scope: 'once' };
-  }
-
-  private async delivery(
-    inquiry: InquiryOf<'deliver_tool_result'>,
-    drawing: Drawing,
-  ): Promise<AnswerOf<'deliver_tool_result'>> {
-    const { terminal } = drawing;
-    const choice = inquiry.edit
-      ? 'e'
-      : await this.keyChoice(
-          {
-            title: `⚙ ${visible(inquiry.tool, { singleLine: true })} result${inquiry.is_error ? ' (an error)' : ''}`,
-            payload: inquiry.result
-              .split('\n')
-              .map((line) => ({ kind: 'plain' as const, text: visible(line, { singleLine: true }) })),
-            question: `Send the result of ${visible(inquiry.tool, { singleLine: true })} to the assistant?`,
-            keys: [
-              { key: 'y', meaning: 'send it' },
-              { key: 'n', meaning: 'withhold it' },
-              { key: 'p', meaning: 'show all of it' },
-              { key: 'e', meaning: 'edit it first' },
-            ],
-            enter: 'y',
-            escape: 'n',
-          },
-          drawing,
-        );
-    if (choice === 'y') return { decision: 'deliver' };
-    if (choice === 'n') return { decision: 'deny', scope: 'once' };
-    return {
-      decision: 'edit',
-      result: await this.edit(`the result of ${inquiry.tool}`, inquiry.result, '.txt', terminal),
-    };
-  }
-
   /** Opens the editor at once on `text`; says on the terminal what is being edited. */
   private async edit(what: string, text: string, extension: string, terminal: TerminalStreams): Promise<string> {
     this.print(
@@ -391,34 +246,16 @@ export class TerminalPrompter {
     return this.keyboard.released(() => editInTerminal(text, { environment: this.options.environment, extension }));
   }
 
-  /** Edits JSON until it parses (an empty file keeps the original); says what was wrong each time. */
-  private async editJson(what: string, initial: string, terminal: TerminalStreams): Promise<JsonValue> {
-    let text = initial;
-    for (;;) {
-      let edited: string;
-      try {
-        edited = await this.edit(what, text, '.json', terminal);
-      } catch (error) {
-        if (!(error instanceof EditorFailed)) throw error;
-        this.print(terminal, `${error.message}\n`);
-        return JSON.parse(initial);
-      }
-      if (edited.trim() === '') return JSON.parse(initial);
-      try {
-        return JSON.parse(edited);
-      } catch (error) {
-        this.print(
-          terminal,
-          `not valid JSON: ${(error as Error).message}; opening the editor again (empty the file to keep the original)\n`,
-        );
-        text = edited;
-      }
-    }
-  }
-
-  /** A one-key prompt over a payload (key-choice.ts), in the theme's colours. */
-  private keyChoice(choice: Choice, { context, terminal, style }: Drawing): Promise<string> {
-    return keyChoice(choice, context, terminal, style, (text) => this.print(terminal, text));
+  /** What a call's prompt (call-prompts.ts) draws with in a session. */
+  private drawing(context: () => PromptContext, terminal: TerminalStreams, style: PromptStyle): CallDrawing {
+    return {
+      context,
+      terminal,
+      style,
+      print: (text) => this.print(terminal, text),
+      edit: (what, text, extension) => this.edit(what, text, extension, terminal),
+      workspaceRoot: this.options.workspaceRoot,
+    };
   }
 
   /**
@@ -488,7 +325,7 @@ export class TerminalPrompter {
   async trustKey(title: string, lines: readonly string[], question: string, signal: AbortSignal): Promise<boolean> {
     return this.session(
       async (context, terminal, style) =>
-        (await this.keyChoice(
+        (await keyChoiceIn(
           {
             title,
             payload: lines.map((text) => ({ kind: 'plain' as const, text })),
@@ -500,7 +337,7 @@ export class TerminalPrompter {
             enter: 'n',
             escape: 'n',
           },
-          { context, terminal, style },
+          this.drawing(context, terminal, style),
         )) === 'y',
       signal,
     );

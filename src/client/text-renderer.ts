@@ -16,6 +16,7 @@ import type { ConversationEvent } from '../conversation/events.ts';
 import { parseRunToolAnswer } from '../inquiry/answer.ts';
 import type { InquiryKind } from '../inquiry/types.ts';
 import { addUsage, describeUsage as usageLine, type Source, type Usage } from '../llm/types.ts';
+import { formatCost } from '../llm/prices.ts';
 import type { ResultObject } from '../report/result.ts';
 import { cutToWidth, firstLine, oneLine } from './chrome-text.ts';
 import { foldCommand } from './command-fold.ts';
@@ -426,6 +427,15 @@ export class TextRenderer implements Renderer {
     this.markdown?.end();
     if (this.output.wroteAnything('stdout') && !this.output.streamAtLineStart('stdout'))
       this.output.write('stdout', '\n');
+    // At a terminal, what the turn took: its tokens and, when the model's price is known, its cost.
+    const { usage, cost_usd: cost } = result.metadata;
+    if (usage && this.output.isTerminal('stderr'))
+      this.chrome(
+        this.paint(
+          `[tokens: ${usageLine(usage)}${cost === null || cost === undefined ? '' : ` • ${formatCost(cost)}`}]`,
+          'muted',
+        ),
+      );
     const cid = result.conversation_id ?? '';
     switch (result.status) {
       case 'success':

@@ -14,6 +14,7 @@ import { commandLineOverrides } from '../config/load.ts';
 import { userConfigFile } from '../config/paths.ts';
 import type { BuiltinDetachedDefault } from '../config/policy.ts';
 import { contextWindow } from '../llm/context-window.ts';
+import { costOf } from '../llm/prices.ts';
 import { providerKeyVariables } from '../llm/resolve.ts';
 import type { ChatModel } from '../llm/types.ts';
 import { buildTurnResult, type ResultObject, type ResultWarning } from '../report/result.ts';
@@ -130,6 +131,11 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
   } else {
     outcome = await turnWithReplies(false, request.message ?? '');
   }
+  const costUsd = await costOf(
+    events
+      .slice(Math.max(0, outcome.turnStart))
+      .flatMap((event) => (event.type === 'usage' ? [{ model: event.model, usage: event.usage }] : [])),
+  );
   return buildTurnResult({
     conversationId: request.conversation_id,
     query: query || lastRequestContent(events),
@@ -139,6 +145,7 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
     startedAt: request.started_at,
     warnings: sequence.warnings(),
     secrets: setup.secrets,
+    ...(costUsd !== undefined ? { costUsd } : {}),
   });
 }
 

@@ -374,6 +374,7 @@ function result(status: RunStatus, exitCode: number, overrides: Json = {}): Json
         cache_write_tokens: null,
         total_tokens: 150,
       },
+      cost_usd: status === 'success' ? 0.000_104 : null,
       finish_reason: failed ? null : 'stop',
     },
     warnings: [],
@@ -449,7 +450,7 @@ const stdoutLines: Record<string, Json[]> = {
     result('usage', 2, {
       conversation_id: null,
       log_file: null,
-      metadata: { model: null, iterations: 0, duration_ms: 0, usage: null, finish_reason: null },
+      metadata: { model: null, iterations: 0, duration_ms: 0, usage: null, cost_usd: null, finish_reason: null },
     }),
   ],
   initialized: [line('initialized', { path: '/home/me/project/.jp' }, null)],
@@ -775,6 +776,9 @@ const serverMessages: Json[] = [
   { type: 'file_request', id: 'file-2', operation: 'write', path: '/w/notes.txt', content: 'new text' },
   { type: 'interrupt_menu', options: ['stop', 'abort', 'continue', 'reply', 'detach'] },
   { type: 'notice', level: 'warning', message: 'retrying' },
+  { type: 'tool_output', id: 'call_1', stream: 'stdout', text: 'line 1\nline 2\n' },
+  { type: 'tool_output', id: 'call_1', stream: 'stderr', text: 'bye\n', omitted: 3 },
+  { type: 'activity', text: 'compacting the conversation' },
   { type: 'turn_complete', result: result('deferred', 4) },
   { type: 'process_exiting', reason: 'the run ended: deferred' },
   { type: 'error', code: 'version_mismatch', message: 'protocol version mismatch' },
@@ -1204,6 +1208,9 @@ describe('protocol-message.schema.json', () => {
       { type: 'hello', version: 1, conversation_id: cid, pid: 1, event_count: 0, prompting: false },
     ],
     ['an error without code', { type: 'error', message: 'x' }],
+    ['tool output of an unknown stream', { type: 'tool_output', id: 'call_1', stream: 'stdin', text: 'x' }],
+    ['tool output without the call', { type: 'tool_output', stream: 'stdout', text: 'x' }],
+    ['an activity without text', { type: 'activity' }],
   ];
   for (const [label, message] of brokenServer) {
     it(`rejects the server message: ${label}`, () =>

@@ -7,6 +7,7 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { AnswerOf } from '../inquiry/answer.ts';
+import { type ApprovalRule, describeRule, rulesFor } from '../inquiry/approval-rule.ts';
 import type { InquiryOf, JsonValue } from '../inquiry/types.ts';
 import type { TerminalStreams } from '../output/channels.ts';
 import { visible } from '../output/sanitize.ts';
@@ -66,41 +67,72 @@ export async function askPermission(
 ): Promise<AnswerOf<'run_tool'>> {
   const argumentsText = JSON.stringify(inquiry.arguments, null, 2) ?? 'null';
   const view = describeCall(inquiry.tool, inquiry.arguments, (file) => readForPreview(drawing.workspaceRoot, file));
-  const choice = inquiry.edit
-    ? 'e'
-    : await keyChoiceIn(
-        {
-          title: `⚙ ${view.title}${sandbox === undefined ? '' : ` [sandbox: ${visible(sandbox, { singleLine: true })}]`}`,
-          payload: view.lines,
-          question: `Run ${visible(inquiry.tool, { singleLine: true })}?`,
-          keys: [
-            { key: 'y', meaning: 'run', needsAll: true },
-            { key: 'Y', meaning: 'run, and for the rest of this turn', needsAll: true },
-            { key: 'n', meaning: 'skip' },
-            { key: 'N', meaning: 'skip, and for the rest of this turn' },
-            { key: 'p', meaning: 'show all of it' },
-            { key: 'e', meaning: 'edit' },
-          ],
-          enter: 'y',
-          escape: 'n',
-        },
-        drawing,
-      );
-  switch (choice) {
-    case 'y':
-      return { decision: 'approve', scope: 'once' };
-    case 'Y':
-      return { decision: 'approve', scope: 'turn' };
-    case 'n':
-      return { decision: 'deny', scope: 'once' };
-    case 'N':
-      return { decision: 'deny', scope: 'turn' };
-    default:
-      return {
-        decision: 'edit',
-        arguments: await editJson(`the arguments of ${inquiry.tool}`, argumentsText, drawing),
-      };
+  for (;;) {
+    const choice = inquiry.edit
+      ? 'e'
+      : await keyChoiceIn(
+          {
+            title: `⚙ ${view.title}${sandbox === undefined ? '' : ` [sandbox: ${visible(sandbox, { singleLine: true })}]`}`,
+            payload: view.lines,
+            question: `Run ${visible(inquiry.tool, { singleLine: true })}?`,
+            keys: [
+              { key: 'y', meaning: 'run', needsAll: true },
+              { key: 'Y', meaning: 'run, and for the rest of this turn', needsAll: true },
+              { key: 'a', meaning: 'always in this workspace…', needsAll: true },
+              { key: 'n', meaning: 'skip' },
+              { key: 'N', meaning: 'skip, and for the rest of this turn' },
+              { key: 'p', meaning: 'show all of it' },
+              { key: 'e', meaning: 'edit' },
+            ],
+            enter: 'y',
+            escape: 'n',
+          },
+          drawing,
+        );
+    switch (choice) {
+      case 'y':
+        return { decision: 'approve', scope: 'once' };
+      case 'Y':
+        return { decision: 'approve', scope: 'turn' };
+      case 'a': {
+        const rule = await chooseRule(inquiry, drawing);
+        if (rule) return { decision: 'approve_always', rule };
+        continue;
+      }
+      case 'n':
+        return { decision: 'deny', scope: 'once' };
+      case 'N':
+        return { decision: 'deny', scope: 'turn' };
+      default:
+        return {
+          decision: 'edit',
+          arguments: await editJson(`the arguments of ${inquiry.tool}`, argumentsText, drawing),
+        };
+    }
   }
+}
+
+/**
+ * "Always in this workspace": which calls from now on run without asking, narrowest first (this
+ * command, a prefix of its words, writes under a directory, every call of the tool); undefined
+ * when the person goes back to the question.
+ */
+async function chooseRule(inquiry: InquiryOf<'run_tool'>, drawing: CallDrawing): Promise<ApprovalRule | undefined> {
+  const prompts = await import('@inquirer/prompts');
+  const back = 'back';
+  const rules = rulesFor(inquiry.tool, inquiry.arguments);
+  const chosen = await prompts.select<number | typeof back>(
+    {
+      message: 'Run without asking, from now on in this workspace (jp approvals revokes it):',
+      theme: drawing.style.inquirer,
+      choices: [
+        ...rules.map((rule, index) => ({ name: visible(describeRule(rule), { singleLine: true }), value: index })),
+        { name: 'no: back to the question', value: back },
+      ],
+    },
+    drawing.context(),
+  );
+  return chosen === back ? undefined : rules[chosen];
 }
 
 /**

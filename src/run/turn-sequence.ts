@@ -24,6 +24,7 @@ import { toolEnvironment } from '../tools/environment.ts';
 import type { Tool } from '../tools/tool.ts';
 import { TurnRun, type SystemPromptRecord, type TurnOutcome } from '../turn/engine.ts';
 import { builtinSystemPrompt, composeSystemPrompt } from '../turn/system-prompt.ts';
+import { addApproval, readApprovals } from '../workspace/approvals.ts';
 import { loadInstructionFiles } from '../workspace/instructions.ts';
 import type { LiveLog } from './live-log.ts';
 import type { RunRequest } from '../protocol/run-request.ts';
@@ -78,6 +79,10 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
   const turn = (resume: boolean, message: string | undefined, reply?: string): Promise<TurnOutcome> =>
     new TurnRun({
       host: live,
+      approvals: {
+        rules: () => readApprovals(setup.workspace).map((approval) => approval.rule),
+        add: (rule) => addApproval(setup.workspace, rule),
+      },
       events,
       conversationId: request.conversation_id,
       model,

@@ -22,6 +22,7 @@ import { ContextGuard } from './context-guard.ts';
 import { DeltaQueue } from './delta-queue.ts';
 import { buildPrompt } from './history.ts';
 import { StopRequest, type TurnHost } from './host.ts';
+import type { ApprovalStore } from './lasting-approvals.ts';
 import { InquiryResolver, type ResolverContext } from './inquiries.ts';
 import { budgetReached, cutAtLimitWarning, refusal, type FinishPart } from './limits.ts';
 import { answerWithLlm } from './llm-answer.ts';
@@ -34,6 +35,8 @@ import type { CommandSandbox } from '../sandbox/engine.ts';
 
 export interface TurnOptions {
   host: TurnHost;
+  /** The user's lasting approvals in this workspace (lasting-approvals.ts). */
+  approvals?: ApprovalStore;
   /** The whole log as it is on disk now; the engine appends to it as it persists. */
   events: ConversationEvent[];
   conversationId: string;
@@ -159,6 +162,7 @@ export class TurnRun {
       signal: options.signal,
       append: (event) => this.append(event),
       remembered: new Map(),
+      ...(options.approvals ? { approvals: options.approvals } : {}),
     };
     this.contextGuard = new ContextGuard({
       compaction: {

@@ -11,7 +11,6 @@ import type { ConversationEvent, EventOf, ToolOutcome } from '../conversation/ev
 import { now } from '../conversation/events.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import { resolveResultMode, resolveRunMode } from '../config/policy.ts';
-import type { ToolDefaultsConfig, ToolConfig } from '../config/schema.ts';
 import { holdsForTheTurn, type AnswerOf } from '../inquiry/answer.ts';
 import type { AnsweredBy, InquiryOf, JsonValue, Question } from '../inquiry/types.ts';
 import type { Tool, ToolAnswer, ToolResult } from '../tools/tool.ts';
@@ -21,6 +20,8 @@ import type { TurnHost } from './host.ts';
 import type { InquiryResolver, Resolution } from './inquiries.ts';
 import { RecordedCall, unknownOutcome } from './tool-call-replay.ts';
 import { ToolOutputRelay } from './tool-output.ts';
+import { settings } from './tool-settings.ts';
+import { type ApprovalStore, coveringApproval, keepApproval } from './lasting-approvals.ts';
 
 export interface ToolCallContext {
   host: TurnHost;
@@ -39,24 +40,11 @@ export interface ToolCallContext {
   append(event: ConversationEvent): void;
   /** Run decisions remembered for the rest of the turn (answers Y and N), by tool name. */
   remembered: Map<string, 'run' | 'skip'>;
+  /** The user's lasting approvals in this workspace (lasting-approvals.ts). */
+  approvals?: ApprovalStore;
 }
 
 export type CallOutcome = { kind: 'done' } | { kind: 'deferred'; inquiryId: string };
-
-function toolEntry(config: LoadedConfig, name: string): (ToolConfig & ToolDefaultsConfig) | undefined {
-  return (
-    config.value.conversation?.tools as Record<string, (ToolConfig & ToolDefaultsConfig) | undefined> | undefined
-  )?.[name];
-}
-
-function settings(config: LoadedConfig, tool: Tool): { outputLimit: number; timeoutMilliseconds: number } {
-  const defaults = toolEntry(config, 'defaults');
-  const own = toolEntry(config, tool.name);
-  return {
-    outputLimit: defaults?.output_limit ?? 30_000,
-    timeoutMilliseconds: (own?.timeout_secs ?? tool.timeoutSeconds ?? defaults?.timeout_secs ?? 600) * 1000,
-  };
-}
 
 /**
  * Where a call is in its life. Each stage either ends the call (its response is written, or it is
@@ -161,7 +149,15 @@ async function permission(call: Call, argumentsValue: unknown): Promise<CallStat
   const remembered = previous ? undefined : context.remembered.get(tool.name);
   if (remembered === 'skip')
     return respond(context, call.id, 'The user declined to run this tool (for the rest of this turn).', true, 'denied');
-  if (remembered === 'run') return { stage: 'escalation', arguments: argumentsValue };
+  if (
+    remembered === 'run' ||
+    (!previous && coveringApproval(context.approvals, context.host, tool.name, argumentsValue))
+  )
+    return { stage: 'escalation', arguments: argumentsValue };
+  // A call that must leave the sandbox (it asks to, or the sandbox cannot start here) is asked
+  // about once: the escalation says why (and the fix), and its yes is the permission to run it.
+  if (runMode === 'ask' && !previous && (await leavesTheSandbox(context, tool, argumentsValue)))
+    return { stage: 'escalation', arguments: argumentsValue };
   const resolution = await context.resolver.resolveRun(
     call.id,
     { kind: 'run_tool', tool: tool.name, arguments: argumentsValue, ...(runMode === 'edit' ? { edit: true } : {}) },
@@ -173,6 +169,9 @@ async function permission(call: Call, argumentsValue: unknown): Promise<CallStat
     case 'approve':
       if (holdsForTheTurn(answer.scope)) context.remembered.set(tool.name, 'run');
       if (resolution.by === 'policy' && resolution.reason) call.decidedWithoutHuman.push(resolution.reason);
+      return { stage: 'escalation', arguments: argumentsValue };
+    case 'approve_always':
+      keepApproval(context.approvals, resolution.by, answer.rule, tool.name, argumentsValue);
       return { stage: 'escalation', arguments: argumentsValue };
     case 'deny':
       if (holdsForTheTurn(answer.scope)) context.remembered.set(tool.name, 'skip');
@@ -197,6 +196,13 @@ async function permission(call: Call, argumentsValue: unknown): Promise<CallStat
   }
 }
 
+/** Whether the call runs outside the sandbox if it runs at all: it asks to, or the sandbox cannot start. */
+async function leavesTheSandbox(context: ToolCallContext, tool: Tool, argumentsValue: unknown): Promise<boolean> {
+  if (!tool.confined || context.sandbox.settings.mode === 'off') return false;
+  if (tool.escalation?.(argumentsValue)) return true;
+  return !(await context.sandbox.availability()).ok;
+}
+
 /** Leaving the sandbox (DESIGN §10): asked by the call, or because the sandbox cannot start. */
 async function escalation(call: Call, argumentsValue: unknown): Promise<CallState> {
   const { context, tool } = call;
@@ -212,7 +218,8 @@ async function escalation(call: Call, argumentsValue: unknown): Promise<CallStat
     tool: tool.name,
     arguments: argumentsValue,
     needs: asked?.needs ?? 'unconfined',
-    justification: asked?.justification ?? `the sandbox cannot start on this machine: ${problem!.cause}`,
+    justification:
+      asked?.justification ?? `the sandbox cannot start on this machine: ${problem!.cause}.\nFix: ${problem!.fix}.`,
   };
   const resolution = await context.resolver.resolveEscalation(call.id, inquiry, call.recorded.takeInquiry('escalate'));
   if (resolution.kind === 'deferred') return deferred(resolution.id);

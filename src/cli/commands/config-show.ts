@@ -6,6 +6,8 @@ import { describeEffective, resolveDetachedPolicy, resolveResultMode, resolveRun
 import { UsageError } from '../../errors.ts';
 import type { LoadedConfig } from '../../config/load.ts';
 import type { CommandContext } from '../context.ts';
+import { describeRule } from '../../inquiry/approval-rule.ts';
+import { readApprovals } from '../../workspace/approvals.ts';
 import type { Tool } from '../../tools/tool.ts';
 import {
   builtinHiddenPaths,
@@ -149,6 +151,8 @@ export async function configShowCommand(context: CommandContext, options: { effe
       (key) =>
         ['defaults', tool].includes(key.path[2] ?? '') && key.path[0] === 'conversation' && key.path[1] === 'tools',
     );
+    // The user's lasting approvals of this tool in this workspace (user-local state, `jp approvals`).
+    const approvals = readApprovals(context.workspace()).filter((approval) => approval.rule.tool === tool);
     if (context.format === 'json') {
       const kinds = Object.fromEntries(
         (['run', 'deliver', 'tool', 'escalate'] as const).map((kind) => {
@@ -169,6 +173,7 @@ export async function configShowCommand(context: CommandContext, options: { effe
         result: { value: result.value, key: result.key, layer: result.layer },
         detached: kinds,
         ...(sandboxed ? { sandbox: sandboxFacts(loaded) } : {}),
+        approvals: approvals.map((approval) => ({ rule: approval.rule, approved_at: approval.approved_at })),
         ...(ignored.length > 0
           ? {
               ignored: ignored.map((key) => ({
@@ -194,6 +199,8 @@ export async function configShowCommand(context: CommandContext, options: { effe
       lines.push(
         `  IGNORED until \`jp trust\`: ${key.key} = ${JSON.stringify(key.value)} (${key.where}; ${key.reason})`,
       );
+    for (const approval of approvals)
+      lines.push(`  approved by you, always in this workspace: ${describeRule(approval.rule)} (\`jp approvals\`)`);
     context.stdout.write(lines.join('\n') + '\n');
     return 0;
   }

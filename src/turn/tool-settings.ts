@@ -1,0 +1,22 @@
+/**
+ * A tool's limits in a run, from `conversation.tools`: how much of its output reaches the model
+ * (`defaults.output_limit`) and how long it may run (its own `timeout_secs`, the tool's, the defaults').
+ */
+import type { LoadedConfig } from '../config/load.ts';
+import type { ToolConfig, ToolDefaultsConfig } from '../config/schema.ts';
+import type { Tool } from '../tools/tool.ts';
+
+function toolEntry(config: LoadedConfig, name: string): (ToolConfig & ToolDefaultsConfig) | undefined {
+  return (
+    config.value.conversation?.tools as Record<string, (ToolConfig & ToolDefaultsConfig) | undefined> | undefined
+  )?.[name];
+}
+
+export function settings(config: LoadedConfig, tool: Tool): { outputLimit: number; timeoutMilliseconds: number } {
+  const defaults = toolEntry(config, 'defaults');
+  const own = toolEntry(config, tool.name);
+  return {
+    outputLimit: defaults?.output_limit ?? 30_000,
+    timeoutMilliseconds: (own?.timeout_secs ?? tool.timeoutSeconds ?? defaults?.timeout_secs ?? 600) * 1000,
+  };
+}

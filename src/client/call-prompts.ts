@@ -7,7 +7,8 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { AnswerOf } from '../inquiry/answer.ts';
-import { type ApprovalRule, describeRule, rulesFor } from '../inquiry/approval-rule.ts';
+import { describeRule, rulesFor } from '../approvals/rules.ts';
+import type { ApprovalRule } from '../inquiry/approval-rule.ts';
 import type { InquiryOf, JsonValue } from '../inquiry/types.ts';
 import type { TerminalStreams } from '../output/channels.ts';
 import { visible } from '../output/sanitize.ts';

@@ -1,16 +1,12 @@
 /**
  * text and text-pretty: assistant text to stdout as it streams (rendered markdown in text-pretty,
  * committed line by line, see markdown.ts), chrome to stderr: tool calls with their arguments,
- * results named after their tool, policy decisions, retries, and a closing line when the run did not
- * simply succeed. Everything goes through the client's TerminalOutput (one owner of the terminal).
- *
- * At a terminal in the foreground, a status line on stderr says what the run is doing while nothing
- * else is shown: "thinking" while the model is asked, the running tool and its elapsed time.
- *
- * Replays (print, attach) show each turn as a person reads it: the user's message (stderr), the
- * answer (stdout), tool calls and their results (stderr), a blank line between turns.
- *
- * The text of chrome lines is chrome-text.ts; what a resumed turn shows is resumed-turn.ts.
+ * results named after their tool (a command's folded: command-fold.ts), policy decisions, retries,
+ * the turn's tokens and cost at a terminal, and a closing line when the run did not simply succeed.
+ * Everything goes through the client's TerminalOutput; what its live region says (the status line,
+ * a running command's last lines) is live-status.ts. Replays (print, attach) show each turn as a
+ * person reads it: the user's message and the tool calls on stderr, the answer on stdout, a blank
+ * line between turns. Chrome's text is chrome-text.ts; what a resumed turn shows, resumed-turn.ts.
  */
 import type { ConversationEvent } from '../conversation/events.ts';
 import { parseRunToolAnswer } from '../inquiry/answer.ts';

@@ -24,7 +24,7 @@ import { toolEnvironment } from '../tools/environment.ts';
 import type { Tool } from '../tools/tool.ts';
 import { TurnRun, type SystemPromptRecord, type TurnOutcome } from '../turn/engine.ts';
 import { builtinSystemPrompt, composeSystemPrompt } from '../turn/system-prompt.ts';
-import { addApproval, readApprovals } from '../workspace/approvals.ts';
+import { addApproval, readApprovals } from '../approvals/store.ts';
 import { loadInstructionFiles } from '../workspace/instructions.ts';
 import type { LiveLog } from './live-log.ts';
 import type { RunRequest } from '../protocol/run-request.ts';

@@ -4,7 +4,8 @@
  * "always" answer at a prompt keeps its rule, when the rule covers the call it answered. Nothing
  * else adds one: not a policy, a hook or the model.
  */
-import { type ApprovalRule, describeRule, ruleCovers } from '../inquiry/approval-rule.ts';
+import { describeRule, ruleCovers } from '../approvals/rules.ts';
+import type { ApprovalRule } from '../inquiry/approval-rule.ts';
 import type { TurnHost } from './host.ts';
 
 /** Where the rules are kept (workspace/approvals.ts, bound to the run's workspace by the run). */

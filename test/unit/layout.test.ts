@@ -76,6 +76,7 @@ const layers: string[][] = [
   ['conversation'],
   ['llm'],
   ['config'],
+  ['approvals'],
   ['workspace'],
   ['inquiry'],
   ['output'],

@@ -567,6 +567,23 @@ const stdoutLines: Record<string, Json[]> = {
       null,
     ),
   ],
+  approvals: [
+    line(
+      'approvals',
+      {
+        approvals: [
+          {
+            number: 1,
+            rule: { kind: 'prefix', tool: 'run_command', words: ['npm', 'test'] },
+            description: 'run_command: commands that start with npm test',
+            approved_at: ts,
+          },
+        ],
+      },
+      null,
+    ),
+    line('approvals', { approvals: [], revoked: true }, null),
+  ],
   trust: [
     line(
       'trust',

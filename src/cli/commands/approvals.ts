@@ -4,8 +4,8 @@
  * user's local state, never in the repository.
  */
 import { UsageError } from '../../errors.ts';
-import { describeRule } from '../../inquiry/approval-rule.ts';
-import { approvalsFile, readApprovals, revokeApprovals, type StoredApproval } from '../../workspace/approvals.ts';
+import { describeRule } from '../../approvals/rules.ts';
+import { approvalsFile, readApprovals, revokeApprovals, type StoredApproval } from '../../approvals/store.ts';
 import type { CommandContext } from '../context.ts';
 
 function shown(approvals: readonly StoredApproval[], numbers: readonly number[]): object[] {

@@ -6,8 +6,8 @@ import { describeEffective, resolveDetachedPolicy, resolveResultMode, resolveRun
 import { UsageError } from '../../errors.ts';
 import type { LoadedConfig } from '../../config/load.ts';
 import type { CommandContext } from '../context.ts';
-import { describeRule } from '../../inquiry/approval-rule.ts';
-import { readApprovals } from '../../workspace/approvals.ts';
+import { describeRule } from '../../approvals/rules.ts';
+import { readApprovals } from '../../approvals/store.ts';
 import type { Tool } from '../../tools/tool.ts';
 import {
   builtinHiddenPaths,

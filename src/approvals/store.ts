@@ -1,5 +1,5 @@
 /**
- * The user's lasting approvals for a workspace (inquiry/approval-rule.ts): user-local, never in
+ * The user's lasting approvals for a workspace (inquiry/approval-rule.ts, rules.ts): user-local, never in
  * `.jp/` (which travels with the repository), in `$XDG_DATA_HOME/jp/workspace/<id>/approvals.json`
  * (0600, in 0700 directories; a directory commands jp sandboxes cannot see, and outside the
  * workspace the file tools are confined to). Only a person's answer at a prompt adds a rule (the
@@ -8,8 +8,8 @@
  */
 import path from 'node:path';
 import { type ApprovalRule, parseApprovalRule } from '../inquiry/approval-rule.ts';
-import { ensurePrivateDirectory, readRegularFile, writeFileAtomic } from './files.ts';
-import type { Workspace } from './workspace.ts';
+import { ensurePrivateDirectory, readRegularFile, writeFileAtomic } from '../workspace/files.ts';
+import type { Workspace } from '../workspace/workspace.ts';
 
 export interface StoredApproval {
   rule: ApprovalRule;

@@ -8,6 +8,8 @@
  *   without a human) whole.
  * A replay (`print`, the history of `attach`) shows every line.
  */
+import { visible } from '../output/sanitize.ts';
+import { cutToWidth, oneLine } from './chrome-text.ts';
 
 export interface FoldedRow {
   text: string;
@@ -86,4 +88,39 @@ export function foldCommand(content: string, options: { failed: boolean; all: bo
   for (const note of notes) rows.push({ text: note, note: true });
   // A lone line of output says it all in the header (`↳ run_command: ok — done`).
   return { status, rows };
+}
+
+/**
+ * A command's result as chrome blocks for the text renderer: the `↳` line (in the caller's role),
+ * then its folded output (muted, each row cut to `width` live) and jp's notes (warnings), in order.
+ */
+export function commandBlocks(
+  event: { content: string; is_error: boolean },
+  name: string,
+  outcome: string,
+  options: { replayed: boolean; quiet: boolean; width: number },
+): { text: string; role?: 'muted' | 'warning' }[] {
+  const fold = foldCommand(event.content, { failed: event.is_error, all: options.replayed });
+  const single = fold.status === undefined && fold.rows.length === 1 && !fold.rows[0]!.note;
+  const header = fold.status ?? (single ? fold.rows.shift()!.text : undefined);
+  const blocks: { text: string; role?: 'muted' | 'warning' }[] = [
+    { text: `  ↳ ${oneLine(name)}: ${outcome}${header ? ` — ${oneLine(header)}` : ''}` },
+  ];
+  if (options.quiet) return blocks;
+  let output: string[] = [];
+  const flush = (): void => {
+    if (output.length > 0) blocks.push({ text: output.join('\n'), role: 'muted' });
+    output = [];
+  };
+  for (const row of fold.rows) {
+    if (row.note) {
+      flush();
+      blocks.push({ text: `    ${oneLine(row.text)}`, role: 'warning' });
+      continue;
+    }
+    const text = visible(row.text.replace(/\t/g, '    '), { singleLine: true });
+    output.push(`    ${options.replayed ? text : cutToWidth(text, options.width)}`);
+  }
+  flush();
+  return blocks;
 }

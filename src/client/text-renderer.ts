@@ -12,10 +12,9 @@ import type { ConversationEvent } from '../conversation/events.ts';
 import { parseRunToolAnswer } from '../inquiry/answer.ts';
 import type { InquiryKind } from '../inquiry/types.ts';
 import { addUsage, describeUsage as usageLine, type Source, type Usage } from '../llm/types.ts';
-import { formatCost } from '../llm/prices.ts';
 import type { ResultObject } from '../report/result.ts';
-import { cutToWidth, firstLine, oneLine } from './chrome-text.ts';
-import { foldCommand } from './command-fold.ts';
+import { fileChangesLine, firstLine, oneLine, tokensLine } from './chrome-text.ts';
+import { commandBlocks } from './command-fold.ts';
 import { LiveStatus } from './live-status.ts';
 import { MarkdownStream, type MarkdownModules } from './markdown.ts';
 import { resumedTurn } from './resumed-turn.ts';
@@ -71,6 +70,8 @@ export class TextRenderer implements Renderer {
   private readonly sandboxes = new Map<string, string>();
   /** Tool call id of each inquiry seen. */
   private readonly inquiryCalls = new Map<string, string>();
+  /** Calls whose inquiry a policy (or the model) settled, with the reason already shown: said once. */
+  private readonly explainedCalls = new Set<string>();
   private readonly palette: Palette;
   /** The status line and a running command's last lines (live-status.ts). */
   private readonly live: LiveStatus;
@@ -190,7 +191,14 @@ export class TextRenderer implements Renderer {
         if (replayed) this.shownTurn = true;
         break;
       case 'chat_request':
-        if (replayed) this.chrome(this.paint(`> ${firstLine(event.content)}`, 'name'));
+        if (event.hook !== undefined)
+          this.chrome(
+            this.paint(
+              `jp: the Stop hook \`${oneLine(event.hook)}\` keeps the turn going: ${oneLine(event.content)}`,
+              'warning',
+            ),
+          );
+        else if (replayed) this.chrome(this.paint(`> ${firstLine(event.content)}`, 'name'));
         else if (this.output.wroteAnything('stdout') || this.lastKind !== undefined) {
           // A reply in the middle of a turn (Ctrl+C, reply): the answer so far ends, a blank line
           // sets the next one apart, and the reply is shown between them.
@@ -252,10 +260,15 @@ export class TextRenderer implements Renderer {
             );
           }
         }
+        if (event.by !== 'user') {
+          // The reason is said here, once: the call's result line and the final summary refer to it.
+          const call = this.inquiryCalls.get(event.id);
+          if (call !== undefined && event.reason !== undefined) this.explainedCalls.add(call);
+        }
         if (event.by !== 'user')
           this.chrome(
             this.paint(
-              `jp: ${event.by === 'assistant' ? 'the assistant answered' : 'policy'}: ${oneLine(event.reason ?? JSON.stringify(event.answer))}`,
+              `jp: ${event.by === 'assistant' ? 'the assistant answered' : event.by}: ${oneLine(event.reason ?? JSON.stringify(event.answer))}`,
               'warning',
             ),
           );
@@ -273,6 +286,13 @@ export class TextRenderer implements Renderer {
         );
         break;
       }
+      case 'checkpoint':
+      case 'undo':
+        {
+          const line = fileChangesLine(event);
+          if (line !== undefined) this.chrome(this.paint(line, 'muted'));
+        }
+        break;
       case 'turn_end':
         if (replayed && event.status === 'interrupted') this.chrome(this.paint('[interrupted]', 'muted'));
         if (replayed && this.turnUsage && (event.status === 'completed' || event.status === 'discarded')) {
@@ -295,6 +315,10 @@ export class TextRenderer implements Renderer {
     const name = this.toolNames.get(event.id) ?? 'tool';
     const outcome = event.outcome ?? (event.is_error ? 'error' : 'ok');
     const role: PaletteRole = event.is_error ? 'warning' : 'muted';
+    if (outcome === 'denied' && this.explainedCalls.has(event.id)) {
+      this.chrome(this.paint(`  ↳ ${oneLine(name)}: denied`, role));
+      return;
+    }
     if (name !== 'run_command' || event.provider_executed) {
       // A file's text, without the line numbers fs_read_file gives the model.
       const first = summarizeArguments(
@@ -304,26 +328,9 @@ export class TextRenderer implements Renderer {
       this.chrome(this.paint(`  ↳ ${oneLine(name)}: ${outcome}${first ? ` — ${first}` : ''}`, role));
       return;
     }
-    const fold = foldCommand(event.content, { failed: event.is_error, all: replayed });
-    const single = fold.status === undefined && fold.rows.length === 1 && !fold.rows[0]!.note;
-    const header = fold.status ?? (single ? fold.rows.shift()!.text : undefined);
-    this.chrome(this.paint(`  ↳ ${name}: ${outcome}${header ? ` — ${oneLine(header)}` : ''}`, role));
-    if (this.options.quiet || fold.rows.length === 0) return;
     const width = Math.max(20, this.output.isTerminal('stderr') ? this.output.chromeColumns - 4 : Infinity);
-    const output: string[] = [];
-    const flush = (): void => {
-      if (output.length > 0) this.chrome(this.paint(output.splice(0).join('\n'), 'muted'));
-    };
-    for (const row of fold.rows) {
-      if (row.note) {
-        flush();
-        this.chrome(this.paint(`    ${oneLine(row.text)}`, 'warning'));
-        continue;
-      }
-      const text = visible(row.text.replace(/\t/g, '    '), { singleLine: true });
-      output.push(`    ${replayed ? text : cutToWidth(text, width)}`);
-    }
-    flush();
+    const blocks = commandBlocks(event, name, outcome, { replayed, quiet: this.options.quiet, width });
+    for (const block of blocks) this.chrome(this.paint(block.text, block.role ?? role));
   }
 
   /** The sandbox the call of inquiry `id` runs in, as its header would say it. */
@@ -425,13 +432,7 @@ export class TextRenderer implements Renderer {
       this.output.write('stdout', '\n');
     // At a terminal, what the turn took: its tokens and, when the model's price is known, its cost.
     const { usage, cost_usd: cost } = result.metadata;
-    if (usage && this.output.isTerminal('stderr'))
-      this.chrome(
-        this.paint(
-          `[tokens: ${usageLine(usage)}${cost === null || cost === undefined ? '' : ` • ${formatCost(cost)}`}]`,
-          'muted',
-        ),
-      );
+    if (usage && this.output.isTerminal('stderr')) this.chrome(this.paint(tokensLine(usage, cost), 'muted'));
     const cid = result.conversation_id ?? '';
     switch (result.status) {
       case 'success':
@@ -445,10 +446,12 @@ export class TextRenderer implements Renderer {
           ),
           true,
         );
+        const said = (call: string, reason: string): string =>
+          this.explainedCalls.has(call) ? 'why: the policy line above' : oneLine(reason);
         for (const denial of result.permission_denials)
-          this.chrome(`  - ${oneLine(denial.tool_name)}: ${oneLine(denial.reason)}`, true);
+          this.chrome(`  - ${oneLine(denial.tool_name)}: ${said(denial.tool_call_id, denial.reason)}`, true);
         for (const question of result.unanswered)
-          this.chrome(`  - ${oneLine(question.tool_name)}: ${oneLine(question.reason)}`, true);
+          this.chrome(`  - ${oneLine(question.tool_name)}: ${said(question.tool_call_id, question.reason)}`, true);
         return;
       }
       case 'deferred': {

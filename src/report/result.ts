@@ -12,6 +12,7 @@ import type { Secrets } from '../redact.ts';
 import { workspaceDirectoryName } from '../workspace/workspace.ts';
 import {
   summarizeTurn,
+  type HookAnswerSummary,
   type PendingInquiry,
   type PermissionDenial,
   type ToolSummary,
@@ -63,6 +64,8 @@ export interface ResultObject {
   tools: ToolSummary[];
   permission_denials: PermissionDenial[];
   unanswered: Unanswered[];
+  /** Inquiries a PermissionRequest hook answered (README "Hooks"). */
+  hook_answers: HookAnswerSummary[];
   pending_inquiry: PendingInquiry | null;
   metadata: {
     model: string | null;
@@ -134,6 +137,7 @@ export function buildTurnResult(options: {
     tools: summary.tools,
     permission_denials: summary.permission_denials,
     unanswered: summary.unanswered,
+    hook_answers: summary.hook_answers,
     pending_inquiry: options.outcome.status === 'deferred' ? summary.pending_inquiry : null,
     metadata: {
       model: options.model,
@@ -198,6 +202,7 @@ export function buildErrorResult(options: {
     tools: [],
     permission_denials: [],
     unanswered: [],
+    hook_answers: [],
     pending_inquiry: null,
     metadata: {
       model: options.model,
@@ -228,6 +233,8 @@ export function exitCodeFromLog(events: readonly ConversationEvent[]): { exitCod
   const last = turns[turns.length - 1];
   if (!last) return { exitCode: 0, description: 'no turns yet' };
   if (last.final === 'discarded') return { exitCode: 0, description: 'the last turn was discarded' };
+  // Closed for a new message whose turn never started: that run failed.
+  if (last.final === 'interrupted') return { exitCode: 1, description: 'the last turn was closed unfinished' };
   if (last.final === 'completed') {
     const summary = summarizeTurn(last.events);
     const denied = summary.permission_denials.length + summary.unanswered.length > 0;

@@ -6,13 +6,23 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import type { ConversationEvent } from '../conversation/events.ts';
+import { checkpointSettings, RunCheckpoints } from '../checkpoint/recorder.ts';
+import type { ConversationEvent, EventOf } from '../conversation/events.ts';
 import { now } from '../conversation/events.ts';
-import { changesDelta, foreignSettingsWarning, recordedSettings } from '../conversation/config-delta.ts';
-import { findIncompleteTurn } from '../conversation/turn-state.ts';
+import {
+  changesDelta,
+  connectionSettingsWarning,
+  explainRecordedKeys,
+  foreignSettingsWarning,
+  recordedSettings,
+  withoutConnectionKeys,
+} from '../conversation/config-delta.ts';
+import { closingEvents, findIncompleteTurn } from '../conversation/turn-state.ts';
 import { commandLineOverrides } from '../config/load.ts';
 import { userConfigFile } from '../config/paths.ts';
 import type { BuiltinDetachedDefault } from '../config/policy.ts';
+import { RunError } from '../errors.ts';
+import type { RunHooks } from '../hooks/run-hooks.ts';
 import { contextWindow } from '../llm/context-window.ts';
 import { costOf } from '../llm/prices.ts';
 import { providerKeyVariables } from '../llm/resolve.ts';
@@ -39,6 +49,8 @@ export interface TurnSequence {
   tools(): Promise<Map<string, Tool>>;
   sandbox(): ReturnType<typeof runSandboxes>;
   builtinDetached(): BuiltinDetachedDefault;
+  /** The user's hooks: SessionStart and UserPromptSubmit run here, the others in the turn. */
+  hooks: RunHooks | undefined;
   /** The signal the current turn stops on; `renewStop` gives a fresh one after a reply. */
   stopSignal(): AbortSignal;
   renewStop(): void;
@@ -55,15 +67,28 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
     events.push({ type: 'turn_end', timestamp: now(), status: 'discarded' });
     live.sync();
   }
-  const overrides = commandLineOverrides(config);
+  const unfinished = request.close_turn ? findIncompleteTurn(events) : undefined;
+  if (unfinished) {
+    for (const event of closingEvents(unfinished)) {
+      live.append(event);
+      events.push(event);
+    }
+    live.sync();
+  }
+  // What the command line set, but never where and how to reach a provider (config-delta.ts).
+  const overrides = withoutConnectionKeys(commandLineOverrides(config)).kept;
   if (setup.foreignSettings.length > 0)
     live.notice('warning', foreignSettingsWarning(request.conversation_id, setup.foreignSettings));
+  if (setup.connectionSettings.length > 0)
+    live.notice('warning', connectionSettingsWarning(request.conversation_id, setup.connectionSettings));
   if (changesDelta(recordedSettings(request.conversation_id, events, seal).delta, overrides)) {
-    const event = seal.seal(
-      request.conversation_id,
-      { type: 'config_delta', timestamp: now(), delta: overrides } as ConversationEvent,
-      events,
-    );
+    const recorded: EventOf<'config_delta'> = {
+      type: 'config_delta',
+      timestamp: now(),
+      delta: overrides,
+      ...(request.query ? { query: setup.secrets.redact(request.query) } : {}),
+    };
+    const event = seal.seal(request.conversation_id, recorded, events);
     live.append(event);
     events.push(event);
   }
@@ -74,9 +99,38 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
     toolEnvironment(setup.environment, { withheld, passThrough: toolConfigs[tool]?.env_vars ?? [] });
   const tools = await sequence.tools();
   const contextWindowOfModel = contextWindow(setup.model, config.value);
-  const systemPrompt = runSystemPrompt(sequence, tools);
+  const hooks = sequence.hooks;
+  const sessionContext = await hooks?.sessionStart(
+    events.some((event) => event.type === 'turn_start') ? 'resume' : 'startup',
+    setup.model.id,
+    sequence.stopSignal(),
+  );
+  const systemPrompt = runSystemPrompt(sequence, tools, sessionContext);
   const assistant = config.value.assistant;
-  const turn = (resume: boolean, message: string | undefined, reply?: string): Promise<TurnOutcome> =>
+  const checkpoints = runCheckpoints(sequence);
+  /** UserPromptSubmit: a blocked prompt is never sent; what the hooks add goes with it to the model. */
+  const submitted = async (prompt: string): Promise<{ blocked: string } | { context: string | undefined }> => {
+    const decided = await hooks?.promptSubmitted(prompt, sequence.stopSignal());
+    if (!decided) return { context: undefined };
+    if (decided.blocked)
+      return { blocked: `the hook \`${decided.blocked.hook}\` blocked the prompt: ${decided.blocked.text}` };
+    return { context: decided.context };
+  };
+  let messageContext: string | undefined;
+  if (request.message !== null || request.reply !== undefined) {
+    const decided = await submitted(request.message ?? request.reply ?? '');
+    if ('blocked' in decided)
+      throw new RunError('prompt_blocked', decided.blocked, {
+        hint: 'Nothing was sent. Change the prompt, or the UserPromptSubmit hook in your configuration.',
+      });
+    messageContext = decided.context;
+  }
+  const turn = (
+    resume: boolean,
+    message: string | undefined,
+    reply?: string,
+    context = messageContext,
+  ): Promise<TurnOutcome> =>
     new TurnRun({
       host: live,
       approvals: {
@@ -100,10 +154,12 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
         ? { compactionThreshold: assistant.compaction.threshold }
         : {}),
       systemPrompt,
+      ...(checkpoints ? { checkpoints } : {}),
       signal: sequence.stopSignal(),
       message,
       resume,
       ...(reply !== undefined ? { reply } : {}),
+      ...(context !== undefined ? { context } : {}),
       ...(assistant?.max_output_tokens !== undefined ? { maxOutputTokens: assistant.max_output_tokens } : {}),
     }).run();
   /** Runs a turn, and keeps it going each time the user interrupts it to reply. */
@@ -115,7 +171,12 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
     let outcome = await turn(resume, message, reply);
     while (outcome.status === 'interrupted' && outcome.stop?.reply !== undefined) {
       sequence.renewStop();
-      outcome = await turn(true, undefined, outcome.stop.reply);
+      const decided = await submitted(outcome.stop.reply);
+      if ('blocked' in decided) {
+        live.notice('warning', `your reply was not sent: ${decided.blocked}`);
+        return outcome;
+      }
+      outcome = await turn(true, undefined, outcome.stop.reply, decided.context);
     }
     return outcome;
   };
@@ -136,6 +197,9 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
   } else {
     outcome = await turnWithReplies(false, request.message ?? '');
   }
+  // An error that names a setting the conversation recorded says so, and how to change it.
+  if (outcome.error)
+    outcome = { ...outcome, error: explainRecordedKeys(outcome.error, request.conversation_id, setup.recorded) };
   const costUsd = await costOf(
     events
       .slice(Math.max(0, outcome.turnStart))
@@ -154,11 +218,30 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
   });
 }
 
+/** The run's checkpoints of the tool root (DESIGN §10), with the settings of `[checkpoints]`; none when they are off. */
+function runCheckpoints(sequence: TurnSequence): RunCheckpoints | undefined {
+  const { request, setup, live } = sequence;
+  const settings = checkpointSettings(setup.config.value);
+  if (!settings.enabled) return undefined;
+  return new RunCheckpoints({
+    userDirectory: setup.workspace.userDirectory,
+    root: request.workspace.tool_root,
+    environment: setup.environment,
+    conversationId: request.conversation_id,
+    settings,
+    warn: (message) => live.notice('warning', message),
+  });
+}
+
 /**
  * The system message of this run (DESIGN §9): the built-in prompt (or assistant.system_prompt),
  * assistant.instructions, then the instruction files; what was cut or skipped is a warning.
  */
-function runSystemPrompt(sequence: TurnSequence, tools: Map<string, Tool>): SystemPromptRecord {
+function runSystemPrompt(
+  sequence: TurnSequence,
+  tools: Map<string, Tool>,
+  sessionContext: string | undefined,
+): SystemPromptRecord {
   const { request, setup, live } = sequence;
   const { config, environment, events, model } = setup;
   const assistant = config.value.assistant;
@@ -188,7 +271,9 @@ function runSystemPrompt(sequence: TurnSequence, tools: Map<string, Tool>): Syst
   return {
     text: composeSystemPrompt(
       base,
-      assistant?.instructions,
+      [assistant?.instructions, sessionContext && `Context from the user's SessionStart hooks:\n\n${sessionContext}`]
+        .filter((part) => part !== undefined && part !== '')
+        .join('\n\n') || undefined,
       instructions.files.map((file) => ({ path: file.shown, text: file.text })),
     ),
     files: instructions.files.map((file) => ({ path: file.shown, bytes: file.bytes, included: file.included })),

@@ -27,6 +27,8 @@ export interface CompactionContext {
   activity?(text: string): void;
   /** A summary request's reported usage (it is appended as a `usage` event by the caller). */
   usage(usage: Usage): void;
+  /** The user's PreCompact hooks, told before anything is summarised. */
+  beforeCompact?(): Promise<void>;
 }
 
 /**
@@ -54,6 +56,7 @@ export async function compactHistory(
   let summary = inForce?.event.summary;
   const perItem = Math.max(300, Math.floor(windowTokens * 3 * 0.02));
   const transcriptTokens = Math.floor(windowTokens * transcriptShare);
+  await context.beforeCompact?.();
   context.notice(
     `compacting the conversation: summarising ${target - from + 1} events to fit the context window (${windowTokens} tokens)`,
   );

@@ -13,7 +13,7 @@ import type { LogSeal } from '../conversation/seal.ts';
 import { turnToResume } from '../conversation/turn-state.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import type { BuiltinDetachedDefault } from '../config/policy.ts';
-import { type JpError, toJpError } from '../errors.ts';
+import { type JpError, RunError, toJpError } from '../errors.ts';
 import type { JsonValue, Question } from '../inquiry/types.ts';
 import { addUsage, type ChatModel, type FinishReason, type ToolSpec, type Usage } from '../llm/types.ts';
 import type { ContextWindow } from '../llm/context-window.ts';
@@ -21,6 +21,7 @@ import type { Tool } from '../tools/tool.ts';
 import { ContextGuard } from './context-guard.ts';
 import { DeltaQueue } from './delta-queue.ts';
 import { buildPrompt } from './history.ts';
+import type { HookNote } from './hook-port.ts';
 import { StopRequest, type TurnHost } from './host.ts';
 import type { ApprovalStore } from './lasting-approvals.ts';
 import { InquiryResolver, type ResolverContext } from './inquiries.ts';
@@ -32,6 +33,7 @@ import { streamStep, type StepResult } from './step-stream.ts';
 import { processToolCalls } from './tool-batch.ts';
 import type { ToolCallContext } from './tool-calls.ts';
 import type { CommandSandbox } from '../sandbox/engine.ts';
+import type { CheckpointRecorder } from '../checkpoint/recorder.ts';
 
 export interface TurnOptions {
   host: TurnHost;
@@ -64,6 +66,8 @@ export interface TurnOptions {
    * the last one the log holds; a resumed turn keeps the one recorded.
    */
   systemPrompt: SystemPromptRecord;
+  /** Records the workspace's state around each tool batch that can change it (DESIGN §10); none: no checkpoints. */
+  checkpoints?: CheckpointRecorder;
   /** Aborted to stop the run; its reason is a StopRequest. */
   signal: AbortSignal;
   /** A new user message starts a new turn; undefined with `resume`. */
@@ -72,6 +76,8 @@ export interface TurnOptions {
   resume: boolean;
   /** With `resume`: the user interrupted to say this; unfinished tool calls are closed first. */
   reply?: string;
+  /** What the user's UserPromptSubmit hooks added to the message or the reply, for the model. */
+  context?: string;
   /** `assistant.max_output_tokens`, named in the warning when an answer is cut at the limit. */
   maxOutputTokens?: number;
 }
@@ -175,6 +181,7 @@ export class TurnRun {
         notice: (message) => options.host.notice('info', message),
         activity: (text) => options.host.activity(text),
         usage: (usage) => this.recordUsage('compaction', usage),
+        ...(options.host.hooks ? { beforeCompact: () => options.host.hooks!.compacting('auto', options.signal) } : {}),
       },
       window: options.contextWindow,
       threshold: options.compactionThreshold,
@@ -217,13 +224,18 @@ export class TurnRun {
       if (this.options.reply !== undefined) {
         closeForReply(this.resumedTurn(), this.turnEvents(), incomplete.pendingInquiries, pendingCalls);
         pendingCalls = [];
-        this.append({ type: 'chat_request', timestamp: now(), content: this.options.reply });
+        this.append({ type: 'chat_request', timestamp: now(), content: this.options.reply, ...this.contextField() });
       }
     } else {
       this.turnStart = this.events.length;
       this.append({ type: 'turn_start', timestamp: now() });
       this.recordSystemPrompt();
-      this.append({ type: 'chat_request', timestamp: now(), content: this.options.message ?? '' });
+      this.append({
+        type: 'chat_request',
+        timestamp: now(),
+        content: this.options.message ?? '',
+        ...this.contextField(),
+      });
     }
     try {
       if (pendingCalls.length > 0 && (await this.processToolCalls(pendingCalls)) === 'deferred')
@@ -233,6 +245,7 @@ export class TurnRun {
         const { calls, finish } = await this.requestStep();
         if (finish.reason === 'content-filter') throw refusal(this.options.model.id, finish);
         if (calls.length === 0) {
+          if (await this.stopHookGoesOn()) continue;
           if (finish.reason === 'length') this.warnCutAtLimit(finish);
           this.append({ type: 'turn_end', timestamp: now(), status: 'completed', finish_reason: finish.reason });
           return this.finish('completed');
@@ -272,6 +285,32 @@ export class TurnRun {
   private checkBudgets(): void {
     const reached = budgetReached(this.iterations, this.usage, this.options.maxTurns, this.options.maxTokens);
     if (reached) throw reached;
+    const stop = this.options.host.hooks?.stopRequested();
+    if (stop) throw hookStop(stop);
+  }
+
+  private contextField(): { context?: string } {
+    return this.options.context === undefined ? {} : { context: this.options.context };
+  }
+
+  /**
+   * Stop: a hook that blocks the end of the turn keeps it going, its reason the next message
+   * (`stop_hook_active` tells it so the next time); max_turns still bounds the turn.
+   */
+  private async stopHookGoesOn(): Promise<boolean> {
+    const hooks = this.options.host.hooks;
+    if (!hooks) return false;
+    const turn = this.turnEvents();
+    const active = turn.some((event) => event.type === 'chat_request' && event.hook !== undefined);
+    let lastMessage = '';
+    for (const event of turn) {
+      if (event.type === 'chat_response' && 'message' in event) lastMessage += event.message;
+      else if (event.type === 'chat_request' || event.type === 'tool_call_response') lastMessage = '';
+    }
+    const note = await hooks.stopping({ lastMessage, active }, this.options.signal);
+    if (!note) return false;
+    this.append({ type: 'chat_request', timestamp: now(), content: note.text, hook: note.hook });
+    return true;
   }
 
   /** Records the system message of this run unless it is the one the log already ends with. */
@@ -314,7 +353,19 @@ export class TurnRun {
   /** A step's tool calls (tool-batch.ts). */
   private processToolCalls(calls: EventOf<'tool_call_request'>[]): Promise<'done' | 'deferred'> {
     return processToolCalls(
-      { calls: this.toolContext, inquiries: this.resolverContext, turnEvents: () => this.turnEvents() },
+      {
+        calls: this.toolContext,
+        inquiries: this.resolverContext,
+        turnEvents: () => this.turnEvents(),
+        ...(this.options.checkpoints
+          ? {
+              checkpoints: {
+                recorder: this.options.checkpoints,
+                turn: this.events.slice(0, this.turnStart + 1).filter((event) => event.type === 'turn_start').length,
+              },
+            }
+          : {}),
+      },
       calls,
     );
   }
@@ -381,4 +432,11 @@ export class TurnRun {
       question,
     );
   }
+}
+
+/** A hook answered `continue: false`: the turn ends here, resumable with `jp query --continue`. */
+function hookStop(note: HookNote): JpError {
+  return new RunError('stopped_by_hook', `the hook \`${note.hook}\` stopped the turn: ${note.text}`, {
+    hint: 'Resume it with `jp query --continue` once the hook lets it go on.',
+  });
 }

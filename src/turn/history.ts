@@ -46,7 +46,13 @@ export function buildPrompt(events: readonly ConversationEvent[], systemPrompt: 
       switch (event.type) {
         case 'chat_request':
           closeStep();
-          messages.push({ role: 'user', content: event.content });
+          messages.push({
+            role: 'user',
+            content:
+              event.context === undefined
+                ? event.content
+                : `${event.content}\n\nContext from the user's UserPromptSubmit hooks:\n${event.context}`,
+          });
           break;
         case 'chat_response':
           if ('reasoning' in event) {

@@ -6,6 +6,7 @@ import type { ConversationEvent } from '../conversation/events.ts';
 import type { Inquiry, PromptAction } from '../inquiry/types.ts';
 import type { EditorFiles, ProcessTracker } from '../tools/tool.ts';
 import type { Secrets } from '../redact.ts';
+import type { TurnHooks } from './hook-port.ts';
 
 /** Lines a running tool call wrote to one of its streams; `omitted`: lines left out just before them. */
 export interface ToolOutputPiece {
@@ -50,6 +51,8 @@ export interface TurnHost {
   readonly secrets: Secrets;
   /** The prompting client's editor, when it offers to read and write files (an ACP editor). */
   editorFiles?(): EditorFiles | undefined;
+  /** The user's hooks (src/hooks/), when any are configured. */
+  readonly hooks?: TurnHooks;
 }
 
 /** The reason carried by the stop signal: what asked the run to stop. */

@@ -347,18 +347,18 @@ export class TextRenderer implements Renderer {
   private reachCall(event: ConversationEvent | undefined): void {
     let upTo: string | undefined;
     let shownByPrompt = false;
+    // Only what draws reaches a call (a usage event or checkpoint never draws a prompt's header).
     switch (event?.type) {
       case undefined:
+      case 'chat_request':
+      case 'chat_response':
+      case 'compaction':
+      case 'turn_end':
+      case 'undo':
         break;
-      // Events that draw nothing live reach no call: a usage event between a call and its
-      // inquiry must not draw the header its prompt is to show.
-      case 'tool_call_request':
-      case 'inquiry_response':
-      case 'usage':
-      case 'config_delta':
-      case 'system_prompt':
-      case 'turn_start':
-        return;
+      case 'checkpoint':
+        if (fileChangesLine(event) === undefined) return;
+        break;
       case 'inquiry_request':
         upTo = event.tool_call_id;
         shownByPrompt =
@@ -369,7 +369,7 @@ export class TextRenderer implements Renderer {
         upTo = event.id;
         break;
       default:
-        break;
+        return;
     }
     if (upTo !== undefined && !this.pendingHeaders.has(upTo)) return;
     for (const [id, header] of this.pendingHeaders) {

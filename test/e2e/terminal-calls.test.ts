@@ -74,7 +74,7 @@ describe('Ctrl+C at an open prompt', () => {
       const sandbox = cleanup.sandbox();
       const script = testProvider(sandbox, { steps: [{ parts: [create('a.txt')] }, { parts: [{ text: 'Done.' }] }] });
       const screen = jp(sandbox, ['query', ...script, ...terminal.themeArguments, 'go'], terminal.size);
-      await screen.waitFor('[y/Y/n/N/p/e]', { on: 'screen' });
+      await screen.waitFor('[y/Y/a/n/N/p/e]', { on: 'screen' });
       screen.press(keys.ctrlC);
       await screen.waitFor('continue: keep going', { on: 'screen' });
       assert.equal(screen.count('does nothing here'), 0, `no stray line:\n${screen.text()}`);
@@ -82,7 +82,7 @@ describe('Ctrl+C at an open prompt', () => {
       const exit = await screen.exited;
       assert.equal(exit.exitCode, 130, screen.text());
       assert.equal(screen.count('does nothing here'), 0, `no stray line:\n${screen.text()}`);
-      assert.equal(screen.count('[y/Y/n/N/p/e]'), 0, `no prompt is left open on the screen:\n${screen.text()}`);
+      assert.equal(screen.count('[y/Y/a/n/N/p/e]'), 0, `no prompt is left open on the screen:\n${screen.text()}`);
       assert.match(screen.text(), /^Run fs_create_file\? Ctrl\+C \(interrupted\)$/m, screen.text());
       assert.equal(sandbox.exists('a.txt'), false);
     });
@@ -111,7 +111,7 @@ describe('arguments edited with e', () => {
         args = ['query', '--continue', `--id=${conversationIds(sandbox)[0]}`, ...script, ...terminal.themeArguments];
       }
       const screen = jp(sandbox, args, { env: { EDITOR: `sh ${editor}` }, ...terminal.size });
-      await screen.waitFor('[y/Y/n/N/p/e]', { on: 'screen' });
+      await screen.waitFor('[y/Y/a/n/N/p/e]', { on: 'screen' });
       screen.press('e');
       const exit = await screen.exited;
       assert.equal(exit.exitCode, 0, screen.text());

@@ -34,7 +34,11 @@ describe('markup split across streamed pieces', () => {
       assert.equal(exit.exitCode, 0, screen.text());
       assert.ok(screen.lines().includes('We fix the parser today.'), screen.text());
       assert.equal(screen.count('**'), 0, screen.text());
-      assert.equal(screen.styledText(), 'theparser', 'the bold span, and nothing else, is styled');
+      assert.equal(
+        screen.styledText().replace(/\[tokens:.*\]$/, ''),
+        'theparser',
+        'the bold span, and nothing else of the answer, is styled (the closing tokens line is muted chrome)',
+      );
     });
   }
 });

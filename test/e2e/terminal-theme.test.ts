@@ -37,7 +37,7 @@ describe('the colours of a prompt', () => {
         cleanup,
         ...terminal.size,
       });
-      await screen.waitFor('[y/Y/n/N/p/e]', { on: 'screen' });
+      await screen.waitFor('[y/Y/a/n/N/p/e]', { on: 'screen' });
       screen.press('x');
       await screen.waitFor('"x" does nothing here', { on: 'screen' });
       screen.press(keys.ctrlC);
@@ -48,7 +48,7 @@ describe('the colours of a prompt', () => {
       for (const color of drawn)
         assert.ok(allowed.has(color), `colour ${color} is not of the ${terminal.theme} theme:\n${screen.text()}`);
       screen.press(keys.down + keys.down + keys.enter);
-      await screen.waitFor('[y/Y/n/N/p/e]', { on: 'screen' });
+      await screen.waitFor('[y/Y/a/n/N/p/e]', { on: 'screen' });
       screen.press('n');
       const exit = await screen.exited;
       assert.equal(exit.exitCode, 0, screen.text());

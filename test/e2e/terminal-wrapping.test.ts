@@ -61,7 +61,7 @@ describe("jp's own text wraps at spaces", () => {
         cleanup,
         ...terminal.size,
       });
-      await screen.waitFor('[y/Y/n/N/p/e]', { on: 'screen' });
+      await screen.waitFor('[y/Y/a/n/N/p/e]', { on: 'screen' });
       screen.press('x');
       await screen.waitFor('does nothing here', { on: 'screen' });
       wholeOnARow(screen, [

@@ -271,6 +271,15 @@ export function buildProgram(
     .description('what the command sandbox can do on this machine; exits non-zero when it cannot run')
     .action(wrap(async (context) => (await import('./commands/sandbox-check.ts')).sandboxCheckCommand(context)));
 
+  const seal = program
+    .command('seal')
+    .description('the key that proves which conversation logs your jp wrote')
+    .exitOverride();
+  addGlobalOptions(seal);
+  leaf(seal, 'rotate')
+    .description('make a new log seal key: what was sealed with the old one stays readable and carries no authority')
+    .action(wrap(async (context) => (await import('./commands/seal-rotate.ts')).sealRotateCommand(context)));
+
   const mcp = program.command('mcp').description('MCP servers').exitOverride();
   addGlobalOptions(mcp);
   leaf(mcp, 'ls')

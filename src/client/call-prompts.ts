@@ -73,9 +73,9 @@ export async function askPermission(
       ? 'e'
       : await keyChoiceIn(
           {
-            title: `⚙ ${view.title}${sandbox === undefined ? '' : ` [sandbox: ${visible(sandbox, { singleLine: true })}]`}`,
+            title: `⚙ ${view.title}${sandbox === undefined ? '' : ` [sandbox: ${visible(sandbox, { singleLine: true, invisible: true })}]`}`,
             payload: view.lines,
-            question: `Run ${visible(inquiry.tool, { singleLine: true })}?`,
+            question: `Run ${visible(inquiry.tool, { singleLine: true, invisible: true })}?`,
             keys: [
               { key: 'y', meaning: 'run', needsAll: true },
               { key: 'Y', meaning: 'run, and for the rest of this turn', needsAll: true },
@@ -127,7 +127,10 @@ async function chooseRule(inquiry: InquiryOf<'run_tool'>, drawing: CallDrawing):
       message: 'Run without asking, from now on in this workspace (jp approvals revokes it):',
       theme: drawing.style.inquirer,
       choices: [
-        ...rules.map((rule, index) => ({ name: visible(describeRule(rule), { singleLine: true }), value: index })),
+        ...rules.map((rule, index) => ({
+          name: visible(describeRule(rule), { singleLine: true, invisible: true }),
+          value: index,
+        })),
         { name: 'no: back to the question', value: back },
       ],
     },
@@ -158,10 +161,10 @@ export async function askEscalation(
         ...view.lines,
         ...why.map((line, index) => ({
           kind: 'note' as const,
-          text: `${index === 0 ? 'Why: ' : '     '}${visible(line, { singleLine: true })}`,
+          text: `${index === 0 ? 'Why: ' : '     '}${visible(line, { singleLine: true, invisible: true })}`,
         })),
       ],
-      question: `Run ${visible(inquiry.tool, { singleLine: true })} outside the sandbox${needs}?`,
+      question: `Run ${visible(inquiry.tool, { singleLine: true, invisible: true })} outside the sandbox${needs}?`,
       keys: [
         { key: 'y', meaning: 'run it outside the sandbox', needsAll: true },
         { key: 'n', meaning: 'do not run it' },
@@ -183,11 +186,11 @@ export async function askDelivery(
     ? 'e'
     : await keyChoiceIn(
         {
-          title: `⚙ ${visible(inquiry.tool, { singleLine: true })} result${inquiry.is_error ? ' (an error)' : ''}`,
+          title: `⚙ ${visible(inquiry.tool, { singleLine: true, invisible: true })} result${inquiry.is_error ? ' (an error)' : ''}`,
           payload: inquiry.result
             .split('\n')
-            .map((line) => ({ kind: 'plain' as const, text: visible(line, { singleLine: true }) })),
-          question: `Send the result of ${visible(inquiry.tool, { singleLine: true })} to the assistant?`,
+            .map((line) => ({ kind: 'plain' as const, text: visible(line, { singleLine: true, invisible: true }) })),
+          question: `Send the result of ${visible(inquiry.tool, { singleLine: true, invisible: true })} to the assistant?`,
           keys: [
             { key: 'y', meaning: 'send it' },
             { key: 'n', meaning: 'withhold it' },

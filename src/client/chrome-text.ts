@@ -1,9 +1,8 @@
 /**
  * Text of the text renderer's chrome lines (text-renderer.ts): text jp did not write made safe to
  * show on one line, a user message's first line for a replay, text cut to a number of terminal
- * cells, the files a batch changed, and what a turn took (tokens, cost).
+ * cells, and what a turn took (tokens, cost).
  */
-import type { EventOf } from '../conversation/events.ts';
 import { formatCost } from '../llm/prices.ts';
 import { describeUsage, type Usage } from '../llm/types.ts';
 import { visible } from '../output/sanitize.ts';
@@ -36,19 +35,6 @@ export function cutToWidth(text: string, width: number): string {
     used += cells;
   }
   return cut + '…';
-}
-
-/** A batch that changed files (its `after` checkpoint), or an undo: which files, and the command that shows them. */
-export function fileChangesLine(event: EventOf<'checkpoint'> | EventOf<'undo'>): string | undefined {
-  const files = event.type === 'undo' ? event.files : (event.files ?? []);
-  const count = event.type === 'undo' ? event.files.length : (event.changed ?? 0);
-  if (event.type === 'checkpoint' && (event.when !== 'after' || count === 0)) return undefined;
-  const named = files.slice(0, 3).map((file) => oneLine(file));
-  const list = `${named.join(', ')}${count > named.length ? ` and ${count - named.length} more` : ''}`;
-  const turn = event.type === 'checkpoint' && event.turn !== undefined ? ` --turn ${event.turn}` : '';
-  return event.type === 'undo'
-    ? `[undo of ${event.undone.join(', ')}: restored ${list}]`
-    : `[changed ${count === 1 ? '1 file' : `${count} files`}: ${list} (jp conversation diff${turn}; undo)]`;
 }
 
 /** What a turn took: `[tokens: 1000 input (0 cached), 200 output • $0.00072]` (the cost when known). */

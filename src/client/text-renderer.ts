@@ -13,8 +13,9 @@ import { parseRunToolAnswer } from '../inquiry/answer.ts';
 import type { InquiryKind } from '../inquiry/types.ts';
 import { addUsage, describeUsage as usageLine, type Source, type Usage } from '../llm/types.ts';
 import type { ResultObject } from '../report/result.ts';
-import { fileChangesLine, firstLine, oneLine, tokensLine } from './chrome-text.ts';
+import { firstLine, oneLine, tokensLine } from './chrome-text.ts';
 import { commandBlocks } from './command-fold.ts';
+import { fileChangesLine } from './file-changes-line.ts';
 import { LiveStatus } from './live-status.ts';
 import { MarkdownStream, type MarkdownModules } from './markdown.ts';
 import { resumedTurn } from './resumed-turn.ts';
@@ -430,7 +431,6 @@ export class TextRenderer implements Renderer {
     this.markdown?.end();
     if (this.output.wroteAnything('stdout') && !this.output.streamAtLineStart('stdout'))
       this.output.write('stdout', '\n');
-    // At a terminal, what the turn took: its tokens and, when the model's price is known, its cost.
     const { usage, cost_usd: cost } = result.metadata;
     if (usage && this.output.isTerminal('stderr')) this.chrome(this.paint(tokensLine(usage, cost), 'muted'));
     const cid = result.conversation_id ?? '';

@@ -143,6 +143,7 @@ export function defineTool<Schema extends z.ZodMiniType>(definition: {
   readOnly?: boolean;
   tellsWhoAnswered?: boolean;
   confined?: boolean;
+  timeoutSeconds?: number;
   escalation?(argumentsValue: z.infer<Schema>): { needs: EscalationNeed; justification: string } | undefined;
   writesFile?(argumentsValue: z.infer<Schema>): string | undefined;
   execute(argumentsValue: z.infer<Schema>, context: ToolContext): Promise<ToolResult>;
@@ -166,6 +167,7 @@ export function defineTool<Schema extends z.ZodMiniType>(definition: {
     ...(definition.readOnly ? { readOnly: true } : {}),
     ...(definition.tellsWhoAnswered ? { tellsWhoAnswered: true } : {}),
     ...(definition.confined ? { confined: true } : {}),
+    ...(definition.timeoutSeconds !== undefined ? { timeoutSeconds: definition.timeoutSeconds } : {}),
     ...(definition.escalation
       ? { escalation: (argumentsValue: unknown) => definition.escalation!(argumentsValue as z.infer<Schema>) }
       : {}),

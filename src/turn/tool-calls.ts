@@ -44,6 +44,8 @@ export interface ToolCallContext {
   remembered: Map<string, 'run' | 'skip'>;
   /** The user's lasting approvals in this workspace (lasting-approvals.ts). */
   approvals?: ApprovalStore;
+  /** Called before a tool that can change anything starts (the batch's checkpoint); none: nothing to do. */
+  beforeChange?(): Promise<void>;
 }
 
 export type CallOutcome = { kind: 'done' } | { kind: 'deferred'; inquiryId: string };
@@ -162,12 +164,9 @@ async function permission(call: Call, argumentsValue: unknown, hookAsks: boolean
   const remembered = previous ? undefined : context.remembered.get(tool.name);
   if (remembered === 'skip')
     return respond(context, call.id, 'The user declined to run this tool (for the rest of this turn).', true, 'denied');
-  if (
-    !hookAsks &&
-    (remembered === 'run' ||
-      (!previous && coveringApproval(context.approvals, context.host, tool.name, argumentsValue)))
-  )
-    return { stage: 'escalation', arguments: argumentsValue };
+  const approved =
+    !hookAsks && !previous && coveringApproval(context.approvals, context.host, tool.name, argumentsValue);
+  if ((remembered === 'run' && !hookAsks) || approved) return { stage: 'escalation', arguments: argumentsValue };
   // Leaving the sandbox is asked once: the escalation (why, and the fix) is the permission to run.
   if (runMode === 'ask' && !previous && (await leavesTheSandbox(context, tool, argumentsValue)))
     return { stage: 'escalation', arguments: argumentsValue };
@@ -444,6 +443,7 @@ async function execute(
   given: Given,
 ): Promise<ToolResult | { kind: 'deferred'; inquiryId: string }> {
   const { context, tool, id: callId } = call;
+  if (tool.sideEffects) await context.beforeChange?.();
   context.append({ type: 'tool_call_start', timestamp: now(), id: callId });
   let deferredInquiry: string | undefined;
   const ask = async (question: Question): Promise<ToolAnswer> => {

@@ -3,12 +3,12 @@
  * default workspace. User-local state lives outside `.jp/` (which users commit), under
  * `$XDG_DATA_HOME/jp/workspace/<workspace-id>/`.
  */
-import { existsSync, lstatSync, mkdirSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, realpathSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { DamagedFileError } from '../errors.ts';
-import { describeFileType, ensurePrivateDirectory } from './files.ts';
+import { describeFileType, ensurePrivateDirectory, makeDirectories } from './files.ts';
 import { refusedOwnership, type OwnershipProblem } from './ownership.ts';
 
 export const workspaceDirectoryName = '.jp';
@@ -118,7 +118,7 @@ export function describeWorkspace(
 export function prepareWorkspace(workspace: Workspace): void {
   if (workspace.isDefault) ensurePrivateDirectory(workspace.dataDirectory);
   assertConversationsDirectory(workspace.conversationsDirectory, () =>
-    mkdirSync(workspace.conversationsDirectory, { recursive: true, mode: 0o700 }),
+    makeDirectories(workspace.conversationsDirectory, 0o700),
   );
 }
 

@@ -376,6 +376,7 @@ async function executeWith(
     conversationId,
     readOnly: false,
     owner: true,
+    capability: spawned.capability,
     history: request.resume ? { resume: prepared.events } : 'none',
   });
   const outcome = await withClientSignals(context, client, true, () => client.run());
@@ -399,7 +400,12 @@ function titleOf(messageArgument: string | undefined, message: string | undefine
 
 /** Forks `source`, warning about the settings it did not carry; returns the fork's id. */
 function forkWarned(context: CommandContext, conversationsDirectory: string, source: string): string {
-  const fork = forkConversation(conversationsDirectory, source, LogSeal.forUser(dataHome(context.facts.environment)));
+  const fork = forkConversation(
+    conversationsDirectory,
+    source,
+    LogSeal.forUser(dataHome(context.facts.environment)),
+    context.workspace().id,
+  );
   if (fork.foreignSettings.length > 0) context.warn(foreignSettingsWarning(source, fork.foreignSettings));
   return fork.metadata.id;
 }

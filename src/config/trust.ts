@@ -171,6 +171,20 @@ export const trustRequiringKeys: readonly TrustRule[] = [
     },
   },
   {
+    key: 'sandbox.hide_home',
+    reason: 'shows the commands the model runs your home directory, which you hide',
+    when: (value, _path, own) => value === false && ownSandbox(own, 'hide_home') === true,
+  },
+  {
+    key: 'sandbox.readable_roots',
+    reason: 'shows the commands the model runs parts of your home directory, which you hide',
+    when: (value, _path, own) => {
+      const allowed = ownSandbox(own, 'readable_roots');
+      return Array.isArray(value) && value.some((root) => !(Array.isArray(allowed) && allowed.includes(root)));
+    },
+  },
+  { key: 'sandbox.bwrap_path', reason: 'chooses the program that confines the commands the model runs' },
+  {
     key: 'checkpoints.enabled',
     reason: 'turns off the checkpoints that let you undo what the model changes',
     when: (value) => value === false,
@@ -180,6 +194,7 @@ export const trustRequiringKeys: readonly TrustRule[] = [
     reason:
       "reads the files of these names in your jp config directory, not only the repository's, into what the model is told",
   },
+  { key: 'web', reason: 'makes jp web start ssh to hosts of its choosing and run commands there' },
   { key: 'mcp.servers.*', reason: 'starts a program or connects to a server, and offers its tools to the model' },
   {
     key: 'assistant.request.max_retries',

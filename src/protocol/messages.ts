@@ -62,6 +62,11 @@ export interface ClientHello {
    * tools ask it with `file_request`, so unsaved buffers are seen and edits land in the editor.
    */
   editor_files?: { read: boolean; write: boolean } | undefined;
+  /**
+   * Which client this is, in a few words (`jp web`, `jp conversation attach`): recorded as `client`
+   * on the inquiry_response of an answer this client gives.
+   */
+  client?: string | undefined;
 }
 
 export type ClientMessage =

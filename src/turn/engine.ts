@@ -405,6 +405,7 @@ export class TurnRun {
         log: this.events,
         runnable: this.options.tools,
         sandboxDescription: this.options.sandbox.confined.description,
+        toolRoot: this.options.toolRoot,
       });
       this.finishReason = step.finish.reason;
       this.recordUsage('step', step.finish.usage);

@@ -21,7 +21,10 @@ export interface ToolOutputPiece {
  * answer to the inquiry it asked (inquiry/answer.ts). `declined`: the human was asked and gave no
  * answer; the detached policy settles the inquiry.
  */
-export type ClientAnswer = { answered: true; answer: unknown } | { answered: false; declined?: boolean };
+/** `client`: the name the answering client gave in its hello (ClientHello.client), recorded with the answer. */
+export type ClientAnswer =
+  | { answered: true; answer: unknown; client?: string | undefined }
+  | { answered: false; declined?: boolean };
 
 export interface TurnHost {
   /** Persists one event (one write) and forwards it to clients. */

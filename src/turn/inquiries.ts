@@ -357,17 +357,19 @@ export class InquiryResolver {
               host.notice('warning', `ignored an invalid answer to inquiry ${id}: ${parsed.error}`);
               continue;
             }
-            return this.record(id, parsed.answer, 'user', undefined, undefined);
+            return this.record(id, parsed.answer, 'user', undefined, undefined, undefined, reply.client);
           }
           case 'AutoApprove':
           case 'AutoDeliver': {
             if (rules.asks !== 'permission') throw inapplicable(action, inquiry);
             const reason =
-              inquiry.kind === 'escalate'
-                ? `run outside the sandbox without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'escalate', policy, 'proceeded')}`
-                : inquiry.kind === 'deliver_tool_result'
-                  ? `result shared without a user's review: no user is available, and ${policySentence(inquiry.tool, 'deliver', policy, 'proceeded')}`
-                  : `run without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'run', policy, 'proceeded')}`;
+              inquiry.kind === 'escalate' && inquiry.needs === 'git'
+                ? `written inside .git/ without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'escalate', policy, 'proceeded')}`
+                : inquiry.kind === 'escalate'
+                  ? `run outside the sandbox without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'escalate', policy, 'proceeded')}`
+                  : inquiry.kind === 'deliver_tool_result'
+                    ? `result shared without a user's review: no user is available, and ${policySentence(inquiry.tool, 'deliver', policy, 'proceeded')}`
+                    : `run without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'run', policy, 'proceeded')}`;
             return this.record(id, rules.letThrough, 'policy', action, reason);
           }
           case 'LlmInquiry':
@@ -451,6 +453,7 @@ export class InquiryResolver {
     action: PromptAction | undefined,
     reason: string | undefined,
     hook?: string,
+    client?: string,
   ): Resolution<A> {
     const event: EventOf<'inquiry_response'> = {
       type: 'inquiry_response',
@@ -462,6 +465,7 @@ export class InquiryResolver {
     if (action) event.action = action;
     if (reason) event.reason = reason;
     if (hook !== undefined) event.hook = hook;
+    if (client !== undefined) event.client = client;
     this.context.append(event);
     this.context.host.inquiryResolved(id, by);
     return { kind: 'answered', id, answer, by, action, reason };

@@ -25,11 +25,11 @@ export function settings(config: LoadedConfig, tool: Tool): { outputLimit: numbe
 
 /** Whether the call runs outside the sandbox if it runs at all: it asks to, or the sandbox cannot start. */
 export async function leavesTheSandbox(
-  context: { sandbox: CommandSandbox },
+  context: { sandbox: CommandSandbox; toolRoot: string },
   tool: Tool,
   argumentsValue: unknown,
 ): Promise<boolean> {
   if (!tool.confined || context.sandbox.settings.mode === 'off') return false;
-  if (tool.escalation?.(argumentsValue)) return true;
+  if (tool.escalation?.(argumentsValue, context.toolRoot)) return true;
   return !(await context.sandbox.availability()).ok;
 }

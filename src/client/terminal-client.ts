@@ -206,6 +206,12 @@ export class TerminalClient {
       case 'notice':
         renderer.notice(message.level, message.message);
         return;
+      case 'tool_output':
+        renderer.toolOutput?.(message.id, message.stream, message.text, message.omitted ?? 0);
+        return;
+      case 'activity':
+        renderer.activity?.(message.text);
+        return;
       case 'turn_complete':
         this.finish({ kind: 'result', result: message.result });
         return;
@@ -272,7 +278,7 @@ export class TerminalClient {
       const index = this.inquiries.indexOf(next);
       if (index !== -1) this.inquiries.splice(index, 1);
     } finally {
-      if (this.interaction.open.kind === 'prompt') this.promptClosed();
+      this.promptClosed();
     }
     void this.drainInquiries();
   }
@@ -333,7 +339,8 @@ export class TerminalClient {
       return;
     }
     this.options.link.send({ type: 'interrupt_action', action, ...(reply !== undefined ? { reply } : {}) });
-    void this.drainInquiries();
+    // Only `continue` goes back to the open question; the others end what it belongs to.
+    if (action === 'continue') void this.drainInquiries();
   }
 
   /** The Ctrl+C menu closed with an answer (or was closed): the interrupt is over. */

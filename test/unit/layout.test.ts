@@ -82,6 +82,7 @@ const layers: string[][] = [
   ['conversation'],
   ['llm'],
   ['config'],
+  ['approvals'],
   ['workspace'],
   ['inquiry'],
   ['output'],

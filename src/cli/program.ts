@@ -330,8 +330,9 @@ export function buildProgram(
     .allowUnknownOption()
     .helpOption(false)
     .exitOverride()
-    .action((words: string[], options: { describe?: boolean }) => {
-      const lines = completionCandidates(program, words, process.cwd(), process.env).map((candidate) =>
+    .action(async (words: string[], options: { describe?: boolean }) => {
+      const candidates = await completionCandidates(program, words, process.cwd(), process.env);
+      const lines = candidates.map((candidate) =>
         options.describe && candidate.description
           ? `${candidate.value}\t${candidate.description}\n`
           : `${candidate.value}\n`,

@@ -19,6 +19,8 @@ interface Import {
   target: string;
   /** The imported file relative to src/, for an import of the project; undefined otherwise. */
   resolved: string | undefined;
+  /** When the import loads its target: with the importing file, when `import()` runs, or never (`import type`). */
+  loads: 'with the file' | 'when called' | 'never';
 }
 
 function sourceFiles(directory = sourceRoot): string[] {
@@ -31,16 +33,23 @@ function sourceFiles(directory = sourceRoot): string[] {
 
 function importsOfFile(file: string): Import[] {
   const text = readFileSync(path.join(sourceRoot, file), 'utf8');
-  const targets = [
-    ...text.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s+['"]([^'"]+)['"]/g),
-    ...text.matchAll(/import\(\s*['"]([^'"]+)['"]\s*\)/g),
-  ].map((match) => match[1]!);
-  return targets.map((target) => ({
+  const targets: { target: string; loads: Import['loads'] }[] = [
+    ...[...text.matchAll(/(?:^|\n)\s*(?:import|export)(\s+type\s)?[^'"]*?from\s+['"]([^'"]+)['"]/g)].map((match) => ({
+      target: match[2]!,
+      loads: match[1] ? ('never' as const) : ('with the file' as const),
+    })),
+    ...[...text.matchAll(/import\(\s*['"]([^'"]+)['"]\s*\)/g)].map((match) => ({
+      target: match[1]!,
+      loads: 'when called' as const,
+    })),
+  ];
+  return targets.map(({ target, loads }) => ({
     file,
     target,
     resolved: target.startsWith('.')
       ? path.relative(sourceRoot, path.resolve(sourceRoot, path.dirname(file), target))
       : undefined,
+    loads,
   }));
 }
 
@@ -221,6 +230,33 @@ describe('layout', () => {
       .filter((entry) => !(entry.file === path.join('cli', 'main.ts') && entry.resolved === serverEntry))
       .map((entry) => `${entry.file} -> ${entry.resolved}`);
     assert.deepEqual(reaching, []);
+  });
+
+  /**
+   * cli/program.ts builds the whole program for every command (`jp conversation ls` as `jp query`):
+   * what it loads with it is the start-up of every command. A command's machinery (the tools, the
+   * engine, the providers, a run, the clients) is imported when that command runs.
+   */
+  it('building the program loads no tool, engine, run, server or client: each command imports its own when it runs', () => {
+    const loadedWith = new Map<string, string[]>();
+    for (const entry of imports)
+      if (entry.resolved && entry.loads === 'with the file')
+        loadedWith.set(entry.file, [...(loadedWith.get(entry.file) ?? []), entry.resolved]);
+    const loaded = new Set<string>();
+    const visit = (file: string): void => {
+      if (loaded.has(file)) return;
+      loaded.add(file);
+      for (const next of loadedWith.get(file) ?? []) visit(next);
+    };
+    visit(path.join('cli', 'program.ts'));
+    assert.ok(loaded.has(path.join('cli', 'context.ts')), 'the checker follows the static imports');
+    const machinery = [...loaded].filter(
+      (file) =>
+        ['client', 'server', 'run', 'launch', 'acp', 'web', 'hooks', 'sandbox'].includes(folderOf(file)) ||
+        (folderOf(file) === 'tools' && file !== path.join('tools', 'truncate.ts')) ||
+        (folderOf(file) === 'turn' && file !== path.join('turn', 'summary.ts')),
+    );
+    assert.deepEqual(machinery, []);
   });
 
   it('turn/ (the engine) never imports the client, the output channels, the server or the CLI, nor a terminal module', () => {

@@ -91,6 +91,8 @@ export type ConversationEvent =
       exit_code?: number;
       /** Why the model's last response of the turn ended, when it did end (the provider's finish). */
       finish_reason?: FinishReason;
+      /** The model the provider said answered the turn's last response, when it said. */
+      response_model?: string;
     }
   /** `seal`: proof that this user's jp recorded these settings (conversation/seal.ts); without one they are ignored. */
   | { type: 'config_delta'; timestamp: string; delta: Record<string, unknown>; seal?: string }

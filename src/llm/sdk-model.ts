@@ -13,7 +13,8 @@ import type {
 } from '@ai-sdk/provider';
 import { InvalidResponseDataError } from '@ai-sdk/provider';
 import type { Secrets } from '../redact.ts';
-import { brokenStream, classifyProviderError, notEventStream, providerName } from './provider-errors.ts';
+import type { JpError } from '../errors.ts';
+import { brokenStream, classifyProviderError, emptyResponse, notEventStream, providerName } from './provider-errors.ts';
 import { providerFetch, type WireObserver } from './provider-fetch.ts';
 import type { ModelSpec } from './resolve.ts';
 import {
@@ -58,6 +59,7 @@ export async function createSdkLanguageModel(
         baseURL: spec.baseUrl!,
         includeUsage: true,
         fetch,
+        transformRequestBody: compatibleRequestBody,
         ...(apiKey ? { apiKey } : {}),
       });
       return provider.chatModel(spec.model);
@@ -65,6 +67,21 @@ export async function createSdkLanguageModel(
     case 'test':
       throw new Error('the test provider has no SDK model');
   }
+}
+
+/**
+ * The body an OpenAI-compatible server gets: an assistant message that only calls tools carries
+ * `"content": ""`, not the SDK's `null`, which llama-cpp-python's validation refuses (HTTP 500,
+ * "Input should be a valid string") and every other server takes as well.
+ */
+export function compatibleRequestBody(body: Record<string, unknown>): Record<string, unknown> {
+  if (!Array.isArray(body.messages)) return body;
+  return {
+    ...body,
+    messages: body.messages.map((message: Record<string, unknown>) =>
+      message.role === 'assistant' && message.content == null ? { ...message, content: '' } : message,
+    ),
+  };
 }
 
 /** `assistant.max_output_tokens` and `assistant.reasoning`, as configured. */
@@ -309,7 +326,7 @@ export class SdkChatModel implements ChatModel {
         this.spec.provider === 'anthropic' ? cacheBreakpoints(request.messages) : [],
       ),
       abortSignal: request.signal,
-      ...(this.maxOutputTokens !== undefined ? { maxOutputTokens: this.maxOutputTokens } : {}),
+      ...outputCap(this.maxOutputTokens, request.maxOutputTokens),
       ...(Object.keys(providerOptions).length > 0 ? { providerOptions } : {}),
       ...(request.tools.length > 0
         ? {
@@ -319,6 +336,11 @@ export class SdkChatModel implements ChatModel {
               description: tool.description,
               inputSchema: tool.parameters as never,
             })),
+            // OpenAI-compatible servers differ when it is left out: llama-cpp-python's function-calling
+            // format then offers no tools at all.
+            ...(this.spec.provider === 'openai-compatible' || this.spec.provider === 'ollama'
+              ? { toolChoice: { type: 'auto' as const } }
+              : {}),
           }
         : {}),
       ...(request.responseFormat
@@ -348,6 +370,13 @@ export class SdkChatModel implements ChatModel {
     const reasoningMetadata = new Map<string, ProviderMetadata>();
     let outputBytes = 0;
     let outputPieces = 0;
+    /** Whether anything of the response's content arrived (an empty body sends nothing but the start). */
+    let content = false;
+    let answeredBy: string | undefined;
+    const endedEarly = (cause?: unknown): JpError =>
+      content
+        ? brokenStream(this.spec, this.secrets, cause, 'the stream ended without its finish event')
+        : emptyResponse(this.spec, request.likelyOverflow);
     try {
       for (;;) {
         let next: ReadableStreamReadResult<LanguageModelV3StreamPart>;
@@ -356,9 +385,9 @@ export class SdkChatModel implements ChatModel {
         } catch (error) {
           throw classifyProviderError(error, this.spec, 'stream', this.secrets);
         }
-        if (next.done)
-          throw brokenStream(this.spec, this.secrets, undefined, 'the stream ended without its finish event');
+        if (next.done) throw endedEarly();
         const part = next.value;
+        if (part.type !== 'stream-start' && part.type !== 'finish' && part.type !== 'error') content = true;
         if (part.type === 'text-delta' || part.type === 'reasoning-delta' || part.type === 'tool-input-delta') {
           const room = stepOutputLimit.bytes - outputBytes;
           outputBytes += Buffer.byteLength(part.delta);
@@ -435,9 +464,11 @@ export class SdkChatModel implements ChatModel {
           case 'stream-start':
             if (this.sayWarnings) for (const warning of part.warnings) this.warn(`${this.id}: ${warningText(warning)}`);
             break;
+          case 'response-metadata':
+            if (part.modelId) answeredBy = this.secrets.redact(part.modelId);
+            break;
           case 'finish': {
-            if (!isProvidersFinish(part.finishReason))
-              throw brokenStream(this.spec, this.secrets, undefined, 'the stream ended without its finish event');
+            if (!isProvidersFinish(part.finishReason)) throw endedEarly();
             yield* toolCalls;
             const detail = finishDetail(part);
             yield {
@@ -446,6 +477,7 @@ export class SdkChatModel implements ChatModel {
               reason: part.finishReason.unified as FinishReason,
               providerReason: part.finishReason.raw ?? null,
               ...(detail ? { detail: this.secrets.redact(detail) } : {}),
+              ...(answeredBy ? { model: answeredBy } : {}),
             };
             return;
           }
@@ -455,7 +487,7 @@ export class SdkChatModel implements ChatModel {
               InvalidResponseDataError.isInstance(part.error) &&
               /without a finish reason/i.test(part.error.message)
             ) {
-              throw brokenStream(this.spec, this.secrets, part.error, 'the stream ended without its finish event');
+              throw endedEarly(part.error);
             }
             throw classifyProviderError(part.error, this.spec, 'stream', this.secrets);
           default:
@@ -467,6 +499,12 @@ export class SdkChatModel implements ChatModel {
       reader.releaseLock();
     }
   }
+}
+
+/** The output cap of one request: the configured one, lowered by the request's own. */
+function outputCap(configured: number | undefined, requested: number | undefined): { maxOutputTokens?: number } {
+  const caps = [configured, requested].filter((cap): cap is number => cap !== undefined);
+  return caps.length > 0 ? { maxOutputTokens: Math.min(...caps) } : {};
 }
 
 function getOrCreate(map: Map<string, ProviderMetadata>, id: string): ProviderMetadata {

@@ -72,6 +72,8 @@ export interface ResultObject {
     usage: Usage | null;
     /** Why the model's last response ended (`length`: cut at the output limit); null when it did not end. */
     finish_reason: FinishReason | null;
+    /** The model the provider said answered the last response (a local server names the one it has loaded); null when it did not say. */
+    response_model: string | null;
   };
   /** What the run says although it went on, e.g. an answer cut at the output limit, untrusted keys ignored. */
   warnings: ResultWarning[];
@@ -134,6 +136,7 @@ export function buildTurnResult(options: {
       duration_ms: Date.now() - options.startedAt,
       usage: options.outcome.usage,
       finish_reason: options.outcome.finishReason ?? null,
+      response_model: options.outcome.responseModel ?? null,
     },
     warnings: [...(options.warnings ?? []), ...(options.outcome.warnings ?? [])],
     error: error
@@ -197,6 +200,7 @@ export function buildErrorResult(options: {
       duration_ms: Date.now() - options.startedAt,
       usage: null,
       finish_reason: null,
+      response_model: null,
     },
     warnings: options.warnings ?? [],
     error: errorObject(options.error),

@@ -16,6 +16,7 @@ import type { BuiltinDetachedDefault } from '../config/policy.ts';
 import { type JpError, toJpError } from '../errors.ts';
 import type { JsonValue, Question } from '../inquiry/types.ts';
 import { addUsage, type ChatModel, type FinishReason, type ToolSpec, type Usage } from '../llm/types.ts';
+import { askedModel, isOtherModel, otherModelWarning } from '../llm/answering-model.ts';
 import type { ContextWindow } from '../llm/context-window.ts';
 import type { Tool } from '../tools/tool.ts';
 import { ContextGuard } from './context-guard.ts';
@@ -103,6 +104,8 @@ export interface TurnOutcome {
   finishReason?: FinishReason | null;
   /** Things the result should say although the turn went on (an answer cut at the output limit). */
   warnings?: { code: string; message: string }[];
+  /** The model the provider said answered the last response, when it said. */
+  responseModel?: string;
 }
 
 export class TurnRun {
@@ -114,6 +117,9 @@ export class TurnRun {
   /** The text of the step being streamed, or of the last one (step-text.ts). */
   private stepText: StepText | undefined;
   private finishReason: FinishReason | null = null;
+  /** The model the provider said answered the last response, when it said. */
+  private responseModel: string | undefined;
+  private otherModelSaid = false;
   private readonly warnings: { code: string; message: string }[] = [];
   private readonly deltas: DeltaQueue;
   private readonly toolSpecs: ToolSpec[];
@@ -229,7 +235,13 @@ export class TurnRun {
         if (finish.reason === 'content-filter') throw refusal(this.options.model.id, finish);
         if (calls.length === 0) {
           if (finish.reason === 'length') this.warnCutAtLimit(finish);
-          this.append({ type: 'turn_end', timestamp: now(), status: 'completed', finish_reason: finish.reason });
+          this.append({
+            type: 'turn_end',
+            timestamp: now(),
+            status: 'completed',
+            finish_reason: finish.reason,
+            ...(this.responseModel ? { response_model: this.responseModel } : {}),
+          });
           return this.finish('completed');
         }
         if ((await this.processToolCalls(calls)) === 'deferred') return this.finish('deferred');
@@ -291,11 +303,15 @@ export class TurnRun {
       turnStart: this.turnStart,
       finishReason: this.finishReason,
       warnings: this.warnings,
+      ...(this.responseModel ? { responseModel: this.responseModel } : {}),
     };
   }
 
   private warnCutAtLimit(finish: FinishPart): void {
-    const message = cutAtLimitWarning(finish, this.options.maxOutputTokens);
+    const message = cutAtLimitWarning(finish, {
+      maxOutputTokens: this.options.maxOutputTokens,
+      window: this.options.contextWindow,
+    });
     this.warnings.push({ code: 'output_limit', message });
     this.deltas.send();
     this.options.host.notice('warning', message);
@@ -353,9 +369,22 @@ export class TurnRun {
         sandboxDescription: this.options.sandbox.confined.description,
       });
       this.finishReason = step.finish.reason;
+      if (step.finish.model) this.noteAnsweringModel(step.finish.model);
       this.recordUsage('step', step.finish.usage);
       return step;
     });
+  }
+
+  /** The model the provider says answered: recorded with the turn's end, and said once when it is not the one asked for. */
+  private noteAnsweringModel(model: string): void {
+    this.responseModel = model;
+    const { id } = this.options.model;
+    if (this.otherModelSaid || !isOtherModel(askedModel(id), model)) return;
+    this.otherModelSaid = true;
+    const message = otherModelWarning(id, model);
+    this.warnings.push({ code: 'model_mismatch', message });
+    this.deltas.send();
+    this.options.host.notice('warning', message);
   }
 
   /** A request's reported usage: added to the run's sum and persisted (per-turn and per-conversation figures). */

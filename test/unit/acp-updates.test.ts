@@ -34,7 +34,14 @@ function result(
     permission_denials: [],
     unanswered: [],
     pending_inquiry: null,
-    metadata: { model: null, iterations: 1, duration_ms: 1, usage: null, finish_reason: fields.finish ?? null },
+    metadata: {
+      model: null,
+      iterations: 1,
+      duration_ms: 1,
+      usage: null,
+      finish_reason: fields.finish ?? null,
+      response_model: null,
+    },
     warnings: [],
     error: fields.error ? { code: fields.error, message: 'x' } : null,
   };

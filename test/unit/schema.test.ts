@@ -375,6 +375,7 @@ function result(status: RunStatus, exitCode: number, overrides: Json = {}): Json
         total_tokens: 150,
       },
       finish_reason: failed ? null : 'stop',
+      response_model: failed ? null : 'gpt-4.1-mini-2025-04-14',
     },
     warnings: [],
     error: failed
@@ -449,7 +450,7 @@ const stdoutLines: Record<string, Json[]> = {
     result('usage', 2, {
       conversation_id: null,
       log_file: null,
-      metadata: { model: null, iterations: 0, duration_ms: 0, usage: null, finish_reason: null },
+      metadata: { model: null, iterations: 0, duration_ms: 0, usage: null, finish_reason: null, response_model: null },
     }),
   ],
   initialized: [line('initialized', { path: '/home/me/project/.jp' }, null)],

@@ -1,0 +1,258 @@
+/**
+ * Local model servers as they are (issue 36): exchanges recorded between jp and a real llama.cpp
+ * `llama-server` and `llama-cpp-python` (test/fixtures/provider-streams/llama-server, see its
+ * README) replayed byte for byte through the built jp, with their status codes and headers: what jp
+ * sends them (tool_choice, the tool-call message they validate), how it takes their refusals, empty
+ * bodies and model names, and what it says when a server is not running or a proxy will not tunnel.
+ */
+import assert from 'node:assert/strict';
+import net, { type AddressInfo } from 'node:net';
+import { describe, it } from 'node:test';
+import { runJp, useCleanup, type Sandbox } from '../support/jp.ts';
+import { loadRecording, startReplayProvider, type Reply } from '../support/replay-provider.ts';
+import { checkJson, replayRun, stderrLines, writeUserConfig, type ReplayRunOptions } from '../support/replay-run.ts';
+
+const recorded = (exchange: string): string => `llama-server/${exchange}-resp.sse`;
+const reply = (exchange: string): Reply => ({ recording: loadRecording(recorded(exchange))[0]! });
+
+describe('OpenAI-compatible servers as they are', () => {
+  const cleanup = useCleanup();
+  const run = (options: ReplayRunOptions, sandbox: Sandbox = cleanup.sandbox()) => replayRun(sandbox, options);
+
+  it('tools go with tool_choice "auto" (llama-cpp-python offers none without it); none with --no-tools', async () => {
+    const withTools = await run({ kind: 'compatible:llamacpp', replies: [recorded('042')] });
+    const body = withTools.provider.requests[0]!.body;
+    assert.ok(body.tools.length > 0);
+    assert.equal(body.tool_choice, 'auto');
+    const without = await run({ kind: 'compatible:llamacpp', replies: [recorded('042')], args: ['--no-tools'] });
+    assert.equal(without.provider.requests[0]!.body.tools, undefined);
+    assert.equal(without.provider.requests[0]!.body.tool_choice, undefined);
+  });
+
+  it('the tool-call message goes back with "content": "" which llama-cpp-python accepts (it refuses null with HTTP 500); arguments that are not JSON are said so to the model', async () => {
+    // The server's validation as recorded: an assistant message whose content is not a string is
+    // refused with the recorded 500 (064); one it accepts is answered (042).
+    const validated = (request: { body: any }): Reply => {
+      const assistant = request.body.messages.find((message: any) => message.role === 'assistant');
+      return typeof assistant.content === 'string' ? reply('042') : reply('064');
+    };
+    const provider = await startReplayProvider({
+      replies: (index) => (index === 0 ? reply('063') : validated(provider.requests[index]!)),
+    });
+    cleanup.add(() => provider.close());
+    const sandbox = cleanup.sandbox();
+    writeUserConfig(sandbox);
+    const replay = await replayRun(
+      sandbox,
+      { kind: 'compatible:llamacpp', replies: [], model: 'stories260k', message: 'Read the file notes.txt' },
+      provider,
+    );
+    const result = checkJson(replay);
+    assert.equal(result.status, 'success', replay.stderr);
+    assert.equal(provider.requests.length, 2, 'no retry of a refused request');
+    const [assistant, tool] = provider.requests[1]!.body.messages.slice(-2);
+    assert.equal(assistant.role, 'assistant');
+    assert.equal(assistant.content, '');
+    assert.equal(assistant.tool_calls[0].function.name, 'fs_read_file');
+    assert.equal(tool.role, 'tool');
+    assert.match(tool.content, /^Invalid arguments for fs_read_file: the arguments were not valid JSON: /);
+    assert.match(tool.content, /they were "\{ \\"path\\" : \\" it said\.\\n\\"/);
+    assert.doesNotMatch(tool.content, /expected object/);
+  });
+
+  it("an HTTP 500 whose body says the request is invalid is not retried: exit 1 with the first lines of the server's words", async () => {
+    const replay = await run({
+      kind: 'compatible:llamacpp',
+      replies: [recorded('064')],
+      model: 'stories260k',
+      args: ['-c', 'assistant.request.max_retries=4'],
+    });
+    const result = checkJson(replay);
+    assert.equal(replay.provider.requests.length, 1);
+    assert.equal(result.status, 'error');
+    assert.equal(result.error.code, 'provider_rejected_request');
+    assert.match(result.error.message, /rejected the request as invalid \(HTTP 500\): 7 validation errors:/);
+    assert.ok(result.error.message.length < 800, result.error.message);
+    assert.doesNotMatch(`${result.error.message}${result.error.hint}`, /failing or overloaded/);
+  });
+
+  it('an empty 200 of a request well inside the window is a broken stream that says so, retried as max_retries says (exit 6)', async () => {
+    const replay = await run({
+      kind: 'compatible:llamacpp',
+      replies: [recorded('049')],
+      model: 'stories260k',
+      args: ['--no-tools', '-c', 'assistant.request.max_retries=2'],
+    });
+    const result = checkJson(replay);
+    assert.equal(replay.provider.requests.length, 3);
+    assert.equal(result.status, 'retryable');
+    assert.equal(result.error.code, 'stream_broken');
+    assert.match(result.error.message, /answered HTTP 200 with an empty body/);
+    assert.match(result.error.hint, /context window/);
+  });
+});
+
+describe('the model that answered', () => {
+  const cleanup = useCleanup();
+
+  for (const mode of ['json', 'text'] as const) {
+    it(`llama-server answers "gpt-4o-mini" as its one model "stories260k": recorded, and one warning names both (${mode})`, async () => {
+      const sandbox = cleanup.sandbox();
+      const replay = await replayRun(sandbox, {
+        kind: 'compatible:llamacpp',
+        replies: [recorded('083')],
+        model: 'gpt-4o-mini',
+        mode,
+        args: ['--no-tools'],
+      });
+      const warning =
+        /asked for the model "gpt-4o-mini", but llamacpp answered as "stories260k".*-m llamacpp\/stories260k/;
+      if (mode === 'json') {
+        const result = checkJson(replay);
+        assert.equal(result.metadata.response_model, 'stories260k');
+        assert.deepEqual(
+          result.warnings.filter((item: any) => item.code === 'model_mismatch').length,
+          1,
+          JSON.stringify(result.warnings),
+        );
+        assert.match(result.warnings.find((item: any) => item.code === 'model_mismatch').message, warning);
+        assert.equal(stderrLines(replay).filter((line) => warning.test(line.message ?? '')).length, 1);
+      } else {
+        assert.equal(replay.code, 0, replay.stderr);
+        assert.equal(replay.stderr.split('\n').filter((line) => warning.test(line)).length, 1, replay.stderr);
+      }
+      const end = [...replay.events].reverse().find((event) => event.type === 'turn_end');
+      assert.equal(end?.response_model, 'stories260k');
+    });
+  }
+
+  it('llama-cpp-python echoes the name asked for: recorded, no warning', async () => {
+    const replay = await replayRun(cleanup.sandbox(), {
+      kind: 'compatible:llamacpp',
+      replies: [recorded('084')],
+      model: 'gpt-4o-mini',
+      args: ['--no-tools'],
+    });
+    const result = checkJson(replay);
+    assert.equal(result.metadata.response_model, 'gpt-4o-mini');
+    assert.deepEqual(
+      result.warnings.map((item: any) => item.code),
+      ['output_limit'],
+    );
+  });
+});
+
+describe('an answer cut at a length finish says what filled up', () => {
+  const cleanup = useCleanup();
+
+  it('llama-server with no output cap fills its 2,048-token window (1952 + 96): the window is blamed, not max_output_tokens', async () => {
+    const replay = await replayRun(cleanup.sandbox(), {
+      kind: 'compatible:llamacpp',
+      replies: [recorded('001')],
+      args: ['-c', 'assistant.context_window=2048'],
+    });
+    const result = checkJson(replay);
+    const warning = result.warnings.find((item: any) => item.code === 'output_limit');
+    assert.match(
+      warning.message,
+      /context window filled up: 1952 tokens of request and 96 of answer took 2048 of the 2048-token window/,
+    );
+    assert.doesNotMatch(warning.message, /max_output_tokens/);
+  });
+
+  it("the same with the window unknown: the provider's limit, and that jp set no cap", async () => {
+    const replay = await replayRun(cleanup.sandbox(), { kind: 'compatible:llamacpp', replies: [recorded('001')] });
+    const warning = checkJson(replay).warnings.find((item: any) => item.code === 'output_limit');
+    assert.match(warning.message, /cut at the provider's output limit after 96 tokens \(jp set no cap/);
+    assert.doesNotMatch(warning.message, /raise/);
+  });
+
+  it('assistant.max_output_tokens = 60 reached (60 output tokens): that cap is blamed', async () => {
+    const replay = await replayRun(cleanup.sandbox(), {
+      kind: 'compatible:llamacpp',
+      replies: [recorded('017')],
+      args: ['-c', 'assistant.max_output_tokens=60', '-c', 'assistant.context_window=2048'],
+      mode: 'text',
+    });
+    assert.equal(replay.code, 0, replay.stderr);
+    assert.match(replay.stderr, /jp: the answer was cut at assistant\.max_output_tokens \(60 tokens\); raise it/);
+  });
+});
+
+describe('a server that is not running', () => {
+  const cleanup = useCleanup();
+
+  for (const [name, args, env, server] of [
+    ['Ollama', ['-m', 'ollama/llama3'], { OLLAMA_HOST: '127.0.0.7:11434' }, /ollama serve/],
+    [
+      'llama-server',
+      ['-m', 'llamacpp/qwen3', '-c', 'providers.openai-compatible.llamacpp.base_url="http://127.0.0.7:8080/v1"'],
+      {},
+      /llama-server -m <model\.gguf> --port 8080/,
+    ],
+    [
+      'LM Studio',
+      ['-m', 'lmstudio/qwen3', '-c', 'providers.openai-compatible.lmstudio.base_url="http://localhost:1234/v1"'],
+      {},
+      /LM Studio serves on port 1234/,
+    ],
+  ] as const) {
+    it(`${name}: a refused connection on this machine is not retried; the error names the server to start (exit 1)`, async () => {
+      const sandbox = cleanup.sandbox();
+      const result = await runJp(
+        sandbox,
+        ['query', '--json', ...args, '-c', 'assistant.request.max_retries=4', 'hello'],
+        { env },
+      );
+      const last = JSON.parse(result.stdout.trim().split('\n').at(-1)!);
+      assert.equal(result.code, 1, result.stderr);
+      assert.equal(last.error.code, 'server_not_running');
+      assert.match(
+        last.error.message,
+        /nothing is listening at http:\/\/(127\.0\.0\.7|localhost):\d+\/v1 \(connection refused/,
+      );
+      assert.match(last.error.hint, server);
+      assert.doesNotMatch(result.stderr, /retrying/);
+    });
+  }
+});
+
+describe('a proxy that closes the tunnel without answering', () => {
+  const cleanup = useCleanup();
+
+  for (const retries of [0, 2]) {
+    it(`max_retries = ${retries}: ${retries + 1} connection${retries === 0 ? '' : 's'} to the proxy, not a storm (exit 6)`, async () => {
+      let connections = 0;
+      const proxy = net.createServer((socket) => {
+        connections++;
+        socket.on('error', () => {});
+        socket.on('data', () => socket.destroy());
+      });
+      await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+      cleanup.add(() => new Promise<void>((resolve) => proxy.close(() => resolve())));
+      const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      const sandbox = cleanup.sandbox();
+      const result = await runJp(
+        sandbox,
+        [
+          'query',
+          '-m',
+          'openai/gpt-4.1-mini',
+          '-c',
+          'providers.openai.base_url="https://api.example.com/v1"',
+          '-c',
+          `assistant.request.max_retries=${retries}`,
+          '-c',
+          'assistant.request.backoff_base_ms=5',
+          '-c',
+          'assistant.request.idle_timeout_secs=5',
+          'hello',
+        ],
+        { env: { HTTPS_PROXY: proxyUrl, OPENAI_API_KEY: 'sk-proxy-000000000000' } },
+      );
+      assert.equal(result.code, 6, result.stderr);
+      assert.equal(connections, retries + 1, result.stderr);
+      assert.match(result.stderr, /the proxy http:\/\/127\.0\.0\.1:\d+ did not open a tunnel to api\.example\.com:443/);
+    });
+  }
+});

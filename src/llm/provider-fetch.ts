@@ -16,10 +16,15 @@ export type WireObserver = (
 
 type Fetch = typeof globalThis.fetch;
 
+/**
+ * `onResponse` is told each request's signal once its response headers arrived: the SDKs await more
+ * than the headers before they hand a stream over (OpenAI's, the first output event).
+ */
 export async function providerFetch(
   environment: NodeJS.ProcessEnv,
   deltas: DeltaWire,
   wire?: WireObserver,
+  onResponse?: (signal: AbortSignal) => void,
 ): Promise<Fetch> {
   const httpsProxy = environment.https_proxy || environment.HTTPS_PROXY;
   const httpProxy = environment.http_proxy || environment.HTTP_PROXY;
@@ -37,7 +42,14 @@ export async function providerFetch(
     });
     fetch = (input, init) => globalThis.fetch(input, { ...init, dispatcher } as RequestInit);
   }
-  const base = fetch ?? ((input, init) => globalThis.fetch(input, init));
+  const plain = fetch ?? ((input, init) => globalThis.fetch(input, init));
+  const base: Fetch = onResponse
+    ? async (input, init) => {
+        const response = await plain(input, init);
+        if (init?.signal) onResponse(init.signal);
+        return response;
+      }
+    : plain;
   return coalescingTextDeltas(wire ? observed(base, wire) : base, deltas);
 }
 

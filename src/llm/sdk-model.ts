@@ -28,6 +28,9 @@ import {
   type Usage,
 } from './types.ts';
 
+/** Each request's `onResponse`, by the signal its fetch is given (the SDKs pass it to fetch unchanged). */
+const responseBegun = new WeakMap<AbortSignal, () => void>();
+
 export async function createSdkLanguageModel(
   spec: ModelSpec,
   environment: NodeJS.ProcessEnv,
@@ -40,7 +43,7 @@ export async function createSdkLanguageModel(
       : spec.provider === 'openai' && spec.openaiApi !== 'chat'
         ? 'openai-responses'
         : 'openai-chat';
-  const fetch = await providerFetch(environment, deltas, wire);
+  const fetch = await providerFetch(environment, deltas, wire, (signal) => responseBegun.get(signal)?.());
   switch (spec.provider) {
     case 'openai': {
       const { createOpenAI } = await import('@ai-sdk/openai');
@@ -355,6 +358,7 @@ export class SdkChatModel implements ChatModel {
     };
     let reader: ReadableStreamDefaultReader<LanguageModelV3StreamPart>;
     try {
+      if (request.onResponse) responseBegun.set(request.signal, request.onResponse);
       const result = await this.model.doStream(options);
       reader = result.stream.getReader();
       const contentType = result.response?.headers?.['content-type'];

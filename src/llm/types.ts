@@ -45,6 +45,8 @@ export interface ChatRequest {
    * window (llama-cpp-python answers such a request with an empty HTTP 200).
    */
   likelyOverflow?: { estimate: number; window: number };
+  /** Called when the response has begun (its headers arrived), before its first part. */
+  onResponse?: () => void;
 }
 
 /**

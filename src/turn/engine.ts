@@ -24,7 +24,7 @@ import { DeltaQueue } from './delta-queue.ts';
 import { buildPrompt } from './history.ts';
 import { StopRequest, type TurnHost } from './host.ts';
 import { InquiryResolver, type ResolverContext } from './inquiries.ts';
-import { budgetReached, cutAtLimitWarning, refusal, type FinishPart } from './limits.ts';
+import { budgetReached, cutAtLimitWarning, reasoningOnlyWarning, refusal, type FinishPart } from './limits.ts';
 import { answerWithLlm } from './llm-answer.ts';
 import { closeForReply, ownCalls, rememberedDecisions, type ResumedTurnContext } from './resumed-turn.ts';
 import { StepText } from './step-text.ts';
@@ -120,6 +120,8 @@ export class TurnRun {
   /** The model the provider said answered the last response, when it said. */
   private responseModel: string | undefined;
   private otherModelSaid = false;
+  /** Where the step being streamed, or the last one, starts in the log. */
+  private stepStart = 0;
   private readonly warnings: { code: string; message: string }[] = [];
   private readonly deltas: DeltaQueue;
   private readonly toolSpecs: ToolSpec[];
@@ -235,6 +237,7 @@ export class TurnRun {
         if (finish.reason === 'content-filter') throw refusal(this.options.model.id, finish);
         if (calls.length === 0) {
           if (finish.reason === 'length') this.warnCutAtLimit(finish);
+          this.warnReasoningOnly();
           this.append({
             type: 'turn_end',
             timestamp: now(),
@@ -317,6 +320,25 @@ export class TurnRun {
     this.options.host.notice('warning', message);
   }
 
+  /**
+   * The last step streamed reasoning and no answer (a thinking template that never closes its
+   * reasoning): the answer is empty, and that is said, not left for an empty success.
+   */
+  private warnReasoningOnly(): void {
+    let message = '';
+    let reasoning = 0;
+    for (const event of this.events.slice(this.stepStart)) {
+      if (event.type !== 'chat_response') continue;
+      if ('message' in event) message += event.message;
+      else reasoning += event.reasoning.length;
+    }
+    if (message.trim() !== '' || reasoning === 0) return;
+    const text = reasoningOnlyWarning(reasoning, this.options.conversationId);
+    this.warnings.push({ code: 'reasoning_only', message: text });
+    this.deltas.send();
+    this.options.host.notice('warning', text);
+  }
+
   private resumedTurn(): ResumedTurnContext {
     const { conversationId, seal, host, tools } = this.options;
     return { conversationId, seal, host, tools, append: (event) => this.append(event) };
@@ -352,6 +374,7 @@ export class TurnRun {
     this.iterations++;
     return this.contextGuard.request(tools, async () => {
       this.finishReason = null;
+      this.stepStart = this.events.length;
       this.stepText = new StepText(
         { show: (kind, piece) => this.deltas.push(kind, piece), persist: (event) => this.append(event) },
         this.options.host.secrets,

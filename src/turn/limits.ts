@@ -79,3 +79,8 @@ export function cutAtLimitWarning(
 
 /** A request and its answer that reached this share of the window filled it (servers count a few tokens of their own). */
 const windowFilledShare = 0.98;
+
+/** The warning of a step that ended with reasoning and no answer. */
+export function reasoningOnlyWarning(reasoningCharacters: number, conversationId: string): string {
+  return `the model gave no answer, only reasoning (${reasoningCharacters} characters): its chat template may keep everything in the reasoning (a thinking template that is never closed); the log keeps the reasoning (\`jp conversation print --json ${conversationId}\` shows it)`;
+}

@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import net, { type AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
-import { runJp, useCleanup, type Sandbox } from '../support/jp.ts';
-import { loadRecording, startReplayProvider, type Reply } from '../support/replay-provider.ts';
+import { collect, eventually, runJp, sleep, startJp, useCleanup, type Sandbox } from '../support/jp.ts';
+import { loadRecording, replayModelArguments, startReplayProvider, type Reply } from '../support/replay-provider.ts';
 import { checkJson, replayRun, stderrLines, writeUserConfig, type ReplayRunOptions } from '../support/replay-run.ts';
 
 const recorded = (exchange: string): string => `llama-server/${exchange}-resp.sse`;
@@ -255,4 +255,127 @@ describe('a proxy that closes the tunnel without answering', () => {
       assert.match(result.stderr, /the proxy http:\/\/127\.0\.0\.1:\d+ did not open a tunnel to api\.example\.com:443/);
     });
   }
+});
+
+describe('a queued request is not a stalled one', () => {
+  const cleanup = useCleanup();
+
+  it('a one-slot server holds the headers longer than the idle timeout: jp says it waits (queued?), never resends, and gets the answer (exit 0)', async () => {
+    let release!: () => void;
+    const headers = new Promise<void>((resolve) => (release = resolve));
+    const provider = await startReplayProvider({ replies: [{ ...reply('097'), headersAfter: headers }] });
+    cleanup.add(() => provider.close());
+    const sandbox = cleanup.sandbox();
+    const child = startJp(
+      sandbox,
+      [
+        'query',
+        ...replayModelArguments('compatible:llamacpp', provider.baseUrl, 'stories260k').args,
+        '--no-tools',
+        '-c',
+        'assistant.request.idle_timeout_secs=1',
+        'hi',
+      ],
+      { env: { REPLAY_KEY: 'replay-key-0000000000' } },
+    );
+    const done = collect(child, [], 60_000);
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    await eventually('the notice that jp waits for the server', () =>
+      /waiting for the server \(queued\?\)/.test(stderr),
+    );
+    // Well past the idle timeout after jp said so: the old single timer would have resent by now.
+    await sleep(2500);
+    assert.equal(provider.requests.length, 1);
+    release();
+    const result = await done;
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(provider.requests.length, 1, 'no resend while the server queued the request');
+    assert.match(
+      result.stderr,
+      /jp: waiting for the server \(queued\?\): no answer after 1 s; jp waits up to 600 s for it to begin \(assistant\.request\.headers_timeout_secs\)/,
+    );
+    assert.match(result.stdout, /^Her/);
+  });
+
+  it('headers_timeout_secs bounds the wait for a response that never begins: a clear timeout, retried as max_retries says (exit 6)', async () => {
+    const never = new Promise<void>(() => {});
+    const provider = await startReplayProvider({ replies: [{ ...reply('097'), headersAfter: never }] });
+    cleanup.add(() => provider.close());
+    const replay = await replayRun(
+      cleanup.sandbox(),
+      {
+        kind: 'compatible:llamacpp',
+        replies: [],
+        model: 'stories260k',
+        args: ['--no-tools', '-c', 'assistant.request.headers_timeout_secs=1', '-c', 'assistant.request.max_retries=1'],
+      },
+      provider,
+    );
+    const result = checkJson(replay);
+    assert.equal(result.status, 'retryable');
+    assert.equal(result.error.code, 'provider_timeout');
+    assert.match(result.error.message, /did not begin to answer within 1 s \(no response headers\)/);
+    assert.match(result.error.hint, /headers_timeout_secs/);
+    assert.equal(provider.requests.length, 2);
+  });
+});
+
+describe('an answer made only of reasoning', () => {
+  const cleanup = useCleanup();
+  const warning = /the model gave no answer, only reasoning \(\d+ characters\)/;
+
+  it('JSON: success with a reasoning_only warning; the reasoning is logged', async () => {
+    const replay = await replayRun(cleanup.sandbox(), {
+      kind: 'compatible:llamacpp',
+      replies: [recorded('055')],
+      args: ['--no-tools'],
+    });
+    const result = checkJson(replay);
+    assert.equal(result.status, 'success');
+    assert.equal(result.answer, '');
+    const codes = result.warnings.map((item: any) => item.code);
+    assert.ok(codes.includes('reasoning_only'), JSON.stringify(codes));
+    assert.match(result.warnings.find((item: any) => item.code === 'reasoning_only').message, warning);
+    assert.ok(replay.events.some((event) => typeof event.reasoning === 'string' && event.reasoning.length > 0));
+  });
+
+  it('text mode: stdout is empty and stderr says why (exit 0)', async () => {
+    const replay = await replayRun(cleanup.sandbox(), {
+      kind: 'compatible:llamacpp',
+      replies: [recorded('087')],
+      mode: 'text',
+      args: ['--no-tools'],
+    });
+    assert.equal(replay.code, 0, replay.stderr);
+    assert.equal(replay.stdout, '');
+    assert.match(replay.stderr, new RegExp(`^jp: ${warning.source}`, 'm'));
+  });
+
+  it('attach (no terminal) says it as the foreground run does', async () => {
+    let release!: () => void;
+    const headers = new Promise<void>((resolve) => (release = resolve));
+    const provider = await startReplayProvider({ replies: [{ ...reply('087'), headersAfter: headers }] });
+    cleanup.add(() => provider.close());
+    const sandbox = cleanup.sandbox();
+    const model = replayModelArguments('compatible:llamacpp', provider.baseUrl, 'stories260k');
+    const detached = await runJp(sandbox, ['query', '--detach', '--no-tools', ...model.args, 'a story'], {
+      env: model.env,
+    });
+    assert.equal(detached.code, 0, detached.stderr);
+    const conversation = /jp-c\d+/.exec(detached.stdout + detached.stderr)![0];
+    await eventually('the request reaches the server', () => provider.requests.length === 1);
+    const attach = startJp(sandbox, ['conversation', 'attach', conversation], { env: model.env });
+    const attached = collect(attach, [], 60_000);
+    let stderr = '';
+    attach.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    attach.stdout!.on('data', () => {});
+    // Connected: it has shown the turn so far from the log (the user's message).
+    await eventually('attach shows the turn so far', () => /^> a story$/m.test(stderr));
+    release();
+    const result = await attached;
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, '');
+    assert.match(result.stderr, new RegExp(`^jp: ${warning.source}`, 'm'));
+  });
 });

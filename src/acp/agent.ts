@@ -39,7 +39,7 @@ import { JpError, toJpError } from '../errors.ts';
 import type { Logger } from '../output/logger.ts';
 import { visible } from '../output/sanitize.ts';
 import { resultQuery } from '../report/result.ts';
-import type { RunRequest } from '../run/request.ts';
+import type { RunRequest } from '../protocol/run-request.ts';
 import { spawnServer } from '../server/spawn.ts';
 import { acquireLock, refusalIfHeld } from '../workspace/lock.ts';
 import { prepareWorkspace, resolveWorkspace, userSubdirectory, type Workspace } from '../workspace/workspace.ts';

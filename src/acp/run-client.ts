@@ -14,7 +14,8 @@ import type {
   ToolCallUpdate,
 } from '@agentclientprotocol/sdk';
 import { RunError } from '../errors.ts';
-import type { Inquiry, JsonValue } from '../inquiry/types.ts';
+import { encodeAnswer } from '../inquiry/answer.ts';
+import type { Inquiry } from '../inquiry/types.ts';
 import type { Logger } from '../output/logger.ts';
 import { MAX_LINE_BYTES } from '../protocol/framing.ts';
 import type { ServerLink } from '../protocol/link.ts';
@@ -26,6 +27,7 @@ import {
   inquiryRequestOf,
   permissionContentOf,
   permissionTitleOf,
+  type PermissionChoice,
   type UpdateMapper,
 } from './updates.ts';
 
@@ -72,7 +74,7 @@ export class AcpRunClient {
   private readonly fileRequests = new Set<AbortController>();
   private asking = false;
   /** Answers the user chose "for this turn" that the run does not remember itself, by inquiry kind and tool. */
-  private readonly rememberedAnswers = new Map<string, JsonValue>();
+  private readonly rememberedAnswers = new Map<string, PermissionChoice['answer']>();
   private settle: (outcome: { result: ResultObject } | { error: Error }) => void = () => {};
   private settled = false;
 
@@ -260,16 +262,18 @@ export class AcpRunClient {
         controller.signal,
       );
       if (controller.signal.aborted) return;
-      const answer = elicitation.answerOf(response);
+      const value = elicitation.answerOf(response);
       this.link.send(
-        answer === undefined ? { type: 'inquiry_declined', id } : { type: 'inquiry_response', id, answer },
+        value === undefined
+          ? { type: 'inquiry_declined', id }
+          : { type: 'inquiry_response', id, answer: encodeAnswer({ decision: 'answer', value }) },
       );
       return;
     }
     const rememberedKey = `${inquiry.kind} ${inquiry.tool}`;
     const remembered = this.rememberedAnswers.get(rememberedKey);
     if (remembered !== undefined) {
-      this.link.send({ type: 'inquiry_response', id, answer: remembered });
+      this.link.send({ type: 'inquiry_response', id, answer: encodeAnswer(remembered) });
       return;
     }
     // The whole payload the user approves: the call's arguments and diffs, or the result to be sent.
@@ -297,6 +301,6 @@ export class AcpRunClient {
       return;
     }
     if (choice.remember) this.rememberedAnswers.set(rememberedKey, choice.answer);
-    this.link.send({ type: 'inquiry_response', id, answer: choice.answer });
+    this.link.send({ type: 'inquiry_response', id, answer: encodeAnswer(choice.answer) });
   }
 }

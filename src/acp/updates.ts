@@ -19,6 +19,7 @@ import type {
 } from '@agentclientprotocol/sdk';
 import type { ConversationEvent, EventOf } from '../conversation/events.ts';
 import type { FormField } from '../inquiry/form.ts';
+import { approveOnce, denyOnce, type AnswerOf } from '../inquiry/answer.ts';
 import type { Inquiry, JsonValue, Question } from '../inquiry/types.ts';
 import { visible } from '../output/sanitize.ts';
 import type { ResultObject } from '../report/result.ts';
@@ -236,7 +237,7 @@ export function stopReasonOf(result: ResultObject): StopReason | undefined {
 export interface PermissionChoice {
   option: PermissionOption;
   /** The answer sent to the run; `remember`: the editor's client gives it again, without asking, to this tool's later inquiries of the same kind in this turn. */
-  answer: JsonValue;
+  answer: AnswerOf<'run_tool' | 'escalate' | 'deliver_tool_result'>;
   remember?: boolean;
 }
 
@@ -253,12 +254,12 @@ export function inquiryRequestOf(
       return {
         kind: 'permission',
         choices: [
-          { option: { optionId: 'run', name: 'Allow once', kind: 'allow_once' }, answer: 'run' },
+          { option: { optionId: 'run', name: 'Allow once', kind: 'allow_once' }, answer: approveOnce },
           {
             option: { optionId: 'run_always', name: `Allow ${inquiry.tool} for this turn`, kind: 'allow_always' },
-            answer: 'run_always',
+            answer: { decision: 'approve', scope: 'turn' },
           },
-          { option: { optionId: 'skip', name: 'Reject', kind: 'reject_once' }, answer: 'skip' },
+          { option: { optionId: 'skip', name: 'Reject', kind: 'reject_once' }, answer: denyOnce },
         ],
       };
     case 'deliver_tool_result':
@@ -267,7 +268,7 @@ export function inquiryRequestOf(
         choices: [
           {
             option: { optionId: 'deliver', name: 'Send the result to the model once', kind: 'allow_once' },
-            answer: 'deliver',
+            answer: { decision: 'deliver' },
           },
           {
             option: {
@@ -275,29 +276,32 @@ export function inquiryRequestOf(
               name: `Send ${inquiry.tool} results for this turn`,
               kind: 'allow_always',
             },
-            answer: 'deliver',
+            answer: { decision: 'deliver' },
             remember: true,
           },
-          { option: { optionId: 'skip', name: 'Reject: do not send it', kind: 'reject_once' }, answer: 'skip' },
+          { option: { optionId: 'skip', name: 'Reject: do not send it', kind: 'reject_once' }, answer: denyOnce },
         ],
       };
     case 'escalate':
       return {
         kind: 'permission',
         choices: [
-          { option: { optionId: 'run', name: 'Allow outside the sandbox once', kind: 'allow_once' }, answer: 'run' },
+          {
+            option: { optionId: 'run', name: 'Allow outside the sandbox once', kind: 'allow_once' },
+            answer: approveOnce,
+          },
           {
             option: {
               optionId: 'run_outside_turn',
               name: `Allow ${inquiry.tool} outside the sandbox for this turn`,
               kind: 'allow_always',
             },
-            answer: 'run',
+            answer: approveOnce,
             remember: true,
           },
           {
             option: { optionId: 'skip', name: 'Reject: keep it in the sandbox (not run)', kind: 'reject_once' },
-            answer: 'skip',
+            answer: denyOnce,
           },
         ],
       };

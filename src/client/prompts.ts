@@ -10,7 +10,8 @@
  * method that opens a session and draws in it. A prompt's output stream is prompt-output.ts; the
  * one-key prompt over a payload (permissions, deliveries, trust) is key-choice.ts.
  */
-import type { Inquiry, JsonValue } from '../inquiry/types.ts';
+import type { AnswerOf, InquiryAnswer } from '../inquiry/answer.ts';
+import type { Inquiry, InquiryOf, JsonValue } from '../inquiry/types.ts';
 import type { InterruptAction } from '../protocol/messages.ts';
 import { colorEnabled, isDumbTerminal, openControllingTerminal, type TerminalStreams } from '../output/channels.ts';
 import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
@@ -143,8 +144,8 @@ export class TerminalPrompter {
     this.keyboard.unwatch();
   }
 
-  /** Asks the human to settle an inquiry; the answer has the shape route()'s callers expect. */
-  async ask(inquiry: Inquiry, signal: AbortSignal, about: { sandbox?: string } = {}): Promise<JsonValue> {
+  /** Asks the human to settle an inquiry. */
+  async ask(inquiry: Inquiry, signal: AbortSignal, about: { sandbox?: string } = {}): Promise<InquiryAnswer> {
     switch (inquiry.kind) {
       case 'run_tool':
         return this.session((context, terminal) => this.permission(inquiry, context, terminal, about.sandbox), signal);
@@ -157,7 +158,7 @@ export class TerminalPrompter {
         const prompts = await import('@inquirer/prompts');
         // The question and its options come from a tool or the model: shown visibly, answered with the originals.
         const message = `${visible(inquiry.tool, { singleLine: true })} asks: ${visible(question.text)}`;
-        return this.session(async (context) => {
+        const value = await this.session(async (context): Promise<JsonValue> => {
           switch (question.answer_type) {
             case 'boolean':
               return prompts.confirm(
@@ -188,10 +189,11 @@ export class TerminalPrompter {
               );
             case 'form': {
               const { fillInForm } = await import('./elicitation-form.ts');
-              return (await fillInForm(inquiry.tool, question, context)) as JsonValue;
+              return fillInForm(inquiry.tool, question, context);
             }
           }
         }, signal);
+        return { decision: 'answer', value };
       }
     }
   }
@@ -217,11 +219,11 @@ export class TerminalPrompter {
    * the editor opens at once.
    */
   private async permission(
-    inquiry: Extract<Inquiry, { kind: 'run_tool' }>,
+    inquiry: InquiryOf<'run_tool'>,
     context: () => PromptContext,
     terminal: TerminalStreams,
     sandbox?: string,
-  ): Promise<JsonValue> {
+  ): Promise<AnswerOf<'run_tool'>> {
     const argumentsText = JSON.stringify(inquiry.arguments, null, 2) ?? 'null';
     const view = describeCall(inquiry.tool, inquiry.arguments, (file) =>
       readForPreview(this.options.workspaceRoot, file),
@@ -249,16 +251,17 @@ export class TerminalPrompter {
         );
     switch (choice) {
       case 'y':
-        return 'run';
+        return { decision: 'approve', scope: 'once' };
       case 'Y':
-        return 'run_always';
+        return { decision: 'approve', scope: 'turn' };
       case 'n':
-        return 'skip';
+        return { decision: 'deny', scope: 'once' };
       case 'N':
-        return 'skip_always';
+        return { decision: 'deny', scope: 'turn' };
       default:
         return {
-          edit: (await this.editJson(`the arguments of ${inquiry.tool}`, argumentsText, terminal)) as JsonValue,
+          decision: 'edit',
+          arguments: await this.editJson(`the arguments of ${inquiry.tool}`, argumentsText, terminal),
         };
     }
   }
@@ -268,10 +271,10 @@ export class TerminalPrompter {
    * shown as a permission prompt shows it, with why it asks to leave the sandbox.
    */
   private async escalation(
-    inquiry: Extract<Inquiry, { kind: 'escalate' }>,
+    inquiry: InquiryOf<'escalate'>,
     context: () => PromptContext,
     terminal: TerminalStreams,
-  ): Promise<JsonValue> {
+  ): Promise<AnswerOf<'escalate'>> {
     const needs = {
       network: ' (it needs the network)',
       write: ' (it needs to write outside the workspace)',
@@ -303,14 +306,14 @@ export class TerminalPrompter {
       context,
       terminal,
     );
-    return choice === 'y' ? 'run' : 'skip';
+    return { decision: choice === 'y' ? 'approve' : 'deny', scope: 'once' };
   }
 
   private async delivery(
-    inquiry: Extract<Inquiry, { kind: 'deliver_tool_result' }>,
+    inquiry: InquiryOf<'deliver_tool_result'>,
     context: () => PromptContext,
     terminal: TerminalStreams,
-  ): Promise<JsonValue> {
+  ): Promise<AnswerOf<'deliver_tool_result'>> {
     const choice = inquiry.edit
       ? 'e'
       : await this.keyChoice(
@@ -332,9 +335,12 @@ export class TerminalPrompter {
           context,
           terminal,
         );
-    if (choice === 'y') return 'deliver';
-    if (choice === 'n') return 'skip';
-    return { edit: await this.edit(`the result of ${inquiry.tool}`, inquiry.result, '.txt', terminal) };
+    if (choice === 'y') return { decision: 'deliver' };
+    if (choice === 'n') return { decision: 'deny', scope: 'once' };
+    return {
+      decision: 'edit',
+      result: await this.edit(`the result of ${inquiry.tool}`, inquiry.result, '.txt', terminal),
+    };
   }
 
   /** Opens the editor at once on `text`; says on the terminal what is being edited. */
@@ -347,7 +353,7 @@ export class TerminalPrompter {
   }
 
   /** Edits JSON until it parses (an empty file keeps the original); says what was wrong each time. */
-  private async editJson(what: string, initial: string, terminal: TerminalStreams): Promise<unknown> {
+  private async editJson(what: string, initial: string, terminal: TerminalStreams): Promise<JsonValue> {
     let text = initial;
     for (;;) {
       let edited: string;

@@ -12,6 +12,7 @@
 import type { ConversationEvent } from '../conversation/events.ts';
 import { isContentEvent } from '../conversation/events.ts';
 import { readEventLog } from '../conversation/reader.ts';
+import { encodeAnswer } from '../inquiry/answer.ts';
 import type { Inquiry } from '../inquiry/types.ts';
 import type { ServerLink } from '../protocol/link.ts';
 import { PROTOCOL_VERSION, type InterruptAction, type ServerHello, type ServerMessage } from '../protocol/messages.ts';
@@ -219,7 +220,7 @@ export class TerminalClient {
       const sandbox = this.options.renderer.sandboxOfInquiry?.(next.id);
       const answer = await prompter.ask(next.inquiry, next.controller.signal, sandbox === undefined ? {} : { sandbox });
       this.inquiries.shift();
-      this.options.link.send({ type: 'inquiry_response', id: next.id, answer });
+      this.options.link.send({ type: 'inquiry_response', id: next.id, answer: encodeAnswer(answer) });
     } catch (error) {
       if (error instanceof PromptInterrupted) {
         this.prompting = false;

@@ -13,6 +13,8 @@
  * The text of chrome lines is chrome-text.ts; what a resumed turn shows is resumed-turn.ts.
  */
 import type { ConversationEvent } from '../conversation/events.ts';
+import { parseRunToolAnswer } from '../inquiry/answer.ts';
+import type { InquiryKind } from '../inquiry/types.ts';
 import { addUsage, describeUsage as usageLine, type Source, type Usage } from '../llm/types.ts';
 import type { ResultObject } from '../report/result.ts';
 import { commandResult, cutToWidth, firstLine, oneLine } from './chrome-text.ts';
@@ -65,7 +67,7 @@ export class TextRenderer implements Renderer {
    */
   private readonly pendingHeaders = new Map<string, string>();
   /** Inquiries seen, by id: their tool, kind, and the header a prompt was to show in its place. */
-  private readonly inquiries = new Map<string, { tool: string; kind: string; header?: string }>();
+  private readonly inquiries = new Map<string, { tool: string; kind: InquiryKind; header?: string }>();
   /** This client draws permission prompts with the call in them (set by a client that prompts). */
   callsShownByPrompts = false;
   /** The sandbox each call runs in, by tool call id (what its header says). */
@@ -241,11 +243,11 @@ export class TextRenderer implements Renderer {
           const inquiry = this.inquiries.get(event.id);
           // A prompt was to show this call, but the inquiry was settled without one: the header now.
           if (inquiry?.header && event.by !== 'user') this.chrome(inquiry.header);
-          const answer = event.answer as unknown;
-          if (inquiry?.kind === 'run_tool' && typeof answer === 'object' && answer !== null && 'edit' in answer) {
+          const parsed = inquiry?.kind === 'run_tool' ? parseRunToolAnswer(event.answer, 'log') : undefined;
+          if (inquiry && parsed?.ok && parsed.answer.decision === 'edit') {
             this.chrome(
               this.paint(
-                `  ✎ ${oneLine(inquiry.tool)} runs with the arguments you edited: ${summarizeArguments((answer as { edit: unknown }).edit)}`,
+                `  ✎ ${oneLine(inquiry.tool)} runs with the arguments you edited: ${summarizeArguments(parsed.answer.arguments)}`,
                 'warning',
               ),
               true,

@@ -2,7 +2,8 @@
  * Conversation events (DESIGN §6): one JSON object per line of `events.ndjson`, each with `type` and
  * `timestamp`. These names are a public contract: scripts and `schema/` read them.
  */
-import type { AnsweredBy, Inquiry, JsonValue, PromptAction } from '../inquiry/types.ts';
+import type { EncodedAnswer } from '../inquiry/answer.ts';
+import type { AnsweredBy, Inquiry, PromptAction } from '../inquiry/types.ts';
 import type { FinishReason, ProviderMetadata, Source, Usage } from '../llm/types.ts';
 
 export type TurnEndStatus = 'completed' | 'interrupted' | 'error' | 'discarded';
@@ -71,7 +72,8 @@ export type ConversationEvent =
       type: 'inquiry_response';
       timestamp: string;
       id: string;
-      answer: JsonValue;
+      /** Written by encodeAnswer, read back only through parseAnswer (inquiry/answer.ts). */
+      answer: EncodedAnswer;
       by: AnsweredBy;
       /** What decided the answer when no human did (route()'s action). */
       action?: PromptAction;

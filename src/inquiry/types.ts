@@ -41,6 +41,8 @@ export type EscalationNeed = 'network' | 'write' | 'unconfined';
 
 export type InquiryKind = Inquiry['kind'];
 
+export type InquiryOf<K extends InquiryKind> = Extract<Inquiry, { kind: K }>;
+
 /** The config key of each inquiry kind under `detached` (DESIGN §3). */
 export type PolicyKind = 'run' | 'deliver' | 'tool' | 'escalate';
 
@@ -69,11 +71,7 @@ export type PromptAction =
   | 'Defer';
 
 /**
- * Who settled an inquiry. The answers recorded in `inquiry_response.answer` are:
- * - run_tool: 'run' | 'run_always' | 'skip' | 'skip_always' | { edit: <new arguments> }
- * - deliver_tool_result: 'deliver' | 'skip' | { edit: <new result text> }
- * - escalate: 'run' (outside the sandbox) | 'skip'
- * - tool_question: the answer value (boolean, option label, text, or for a form a FormAnswer:
- *   {action: "accept", content} | {action: "decline"} | {action: "cancel"}); null when unanswered.
+ * Who settled an inquiry (recorded as `inquiry_response.by`, schema/event.schema.json); what they
+ * answered is an InquiryAnswer (answer.ts).
  */
 export type AnsweredBy = 'user' | 'policy' | 'assistant';

@@ -14,6 +14,7 @@
 import { constants, mkdirSync, openSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../errors.ts';
+import type { LogSettings } from '../protocol/run-request.ts';
 import type { Secrets } from '../redact.ts';
 
 export type LogFields = Record<string, unknown>;
@@ -32,15 +33,8 @@ export interface Logger {
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'wire';
 
-export interface LogSettings {
-  /** Number of -v flags: 0 off, 1 warn (and error), 2 info, 3 debug, 4 trace, 5 wire. */
-  verbosity: number;
-  /** A path, or `-` for stderr. */
-  file: string;
-  format: 'text' | 'json';
-  /** Whether `file` is jp's own default location (opened without following a symlink). */
-  isDefaultFile?: boolean;
-}
+/** Where and how much a process logs: part of the run request a client sends its server. */
+export type { LogSettings };
 
 /** The level each number of -v flags turns on. */
 export const verbosityLevels = ['silent', 'warn', 'info', 'debug', 'trace', 'wire'] as const;

@@ -11,7 +11,7 @@ import type { ConfiguredServer } from '../tools/mcp/config.ts';
 import type { McpServers } from '../tools/mcp/servers.ts';
 import { isMcpToolName, isToolIncluded } from '../tools/registry.ts';
 import type { ProcessTracker, Tool } from '../tools/tool.ts';
-import type { RunRequest } from './request.ts';
+import type { RunRequest } from '../protocol/run-request.ts';
 
 export interface RunMcpOptions {
   servers: ConfiguredServer[];

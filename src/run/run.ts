@@ -21,7 +21,7 @@ import { runWaitingHook } from './hooks.ts';
 import { LiveLog } from './live-log.ts';
 import { RunMcp } from './mcp.ts';
 import { startModel } from './model.ts';
-import type { RunRequest } from './request.ts';
+import type { RunRequest } from '../protocol/run-request.ts';
 import type { RunSetup } from './setup.ts';
 import { runTurnSequence } from './turn-sequence.ts';
 

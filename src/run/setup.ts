@@ -23,7 +23,7 @@ import type { Tool } from '../tools/tool.ts';
 import type { ConversationLock } from '../workspace/lock.ts';
 import { acceptOwnership, assertWorkspaceOwnership, workspaceOwnershipProblems } from '../workspace/ownership.ts';
 import { dataHome, describeWorkspace, type Workspace } from '../workspace/workspace.ts';
-import type { RunRequest } from './request.ts';
+import type { RunRequest } from '../protocol/run-request.ts';
 
 export interface RunSetup {
   /** The environment jp runs in; tools get it without the provider keys (see tools/environment.ts). */

@@ -25,7 +25,7 @@ import { TurnRun, type SystemPromptRecord, type TurnOutcome } from '../turn/engi
 import { builtinSystemPrompt, composeSystemPrompt } from '../turn/system-prompt.ts';
 import { loadInstructionFiles } from '../workspace/instructions.ts';
 import type { LiveLog } from './live-log.ts';
-import type { RunRequest } from './request.ts';
+import type { RunRequest } from '../protocol/run-request.ts';
 import type { RunSetup } from './setup.ts';
 
 export interface TurnSequence {

@@ -180,7 +180,7 @@ export class ClientHub implements RunClients {
         const ask = this.pendingAsks.get(message.id);
         if (!ask || ask.connection !== connection) return;
         this.pendingAsks.delete(message.id);
-        ask.resolve({ answered: true, answer: message.answer as never });
+        ask.resolve({ answered: true, answer: message.answer });
         return;
       }
       case 'file_response': {

@@ -8,7 +8,7 @@ import { closeSync, constants, openSync, statSync, unlinkSync, writeSync } from 
 import type { Logger } from '../output/logger.ts';
 import { PROTOCOL_VERSION } from '../protocol/messages.ts';
 import type { ResultObject } from '../report/result.ts';
-import type { RunRequest } from '../run/request.ts';
+import type { RunRequest } from '../protocol/run-request.ts';
 import { Run } from '../run/run.ts';
 import type { RunSetup } from '../run/setup.ts';
 import type { ProcessTracker } from '../tools/tool.ts';

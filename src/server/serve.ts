@@ -8,7 +8,7 @@
 import { chmodSync, unlinkSync } from 'node:fs';
 import net from 'node:net';
 import { jpVersion } from '../version.ts';
-import { JpError, toJpError } from '../errors.ts';
+import { JpError, RunError, toJpError } from '../errors.ts';
 import { createLogger, silentLogger, type Logger } from '../output/logger.ts';
 import { defaultProviderKeyVariables } from '../llm/resolve.ts';
 import { Secrets } from '../redact.ts';
@@ -18,7 +18,7 @@ import { userSubdirectory } from '../workspace/workspace.ts';
 import { ConnectionGate, SocketConnection } from './connection.ts';
 import { abandonSetup, setUpRun, type RunSetup } from '../run/setup.ts';
 import { HostedRun } from './hosted-run.ts';
-import type { RunRequest } from '../run/request.ts';
+import { parseRunRequest, type RunRequest } from '../protocol/run-request.ts';
 import type { ReadyMessage } from './spawn.ts';
 import { prepareSocketDirectory, socketPathFor } from './socket-path.ts';
 
@@ -29,8 +29,16 @@ import { prepareSocketDirectory, socketPathFor } from './socket-path.ts';
  */
 const connectionLimits = { maxClients: 64, maxPending: 32, pendingMilliseconds: 5_000 };
 
+/** A run request this server cannot run: the client that sent it is not this version of jp, or it is broken. */
+function refusedRequest(message: string): RunError {
+  return new RunError('invalid_run_request', `${message}; the query server did not start`, {
+    hint: 'The client and the server are the same jp: reinstall jp if this persists.',
+  });
+}
+
 /**
- * Resolves with the request, or with undefined when the client went away without sending one. The
+ * Resolves with the request (checked against its schema), or with undefined when the client went
+ * away without sending one; rejects with a clear error when it is not a valid request. The
  * request may be tens of MB (piped input): chunks are kept as bytes (a character may straddle two)
  * and only each new chunk is searched for the newline.
  */
@@ -45,11 +53,17 @@ function readRequest(channel: net.Socket): Promise<RunRequest | undefined> {
       }
       chunks.push(chunk.subarray(0, newline));
       channel.off('data', onData);
+      let value: unknown;
       try {
-        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as RunRequest);
-      } catch (error) {
-        reject(error);
+        value = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        // Not the parser's message: it quotes the request, whose environment holds the user's keys.
+        reject(refusedRequest('the run request is not valid JSON'));
+        return;
       }
+      const parsed = parseRunRequest(value);
+      if (parsed.ok) resolve(parsed.request);
+      else reject(refusedRequest(parsed.message));
     };
     channel.on('data', onData);
     channel.once('end', () => resolve(undefined));

@@ -10,7 +10,7 @@ import { closeSync, constants, openSync, readFileSync, renameSync, rmSync } from
 import path from 'node:path';
 import type net from 'node:net';
 import { asSystemError, JpError, RunError, statusOfExitCode } from '../errors.ts';
-import type { RunRequest } from '../run/request.ts';
+import type { RunRequest } from '../protocol/run-request.ts';
 
 export interface SpawnedServer {
   pid: number;

@@ -3,12 +3,16 @@
  * clients, and nothing about terminals. Events go out; inquiries go out and answers come back.
  */
 import type { ConversationEvent } from '../conversation/events.ts';
-import type { Inquiry, JsonValue, PromptAction } from '../inquiry/types.ts';
+import type { Inquiry, PromptAction } from '../inquiry/types.ts';
 import type { EditorFiles, ProcessTracker } from '../tools/tool.ts';
 import type { Secrets } from '../redact.ts';
 
-/** `declined`: the human was asked and gave no answer; the detached policy settles the inquiry. */
-export type ClientAnswer = { answered: true; answer: JsonValue } | { answered: false; declined?: boolean };
+/**
+ * What the prompting client replied. `answer` is as it came (untrusted): the engine reads it as an
+ * answer to the inquiry it asked (inquiry/answer.ts). `declined`: the human was asked and gave no
+ * answer; the detached policy settles the inquiry.
+ */
+export type ClientAnswer = { answered: true; answer: unknown } | { answered: false; declined?: boolean };
 
 export interface TurnHost {
   /** Persists one event (one write) and forwards it to clients. */

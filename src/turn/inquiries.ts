@@ -14,7 +14,8 @@ import {
   type BuiltinDetachedDefault,
   type Resolved,
 } from '../config/policy.ts';
-import { fieldsWithoutDefault, isValidFormAnswer } from '../inquiry/form.ts';
+import { encodeAnswer, parseQuestionAnswer, type AnswerOf, type InquiryAnswer } from '../inquiry/answer.ts';
+import { fieldsWithoutDefault } from '../inquiry/form.ts';
 import { route } from '../inquiry/route.ts';
 import {
   policyKindOf,
@@ -22,10 +23,19 @@ import {
   type PolicyKind,
   type DetachedPolicy,
   type Inquiry,
+  type InquiryOf,
   type JsonValue,
   type PromptAction,
   type Question,
 } from '../inquiry/types.ts';
+import {
+  deliverRules,
+  escalateRules,
+  inapplicable,
+  questionRules,
+  runRules,
+  type AnswerRules,
+} from './answer-rules.ts';
 import { StopRequest, type TurnHost } from './host.ts';
 
 export interface RecordedInquiry {
@@ -33,11 +43,11 @@ export interface RecordedInquiry {
   response: EventOf<'inquiry_response'> | undefined;
 }
 
-export type Resolution =
+export type Resolution<A extends InquiryAnswer = InquiryAnswer> =
   | {
       kind: 'answered';
       id: string;
-      answer: JsonValue;
+      answer: A;
       by: AnsweredBy;
       action: PromptAction | undefined;
       reason: string | undefined;
@@ -178,42 +188,6 @@ function failureReason(
   }
 }
 
-/** Checks an answer from a client (untrusted input) against the inquiry it answers. */
-export function isValidAnswer(inquiry: Inquiry, answer: unknown): answer is JsonValue {
-  switch (inquiry.kind) {
-    case 'run_tool':
-      return (
-        answer === 'run' ||
-        answer === 'run_always' ||
-        answer === 'skip' ||
-        answer === 'skip_always' ||
-        (typeof answer === 'object' &&
-          answer !== null &&
-          'edit' in answer &&
-          typeof (answer as { edit: unknown }).edit === 'object')
-      );
-    case 'escalate':
-      return answer === 'run' || answer === 'skip';
-    case 'deliver_tool_result':
-      return (
-        answer === 'deliver' ||
-        answer === 'skip' ||
-        (typeof answer === 'object' && answer !== null && typeof (answer as { edit?: unknown }).edit === 'string')
-      );
-    case 'tool_question':
-      switch (inquiry.question.answer_type) {
-        case 'boolean':
-          return typeof answer === 'boolean';
-        case 'select':
-          return typeof answer === 'string' && (inquiry.question.options ?? []).includes(answer);
-        case 'text':
-          return typeof answer === 'string';
-        case 'form':
-          return isValidFormAnswer(inquiry.question.fields ?? [], answer);
-      }
-  }
-}
-
 const maxInvalidClientAnswers = 3;
 
 export class InquiryResolver {
@@ -223,52 +197,118 @@ export class InquiryResolver {
     this.context = context;
   }
 
-  /**
-   * Whether a recorded answer answers `inquiry` (as jp asks it now, redacted) and this user's jp
-   * recorded it: the recorded inquiry is exactly this one (tool, arguments, kind...) and the
-   * answer's seal verifies. Anything else is asked again.
-   */
-  private reusable(inquiry: Inquiry, recorded: RecordedInquiry): boolean {
-    if (!recorded.response || canonicalJson(recorded.request.inquiry) !== canonicalJson(inquiry)) return false;
-    return this.context.seal.verifies(this.context.conversationId, recorded.response, [recorded.request]);
+  /** Whether the call may run (config `run` = "ask" or "edit"). */
+  resolveRun(
+    toolCallId: string,
+    asked: InquiryOf<'run_tool'>,
+    recordedEarlier?: RecordedInquiry,
+  ): Promise<Resolution<AnswerOf<'run_tool'>>> {
+    return this.resolveWith(toolCallId, asked, () => runRules, recordedEarlier);
   }
 
-  /**
-   * Settles one inquiry. `recordedEarlier` is its earlier state in the log (a resumed turn): a
-   * recorded answer is reused only when it answers exactly this inquiry and this user's jp recorded
-   * it (`reusable`); a recorded request for this same inquiry without such an answer is asked again
-   * under its id; a recorded request for another inquiry is not this one: it is asked anew.
-   */
+  /** Whether the command may run outside the sandbox. */
+  resolveEscalation(
+    toolCallId: string,
+    asked: InquiryOf<'escalate'>,
+    recordedEarlier?: RecordedInquiry,
+  ): Promise<Resolution<AnswerOf<'escalate'>>> {
+    return this.resolveWith(toolCallId, asked, () => escalateRules, recordedEarlier);
+  }
+
+  /** Whether the result goes to the model (config `result` = "ask" or "edit"). */
+  resolveDelivery(
+    toolCallId: string,
+    asked: InquiryOf<'deliver_tool_result'>,
+    recordedEarlier?: RecordedInquiry,
+  ): Promise<Resolution<AnswerOf<'deliver_tool_result'>>> {
+    return this.resolveWith(toolCallId, asked, () => deliverRules, recordedEarlier);
+  }
+
+  /** A tool's question. */
+  resolveQuestion(
+    toolCallId: string,
+    asked: InquiryOf<'tool_question'>,
+    recordedEarlier?: RecordedInquiry,
+    options: { duringCall?: boolean } = {},
+  ): Promise<Resolution<AnswerOf<'tool_question'>>> {
+    return this.resolveWith(toolCallId, asked, questionRules, recordedEarlier, options);
+  }
+
+  /** An inquiry of any kind (one recorded in the log), settled as its kind is. */
   resolve(
     toolCallId: string,
     asked: Inquiry,
     recordedEarlier?: RecordedInquiry,
     options: { duringCall?: boolean } = {},
   ): Promise<Resolution> {
-    const settle = (): Promise<Resolution> => this.settle(toolCallId, asked, recordedEarlier, options);
+    switch (asked.kind) {
+      case 'run_tool':
+        return this.resolveRun(toolCallId, asked, recordedEarlier);
+      case 'escalate':
+        return this.resolveEscalation(toolCallId, asked, recordedEarlier);
+      case 'deliver_tool_result':
+        return this.resolveDelivery(toolCallId, asked, recordedEarlier);
+      case 'tool_question':
+        return this.resolveQuestion(toolCallId, asked, recordedEarlier, options);
+    }
+  }
+
+  /**
+   * The recorded answer, when it answers `inquiry` (as jp asks it now, redacted) and this user's jp
+   * recorded it: the recorded inquiry is exactly this one (tool, arguments, kind...), the answer's
+   * seal verifies and it reads as an answer of this kind. Anything else is asked again.
+   */
+  private reused<A extends InquiryAnswer>(
+    inquiry: Inquiry,
+    recorded: RecordedInquiry,
+    rules: AnswerRules<A>,
+  ): Resolution<A> | undefined {
+    const response = recorded.response;
+    if (!response || canonicalJson(recorded.request.inquiry) !== canonicalJson(inquiry)) return undefined;
+    if (!this.context.seal.verifies(this.context.conversationId, response, [recorded.request])) return undefined;
+    const parsed = rules.parse(response.answer, 'log');
+    if (!parsed.ok) return undefined;
+    return {
+      kind: 'answered',
+      id: response.id,
+      answer: parsed.answer,
+      by: response.by,
+      action: response.action,
+      reason: response.reason,
+    };
+  }
+
+  /**
+   * Settles one inquiry. `recordedEarlier` is its earlier state in the log (a resumed turn): a
+   * recorded answer is reused only when it answers exactly this inquiry and this user's jp recorded
+   * it (`reused`); a recorded request for this same inquiry without such an answer is asked again
+   * under its id; a recorded request for another inquiry is not this one: it is asked anew.
+   */
+  private resolveWith<I extends Inquiry, A extends InquiryAnswer>(
+    toolCallId: string,
+    asked: I,
+    rulesOf: (inquiry: I) => AnswerRules<A>,
+    recordedEarlier: RecordedInquiry | undefined,
+    options: { duringCall?: boolean } = {},
+  ): Promise<Resolution<A>> {
+    const settle = (): Promise<Resolution<A>> => {
+      // An inquiry is made here (a tool's question may quote anything): what is logged, prompted or sent to a client is redacted.
+      const inquiry = this.context.host.secrets.redactValue(asked);
+      return this.settle(toolCallId, inquiry, rulesOf(inquiry), recordedEarlier, options);
+    };
     return this.context.oneAtATime ? this.context.oneAtATime(settle) : settle();
   }
 
-  private async settle(
+  private async settle<A extends InquiryAnswer>(
     toolCallId: string,
-    asked: Inquiry,
+    inquiry: Inquiry,
+    rules: AnswerRules<A>,
     recordedEarlier: RecordedInquiry | undefined,
     options: { duringCall?: boolean },
-  ): Promise<Resolution> {
+  ): Promise<Resolution<A>> {
     const { host, config, builtinDetached } = this.context;
-    // An inquiry is made here (a tool's question may quote anything): what is logged, prompted or sent to a client is redacted.
-    const inquiry = this.context.host.secrets.redactValue(asked);
-    if (recordedEarlier && this.reusable(inquiry, recordedEarlier)) {
-      const response = recordedEarlier.response!;
-      return {
-        kind: 'answered',
-        id: response.id,
-        answer: response.answer,
-        by: response.by,
-        action: response.action,
-        reason: response.reason,
-      };
-    }
+    const reused = recordedEarlier && this.reused(inquiry, recordedEarlier, rules);
+    if (reused) return reused;
     const recorded =
       recordedEarlier && canonicalJson(recordedEarlier.request.inquiry) === canonicalJson(inquiry)
         ? recordedEarlier
@@ -298,6 +338,7 @@ export class InquiryResolver {
         return this.askAssistant(
           id,
           inquiry,
+          rules,
           'LlmInquiry',
           `answered by the assistant: conversation.tools.${inquiry.tool}.questions.${inquiry.question.id}.target = "assistant"`,
         );
@@ -325,50 +366,40 @@ export class InquiryResolver {
             declined = reply.declined === true;
             continue;
           }
-          if (!isValidAnswer(inquiry, reply.answer)) {
+          const parsed = rules.parse(reply.answer, 'client');
+          if (!parsed.ok) {
             invalidAnswers++;
-            host.notice('warning', `ignored an invalid answer to inquiry ${id}`);
+            host.notice('warning', `ignored an invalid answer to inquiry ${id}: ${parsed.error}`);
             continue;
           }
-          return this.record(id, reply.answer, 'user', undefined, undefined);
+          return this.record(id, parsed.answer, 'user', undefined, undefined);
         }
         case 'AutoApprove':
-          if (inquiry.kind === 'escalate') {
-            return this.record(
-              id,
-              'run',
-              'policy',
-              action,
-              `run outside the sandbox without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'escalate', policy, 'proceeded')}`,
-            );
-          }
-          return this.record(
-            id,
-            'run',
-            'policy',
-            action,
-            `run without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'run', policy, 'proceeded')}`,
-          );
-        case 'AutoDeliver':
-          return this.record(
-            id,
-            'deliver',
-            'policy',
-            action,
-            `result shared without a user's review: no user is available, and ${policySentence(inquiry.tool, 'deliver', policy, 'proceeded')}`,
-          );
+        case 'AutoDeliver': {
+          if (rules.asks !== 'permission') throw inapplicable(action, inquiry);
+          const reason =
+            inquiry.kind === 'escalate'
+              ? `run outside the sandbox without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'escalate', policy, 'proceeded')}`
+              : inquiry.kind === 'deliver_tool_result'
+                ? `result shared without a user's review: no user is available, and ${policySentence(inquiry.tool, 'deliver', policy, 'proceeded')}`
+                : `run without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'run', policy, 'proceeded')}`;
+          return this.record(id, rules.letThrough, 'policy', action, reason);
+        }
         case 'LlmInquiry':
+          if (inquiry.kind !== 'tool_question') throw inapplicable(action, inquiry);
           return this.askAssistant(
             id,
             inquiry,
+            rules,
             action,
             `answered by the assistant: no user is available, and ${policySentence(inquiry.tool, 'tool', policy, 'proceeded')}`,
           );
         case 'UseDefault': {
           const question = routed.kind === 'tool_question' ? routed.question : undefined;
+          if (rules.asks !== 'question' || question?.default === undefined) throw inapplicable(action, inquiry);
           return this.record(
             id,
-            (question?.default ?? null) as JsonValue,
+            rules.valued(question.default),
             'policy',
             action,
             `answered with the question's default: no user is available, and ${policySentence(inquiry.tool, 'tool', policy, 'proceeded')}`,
@@ -377,8 +408,7 @@ export class InquiryResolver {
         case 'Fail': {
           const exclusive = inquiry.kind === 'tool_question' ? (configExclusive ?? inquiry.question.exclusive) : true;
           const reason = failureReason(inquiry, policy, { exclusive, ...(defaultProblem ? { defaultProblem } : {}) });
-          const answer: JsonValue = inquiry.kind === 'tool_question' ? null : 'skip';
-          return this.record(id, answer, 'policy', action, reason);
+          return this.record(id, rules.refusal, 'policy', action, reason);
         }
         case 'Defer':
           return { kind: 'deferred', id };
@@ -386,31 +416,43 @@ export class InquiryResolver {
     }
   }
 
-  private async askAssistant(id: string, inquiry: Inquiry, action: PromptAction, reason: string): Promise<Resolution> {
-    if (inquiry.kind !== 'tool_question')
-      return this.record(id, null, 'policy', 'Fail', 'only questions can be answered by the assistant');
+  private async askAssistant<A extends InquiryAnswer>(
+    id: string,
+    inquiry: InquiryOf<'tool_question'>,
+    rules: AnswerRules<A>,
+    action: PromptAction,
+    reason: string,
+  ): Promise<Resolution<A>> {
+    if (rules.asks !== 'question') throw inapplicable(action, inquiry);
     const applied = applyQuestionConfig(this.context.config, inquiry.tool, inquiry.question);
     const answer = await this.context.answerWithLlm(inquiry.tool, applied.question);
-    if (answer === undefined || !isValidAnswer({ ...inquiry, question: applied.question }, answer)) {
+    // The model's reply is checked as a client's answer is, against the question as asked with the user's config.
+    if (answer === undefined || !parseQuestionAnswer(applied.question, answer, 'client').ok) {
       return this.record(
         id,
-        null,
+        rules.refusal,
         'policy',
         'Fail',
         `unanswered: the assistant was asked ${JSON.stringify(inquiry.question.text)} but gave no valid answer`,
       );
     }
-    return this.record(id, answer, 'assistant', action, reason);
+    return this.record(id, rules.valued(answer), 'assistant', action, reason);
   }
 
-  private record(
+  private record<A extends InquiryAnswer>(
     id: string,
-    answer: JsonValue,
+    answer: A,
     by: AnsweredBy,
     action: PromptAction | undefined,
     reason: string | undefined,
-  ): Resolution {
-    const event: EventOf<'inquiry_response'> = { type: 'inquiry_response', timestamp: now(), id, answer, by };
+  ): Resolution<A> {
+    const event: EventOf<'inquiry_response'> = {
+      type: 'inquiry_response',
+      timestamp: now(),
+      id,
+      answer: encodeAnswer(answer),
+      by,
+    };
     if (action) event.action = action;
     if (reason) event.reason = reason;
     this.context.append(event);

@@ -7,6 +7,7 @@ import { unknownOutcome } from './tool-call-replay.ts';
 import type { ConversationEvent, EventOf } from '../conversation/events.ts';
 import { now } from '../conversation/events.ts';
 import type { LogSeal } from '../conversation/seal.ts';
+import { encodeAnswer, holdsForTheTurn, noAnswer, parseRunToolAnswer } from '../inquiry/answer.ts';
 import type { Tool } from '../tools/tool.ts';
 import type { TurnHost } from './host.ts';
 
@@ -64,8 +65,10 @@ export function rememberedDecisions(
       context.seal.verifies(context.conversationId, event, turnEvents)
     ) {
       const tool = runInquiries.get(event.id)!;
-      if (event.answer === 'run_always') decisions.set(tool, 'run');
-      if (event.answer === 'skip_always') decisions.set(tool, 'skip');
+      const parsed = parseRunToolAnswer(event.answer, 'log');
+      if (!parsed.ok || parsed.answer.decision === 'none' || parsed.answer.decision === 'edit') continue;
+      if (holdsForTheTurn(parsed.answer.scope))
+        decisions.set(tool, parsed.answer.decision === 'approve' ? 'run' : 'skip');
     }
   }
   return decisions;
@@ -83,7 +86,7 @@ export function closeForReply(
       type: 'inquiry_response',
       timestamp: now(),
       id: inquiry.id,
-      answer: null,
+      answer: encodeAnswer(noAnswer),
       by: 'user',
       reason: 'the user interrupted the turn to reply',
     });

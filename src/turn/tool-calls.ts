@@ -12,7 +12,8 @@ import { now } from '../conversation/events.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import { resolveResultMode, resolveRunMode } from '../config/policy.ts';
 import type { ToolDefaultsConfig, ToolConfig } from '../config/schema.ts';
-import type { AnsweredBy, Inquiry, JsonValue, Question } from '../inquiry/types.ts';
+import { holdsForTheTurn, type AnswerOf } from '../inquiry/answer.ts';
+import type { AnsweredBy, InquiryOf, JsonValue, Question } from '../inquiry/types.ts';
 import { notJsonMessage, type Tool, type ToolAnswer, type ToolResult } from '../tools/tool.ts';
 import type { CommandSandbox } from '../sandbox/engine.ts';
 import { truncateOutput } from '../tools/truncate.ts';
@@ -162,35 +163,39 @@ async function permission(call: Call, argumentsValue: unknown): Promise<CallStat
   if (remembered === 'skip')
     return respond(context, call.id, 'The user declined to run this tool (for the rest of this turn).', true, 'denied');
   if (remembered === 'run') return { stage: 'escalation', arguments: argumentsValue };
-  const resolution = await context.resolver.resolve(
+  const resolution = await context.resolver.resolveRun(
     call.id,
     { kind: 'run_tool', tool: tool.name, arguments: argumentsValue, ...(runMode === 'edit' ? { edit: true } : {}) },
     previous,
   );
   if (resolution.kind === 'deferred') return deferred(resolution.id);
   const answer = resolution.answer;
-  if (answer === 'run_always') context.remembered.set(tool.name, 'run');
-  if (answer === 'skip_always') context.remembered.set(tool.name, 'skip');
-  if (answer === 'skip' || answer === 'skip_always') {
-    if (resolution.by === 'policy')
-      return respond(context, call.id, `Tool call denied: ${resolution.reason}.`, true, 'denied');
-    return respond(context, call.id, 'The user declined to run this tool.', true, 'denied');
+  switch (answer.decision) {
+    case 'approve':
+      if (holdsForTheTurn(answer.scope)) context.remembered.set(tool.name, 'run');
+      if (resolution.by === 'policy' && resolution.reason) call.decidedWithoutHuman.push(resolution.reason);
+      return { stage: 'escalation', arguments: argumentsValue };
+    case 'deny':
+      if (holdsForTheTurn(answer.scope)) context.remembered.set(tool.name, 'skip');
+      if (resolution.by === 'policy')
+        return respond(context, call.id, `Tool call denied: ${resolution.reason}.`, true, 'denied');
+      return respond(context, call.id, 'The user declined to run this tool.', true, 'denied');
+    case 'none':
+      // Closed with no decision (the user interrupted to reply): not run.
+      return respond(context, call.id, `Not run: ${resolution.reason ?? 'nobody decided'}.`, true, 'denied');
+    case 'edit': {
+      const edited = tool.validate(answer.arguments);
+      if (!edited.ok)
+        return respond(
+          context,
+          call.id,
+          `The user edited the arguments, but they are invalid: ${edited.message}`,
+          true,
+          'error',
+        );
+      return { stage: 'escalation', arguments: edited.value };
+    }
   }
-  if (answer === 'run' && resolution.by === 'policy' && resolution.reason)
-    call.decidedWithoutHuman.push(resolution.reason);
-  if (typeof answer === 'object' && answer !== null && 'edit' in answer) {
-    const edited = tool.validate((answer as { edit: unknown }).edit);
-    if (!edited.ok)
-      return respond(
-        context,
-        call.id,
-        `The user edited the arguments, but they are invalid: ${edited.message}`,
-        true,
-        'error',
-      );
-    return { stage: 'escalation', arguments: edited.value };
-  }
-  return { stage: 'escalation', arguments: argumentsValue };
 }
 
 /** Leaving the sandbox (DESIGN §10): asked by the call, or because the sandbox cannot start. */
@@ -203,16 +208,16 @@ async function escalation(call: Call, argumentsValue: unknown): Promise<CallStat
   const availability = asked ? undefined : await sandbox.availability();
   const problem = availability && !availability.ok ? availability : undefined;
   if (!asked && !problem) return { stage: 'execution', arguments: argumentsValue, sandbox };
-  const inquiry: Inquiry = {
+  const inquiry: InquiryOf<'escalate'> = {
     kind: 'escalate',
     tool: tool.name,
     arguments: argumentsValue,
     needs: asked?.needs ?? 'unconfined',
     justification: asked?.justification ?? `the sandbox cannot start on this machine: ${problem!.cause}`,
   };
-  const resolution = await context.resolver.resolve(call.id, inquiry, call.recorded.takeInquiry('escalate'));
+  const resolution = await context.resolver.resolveEscalation(call.id, inquiry, call.recorded.takeInquiry('escalate'));
   if (resolution.kind === 'deferred') return deferred(resolution.id);
-  if (resolution.answer !== 'run') {
+  if (resolution.answer.decision !== 'approve') {
     const decided =
       resolution.by === 'policy' ? `${resolution.reason}` : 'the user declined to run it outside the sandbox';
     if (problem) {
@@ -266,10 +271,15 @@ async function execution(call: Call, argumentsValue: unknown, sandbox: CommandSa
       result = replayed.result;
     } else {
       for (const entry of replayed.settleFirst ?? []) {
-        const resolution = await context.resolver.resolve(call.id, entry.request.inquiry, entry, { duringCall: true });
+        const inquiry = entry.request.inquiry;
+        if (inquiry.kind !== 'tool_question') {
+          const resolution = await context.resolver.resolve(call.id, inquiry, entry, { duringCall: true });
+          if (resolution.kind === 'deferred') return deferred(resolution.id);
+          continue;
+        }
+        const resolution = await context.resolver.resolveQuestion(call.id, inquiry, entry, { duringCall: true });
         if (resolution.kind === 'deferred') return deferred(resolution.id);
-        if (entry.request.inquiry.kind === 'tool_question')
-          given.askedBefore.set(entry.request.inquiry.question.id, resolution);
+        given.askedBefore.set(inquiry.question.id, resolution);
       }
       result = await execute(call, argumentsValue, given);
     }
@@ -282,13 +292,14 @@ async function execution(call: Call, argumentsValue: unknown, sandbox: CommandSa
       };
     }
     const question = result.question;
-    const resolution = await context.resolver.resolve(
+    const resolution = await context.resolver.resolveQuestion(
       call.id,
       { kind: 'tool_question', tool: tool.name, question },
       call.recorded.takeInquiry('tool_question', question.id),
     );
     if (resolution.kind === 'deferred') return deferred(resolution.id);
-    if (resolution.answer === null) {
+    const answer = resolution.answer;
+    if (answer.decision === 'none') {
       return respond(
         context,
         call.id,
@@ -297,11 +308,11 @@ async function execution(call: Call, argumentsValue: unknown, sandbox: CommandSa
         'denied',
       );
     }
-    given.answers[question.id] = resolution.answer;
+    given.answers[question.id] = answer.value;
     given.answeredBy[question.id] = resolution.by;
     if (resolution.by !== 'user' && !tool.tellsWhoAnswered && resolution.reason) {
       call.decidedWithoutHuman.push(
-        `the question ${JSON.stringify(question.text)} was ${resolution.reason} (answer: ${JSON.stringify(resolution.answer)})`,
+        `the question ${JSON.stringify(question.text)} was ${resolution.reason} (answer: ${JSON.stringify(answer.value)})`,
       );
     }
   }
@@ -310,7 +321,6 @@ async function execution(call: Call, argumentsValue: unknown, sandbox: CommandSa
 /** Delivery of the result to the model (config `result`), with the decisions made without a human. */
 async function delivery(call: Call, output: string, isError: boolean): Promise<CallState> {
   const { context, tool } = call;
-  let content = output;
   const resultMode = resolveResultMode(context.config, tool.name).value;
   if (resultMode === 'skip') {
     return respond(
@@ -321,34 +331,53 @@ async function delivery(call: Call, output: string, isError: boolean): Promise<C
       isError ? 'error' : 'ok',
     );
   }
-  if (resultMode === 'ask' || resultMode === 'edit') {
-    const inquiry: Inquiry = {
-      kind: 'deliver_tool_result',
-      tool: tool.name,
-      result: content,
-      ...(isError ? { is_error: true } : {}),
-      ...(resultMode === 'edit' ? { edit: true } : {}),
-    };
-    const resolution = await context.resolver.resolve(
-      call.id,
-      inquiry,
-      call.recorded.takeInquiry('deliver_tool_result'),
-    );
-    if (resolution.kind === 'deferred') return deferred(resolution.id);
-    const answer = resolution.answer;
-    if (answer === 'skip') {
+  if (resultMode === 'ask' || resultMode === 'edit') return askedDelivery(call, output, isError, resultMode === 'edit');
+  return delivered(call, output, isError);
+}
+
+/** Delivery asked about (config `result` = "ask" or "edit"): sent as it is, as edited, or withheld. */
+async function askedDelivery(call: Call, output: string, isError: boolean, edit: boolean): Promise<CallState> {
+  const { context, tool } = call;
+  const inquiry: InquiryOf<'deliver_tool_result'> = {
+    kind: 'deliver_tool_result',
+    tool: tool.name,
+    result: output,
+    ...(isError ? { is_error: true } : {}),
+    ...(edit ? { edit: true } : {}),
+  };
+  const resolution = await context.resolver.resolveDelivery(
+    call.id,
+    inquiry,
+    call.recorded.takeInquiry('deliver_tool_result'),
+  );
+  if (resolution.kind === 'deferred') return deferred(resolution.id);
+  const answer = resolution.answer;
+  switch (answer.decision) {
+    case 'deny':
+    case 'none': {
       const why =
         resolution.by === 'policy'
           ? `The tool ran, but its ${resolution.reason}.`
           : 'The tool ran, but the user chose not to share its result.';
       return respond(context, call.id, why, isError, 'denied');
     }
-    if (typeof answer === 'object' && answer !== null && 'edit' in answer)
-      content = String((answer as { edit: unknown }).edit);
-    if (answer === 'deliver' && resolution.by === 'policy' && resolution.reason)
-      call.decidedWithoutHuman.push(resolution.reason);
+    case 'edit':
+      return delivered(call, answer.result, isError);
+    case 'deliver':
+      if (resolution.by === 'policy' && resolution.reason) call.decidedWithoutHuman.push(resolution.reason);
+      return delivered(call, output, isError);
   }
-  return respond(context, call.id, withDecisions(content, call.decidedWithoutHuman), isError, isError ? 'error' : 'ok');
+}
+
+/** The result goes to the model, with the decisions made without a human. */
+function delivered(call: Call, content: string, isError: boolean): Ended {
+  return respond(
+    call.context,
+    call.id,
+    withDecisions(content, call.decidedWithoutHuman),
+    isError,
+    isError ? 'error' : 'ok',
+  );
 }
 
 /** The tool's output, then one line from jp per decision made without a human. */
@@ -360,21 +389,23 @@ function withDecisions(content: string, decisions: readonly string[]): string {
   return `${content}${content.endsWith('\n') || content === '' ? '' : '\n'}\n${lines.join('\n')}`;
 }
 
+/** A question's settlement. */
+type Answered = Extract<Resolution<AnswerOf<'tool_question'>>, { kind: 'answered' }>;
+
 /** What a question asked while the tool ran came to, in the shape the tool reads. */
-function toolAnswer(resolution: Extract<Resolution, { kind: 'answered' }>): ToolAnswer {
-  if (resolution.answer === null)
+function toolAnswer(resolution: Answered): ToolAnswer {
+  const answer = resolution.answer;
+  if (answer.decision === 'none')
     return { kind: 'unanswered', reason: resolution.reason ?? 'unanswered: no user available' };
-  return { kind: 'answered', answer: resolution.answer, by: resolution.by, reason: resolution.reason };
+  return { kind: 'answered', answer: answer.value, by: resolution.by, reason: resolution.reason };
 }
 
 /** The line jp adds to the result for a question asked while the tool ran and settled without a human. */
-function duringCallDecision(
-  question: Question,
-  resolution: Extract<Resolution, { kind: 'answered' }>,
-): string | undefined {
+function duringCallDecision(question: Question, resolution: Answered): string | undefined {
   if (resolution.by === 'user' || !resolution.reason) return undefined;
-  if (resolution.answer === null) return `${resolution.reason}; the tool was told the user declined`;
-  return `the question ${JSON.stringify(question.text)} was ${resolution.reason} (answer: ${JSON.stringify(resolution.answer)})`;
+  const answer = resolution.answer;
+  if (answer.decision === 'none') return `${resolution.reason}; the tool was told the user declined`;
+  return `the question ${JSON.stringify(question.text)} was ${resolution.reason} (answer: ${JSON.stringify(answer.value)})`;
 }
 
 /** What a run of the tool is given, and the decisions it adds to. */
@@ -382,7 +413,7 @@ interface Given {
   answers: Record<string, JsonValue>;
   answeredBy: Record<string, AnsweredBy>;
   /** Questions asked while an earlier run of it went on, settled again on resume, by question id. */
-  askedBefore: Map<string, Resolution>;
+  askedBefore: Map<string, Resolution<AnswerOf<'tool_question'>>>;
   /** Decisions made without a human, for the result. */
   decided: string[];
   sandbox: CommandSandbox;
@@ -402,7 +433,7 @@ async function execute(
     const before = given.askedBefore.get(question.id);
     const resolution =
       before ??
-      (await context.resolver.resolve(callId, { kind: 'tool_question', tool: tool.name, question }, undefined, {
+      (await context.resolver.resolveQuestion(callId, { kind: 'tool_question', tool: tool.name, question }, undefined, {
         duringCall: true,
       }));
     if (resolution.kind === 'deferred') {

@@ -13,6 +13,7 @@ import {
   toolKindOf,
   UpdateMapper,
 } from '../../src/acp/updates.ts';
+import { encodeAnswer } from '../../src/inquiry/answer.ts';
 import type { ResultObject } from '../../src/report/result.ts';
 
 function result(
@@ -67,7 +68,7 @@ describe('acp: inquiries', () => {
     assert.equal(run.kind, 'permission');
     if (run.kind !== 'permission') return;
     assert.deepEqual(
-      run.choices.map((choice) => [choice.option.kind, choice.answer]),
+      run.choices.map((choice) => [choice.option.kind, encodeAnswer(choice.answer)]),
       [
         ['allow_once', 'run'],
         ['allow_always', 'run_always'],
@@ -77,7 +78,7 @@ describe('acp: inquiries', () => {
     const deliver = inquiryRequestOf({ kind: 'deliver_tool_result', tool: 'fs_read_file', result: 'text' });
     if (deliver.kind !== 'permission') return assert.fail('a delivery is a permission request');
     assert.deepEqual(
-      deliver.choices.map((choice) => [choice.option.kind, choice.answer, choice.remember ?? false]),
+      deliver.choices.map((choice) => [choice.option.kind, encodeAnswer(choice.answer), choice.remember ?? false]),
       [
         ['allow_once', 'deliver', false],
         ['allow_always', 'deliver', true],
@@ -93,7 +94,7 @@ describe('acp: inquiries', () => {
     });
     if (escalate.kind !== 'permission') return assert.fail('an escalation is a permission request');
     assert.deepEqual(
-      escalate.choices.map((choice) => [choice.option.kind, choice.answer, choice.remember ?? false]),
+      escalate.choices.map((choice) => [choice.option.kind, encodeAnswer(choice.answer), choice.remember ?? false]),
       [
         ['allow_once', 'run', false],
         ['allow_always', 'run', true],

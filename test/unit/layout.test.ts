@@ -163,6 +163,30 @@ describe('layout', () => {
     );
   });
 
+  it('the run request is defined once, in protocol/, and the client process takes it from there, never from run/ or server/', () => {
+    const definitions = files.filter((file) =>
+      /^(?:export\s+)?(?:interface|type)\s+RunRequest\b/m.test(readFileSync(path.join(sourceRoot, file), 'utf8')),
+    );
+    assert.deepEqual(definitions, [path.join('protocol', 'run-request.ts')]);
+    // The files of the client process that build a run request (jp query, --no-server, jp acp).
+    const clientFiles = [
+      path.join('cli', 'commands', 'query.ts'),
+      path.join('cli', 'commands', 'prepared-query.ts'),
+      path.join('acp', 'agent.ts'),
+    ];
+    const sources = clientFiles.map((file) => {
+      const text = readFileSync(path.join(sourceRoot, file), 'utf8');
+      const from = [...text.matchAll(/import[^;]*?\bRunRequest\b[^;]*?from\s+['"]([^'"]+)['"]/g)].map((match) =>
+        path.relative(sourceRoot, path.resolve(sourceRoot, path.dirname(file), match[1]!)),
+      );
+      return [file, from];
+    });
+    assert.deepEqual(
+      sources,
+      clientFiles.map((file) => [file, [path.join('protocol', 'run-request.ts')]]),
+    );
+  });
+
   it('turn/ (the engine) never imports the client, the output channels, the server or the CLI, nor a terminal module', () => {
     const forbidden = importsOf('turn').filter(
       (entry) =>

@@ -15,7 +15,7 @@ import type { ServerMessage } from '../../src/protocol/messages.ts';
 import { Secrets } from '../../src/redact.ts';
 import type { RunPayloads } from '../../src/report/payloads.ts';
 import type { RunClients } from '../../src/run/clients.ts';
-import type { RunRequest } from '../../src/run/request.ts';
+import type { RunRequest } from '../../src/protocol/run-request.ts';
 import { Run } from '../../src/run/run.ts';
 import { setUpRun } from '../../src/run/setup.ts';
 import { silentLogger } from '../../src/output/logger.ts';

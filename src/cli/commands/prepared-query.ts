@@ -1,6 +1,6 @@
 /** A query made ready to run: its conversation, its lock, its request (built by query.ts). */
 import type { ConversationEvent } from '../../conversation/events.ts';
-import type { RunRequest } from '../../run/request.ts';
+import type { RunRequest } from '../../protocol/run-request.ts';
 import type { ConversationLock } from '../../workspace/lock.ts';
 
 export interface Prepared {

@@ -30,7 +30,7 @@ import type { Secrets } from '../../redact.ts';
 import { buildErrorResult, resultQuery, untrustedKeysWarning, type ResultWarning } from '../../report/result.ts';
 import { decideWorkspaceTrust } from '../workspace-trust.ts';
 import { untrustedWarning, type WorkspaceTrust } from '../../config/trust.ts';
-import type { RunRequest } from '../../run/request.ts';
+import type { RunRequest } from '../../protocol/run-request.ts';
 import { sandboxModes } from '../../sandbox/settings.ts';
 import { spawnServer, type EarlyServer } from '../../server/spawn.ts';
 import { acquireLock } from '../../workspace/lock.ts';

@@ -101,7 +101,7 @@ export function elicitationQuestion(index: number, message: string, requestedSch
     exclusive: false,
   };
   const defaults = defaultFormAnswer(fields);
-  if (defaults) question.default = defaults as unknown as JsonValue;
+  if (defaults) question.default = defaults;
   return question;
 }
 

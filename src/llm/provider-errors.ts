@@ -7,6 +7,7 @@
 import { APICallError } from '@ai-sdk/provider';
 import { JpError, ProviderError, RetryableProviderError } from '../errors.ts';
 import type { Secrets } from '../redact.ts';
+import { isLoopback, serverNotRunning } from './local-servers.ts';
 import type { ModelSpec } from './resolve.ts';
 
 /** Where a failure happened: before the response started, or while its body streamed. */
@@ -346,7 +347,12 @@ function permanentConnectionFailure(error: unknown, spec: ModelSpec, secrets: Se
   const check = `Check ${baseUrlKey(spec)} (now ${defaultBaseUrl(spec)}); retrying would not help.`;
   for (const link of chain) {
     const code = (link as NodeJS.ErrnoException).code ?? '';
-    if (code === 'ECONNREFUSED' && isLoopback(spec)) return serverNotRunning(spec, link, error);
+    if (code === 'ECONNREFUSED' && isLoopback(defaultBaseUrl(spec)))
+      return serverNotRunning(
+        { id: spec.id, name: providerName(spec), baseUrl: defaultBaseUrl(spec), key: baseUrlKey(spec) },
+        link,
+        error,
+      );
     if (code === 'ENOTFOUND') {
       const host = (link as { hostname?: string }).hostname;
       return new ProviderError(
@@ -388,51 +394,6 @@ function permanentConnectionFailure(error: unknown, spec: ModelSpec, secrets: Se
     }
   }
   return undefined;
-}
-
-/** Whether the base URL names this machine (a loopback address or `localhost`). */
-function isLoopback(spec: ModelSpec): boolean {
-  let host: string;
-  try {
-    host = new URL(defaultBaseUrl(spec)).hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  } catch {
-    return false;
-  }
-  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127\./.test(host);
-}
-
-/** The local servers people run, by the port each listens on by default, and how to start each. */
-const localServers: Record<string, string> = {
-  '11434': 'Ollama listens on port 11434: start it with `ollama serve` (and `ollama pull <model>` once)',
-  '8080': "llama.cpp's llama-server listens on port 8080: start it with `llama-server -m <model.gguf> --port 8080`",
-  '1234': 'LM Studio serves on port 1234: start its server (Developer tab, or `lms server start`)',
-  '8000':
-    'vLLM and llama-cpp-python listen on port 8000: start one (`vllm serve <model>`, or `python -m llama_cpp.server --model <model.gguf>`)',
-};
-
-/** A connection to a server on this machine refused: nothing listens there, and a retry will not start it. */
-function serverNotRunning(spec: ModelSpec, link: Error, cause: unknown): ProviderError {
-  const base = defaultBaseUrl(spec);
-  let port = '';
-  try {
-    const url = new URL(base);
-    port = url.port || (url.protocol === 'https:' ? '443' : '80');
-  } catch {
-    // isLoopback parsed it already
-  }
-  const known = localServers[port];
-  const address = (link as { address?: string; port?: number }).address;
-  return new ProviderError(
-    'server_not_running',
-    `${spec.id}: nothing is listening at ${base} (connection refused${address ? ` by ${address}` : ''}): is the ${providerName(spec)} server running?`,
-    {
-      hint: [
-        known ? `${known}.` : `Start the server that should answer at ${base}.`,
-        `If it runs elsewhere, set ${baseUrlKey(spec)} to its address.`,
-      ].join('\n'),
-      cause,
-    },
-  );
 }
 
 function isNetworkFailure(error: unknown): boolean {

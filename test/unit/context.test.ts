@@ -10,7 +10,7 @@ import { ProviderError } from '../../src/errors.ts';
 import { contextWindow, defaultContextWindow } from '../../src/llm/context-window.ts';
 import { statedContextLimit } from '../../src/llm/provider-errors.ts';
 import type { ModelSpec } from '../../src/llm/resolve.ts';
-import { cacheBreakpoints } from '../../src/llm/sdk-model.ts';
+import { cacheBreakpoints } from '../../src/llm/sdk-prompt.ts';
 import type { PromptMessage } from '../../src/llm/types.ts';
 import { chooseCut, cutPoints, estimateRequest } from '../../src/turn/compaction.ts';
 import { buildPrompt } from '../../src/turn/history.ts';

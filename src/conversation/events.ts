@@ -103,7 +103,15 @@ export type ConversationEvent =
    * request of the agent loop, `compaction` a summary request, `inquiry` a question answered by the
    * model. Per turn and per conversation figures are sums of these.
    */
-  | { type: 'usage'; timestamp: string; model: string; purpose: UsagePurpose; usage: Usage }
+  | {
+      type: 'usage';
+      timestamp: string;
+      model: string;
+      purpose: UsagePurpose;
+      usage: Usage;
+      /** The request's size as jp measures it (its messages and tools as JSON): with input_tokens, the tokenizer's characters per token. */
+      request_characters?: number;
+    }
   /**
    * The log's events from `replaces[0]` to `replaces[1]` (0-based positions in the log, both
    * included) are sent to the model as `summary` from here on; the events themselves stay in the log.

@@ -86,8 +86,10 @@ export function cacheBreakpoints(messages: readonly PromptMessage[]): number[] {
   const marks = new Set<number>();
   const system = messages.findIndex((message) => message.role === 'system');
   if (system !== -1) marks.add(system);
-  // A compaction summary opens the history; it stays the same until the next compaction.
-  const summary = messages.findIndex((message) => message.role === 'user' && message.summary === true);
+  // A compaction summary opens the history; it stays the same until the next compaction, and so
+  // does the user's question that follows it when the summary's range held it.
+  let summary = messages.findIndex((message) => message.role === 'user' && message.summary === true);
+  if (summary !== -1 && messages[summary + 1]?.role === 'user') summary++;
   if (summary !== -1) marks.add(summary);
   const last = messages.length - 1;
   if (last >= 0 && messages[last]!.role !== 'system') {

@@ -19,6 +19,7 @@ import { addUsage, type ChatModel, type FinishReason, type ToolSpec, type Usage 
 import { askedModel, isOtherModel, otherModelWarning } from '../llm/answering-model.ts';
 import type { ContextWindow } from '../llm/context-window.ts';
 import type { Tool } from '../tools/tool.ts';
+import { requestCharacters } from './compaction.ts';
 import { ContextGuard } from './context-guard.ts';
 import { DeltaQueue } from './delta-queue.ts';
 import { buildPrompt } from './history.ts';
@@ -372,7 +373,7 @@ export class TurnRun {
     const tools = this.toolSpecs.filter((spec) => this.options.tools.get(spec.name)?.available?.() !== false);
     await this.contextGuard.beforeRequest(tools);
     this.iterations++;
-    return this.contextGuard.request(tools, async () => {
+    return this.contextGuard.request(tools, async (likelyOverflow) => {
       this.finishReason = null;
       this.stepStart = this.events.length;
       this.stepText = new StepText(
@@ -380,10 +381,12 @@ export class TurnRun {
         this.options.host.secrets,
       );
       const { model, signal, conversationId } = this.options;
+      const messages = buildPrompt(this.events, this.systemPromptText());
       const step = await streamStep({
         model,
-        messages: buildPrompt(this.events, this.systemPromptText()),
+        messages,
         tools,
+        ...(likelyOverflow ? { likelyOverflow } : {}),
         signal,
         cacheKey: conversationId,
         text: this.stepText,
@@ -393,7 +396,7 @@ export class TurnRun {
       });
       this.finishReason = step.finish.reason;
       if (step.finish.model) this.noteAnsweringModel(step.finish.model);
-      this.recordUsage('step', step.finish.usage);
+      this.recordUsage('step', step.finish.usage, requestCharacters(messages, tools));
       return step;
     });
   }
@@ -411,10 +414,17 @@ export class TurnRun {
   }
 
   /** A request's reported usage: added to the run's sum and persisted (per-turn and per-conversation figures). */
-  private recordUsage(purpose: EventOf<'usage'>['purpose'], usage: Usage | null): void {
+  private recordUsage(purpose: EventOf<'usage'>['purpose'], usage: Usage | null, requestCharacters?: number): void {
     if (!usage) return;
     this.usage = addUsage(this.usage, usage);
-    this.append({ type: 'usage', timestamp: now(), model: this.options.model.id, purpose, usage });
+    this.append({
+      type: 'usage',
+      timestamp: now(),
+      model: this.options.model.id,
+      purpose,
+      usage,
+      ...(requestCharacters !== undefined ? { request_characters: requestCharacters } : {}),
+    });
   }
 
   /** LlmInquiry (llm-answer.ts): counted as a round trip of the run, its usage as the run's. */

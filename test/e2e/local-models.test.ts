@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import net, { type AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
-import { collect, eventually, runJp, sleep, startJp, useCleanup, type Sandbox } from '../support/jp.ts';
+import { collect, eventually, readEvents, runJp, sleep, startJp, useCleanup, type Sandbox } from '../support/jp.ts';
 import { loadRecording, replayModelArguments, startReplayProvider, type Reply } from '../support/replay-provider.ts';
 import { checkJson, replayRun, stderrLines, writeUserConfig, type ReplayRunOptions } from '../support/replay-run.ts';
 
@@ -377,5 +377,181 @@ describe('an answer made only of reasoning', () => {
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, '');
     assert.match(result.stderr, new RegExp(`^jp: ${warning.source}`, 'm'));
+  });
+});
+
+/** A llama-server with a 2,048-token window, as recorded: summary requests get `summary`, every other request the next of `steps`. */
+async function smallWindowServer(steps: string[], summary = '003') {
+  const queue = [...steps];
+  const provider = await startReplayProvider({
+    replies: (index) => {
+      const body = provider.requests[index]!.body;
+      if (isSummaryRequest(body)) return reply(summary);
+      const next = queue.shift();
+      if (!next) throw new Error(`no recorded reply left for request ${index}`);
+      return reply(next);
+    },
+  });
+  return provider;
+}
+
+function isSummaryRequest(body: any): boolean {
+  return /^You are compacting/.test(body.messages?.[0]?.content ?? '');
+}
+
+/** The user messages of a request, in order. */
+function userMessages(body: any): string[] {
+  return body.messages.filter((message: any) => message.role === 'user').map((message: any) => message.content);
+}
+
+describe('a small window: compaction converges, nothing known too big is sent', () => {
+  const cleanup = useCleanup();
+  const windowArgs = ['-c', 'assistant.context_window=2048', '--no-tools'];
+
+  async function query(sandbox: Sandbox, baseUrl: string, args: string[], message?: string, stdin?: string) {
+    const model = replayModelArguments('compatible:llamacpp', baseUrl, 'stories260k');
+    const run = await runJp(
+      sandbox,
+      [
+        'query',
+        '--json',
+        ...model.args,
+        ...args,
+        '-c',
+        'assistant.request.backoff_base_ms=5',
+        ...(message ? [message] : []),
+      ],
+      { env: model.env, ...(stdin !== undefined ? { stdin } : {}) },
+    );
+    const lines = run.stdout.trim().split('\n');
+    return { ...run, result: JSON.parse(lines[lines.length - 1]!) as Record<string, any> };
+  }
+
+  it('follow-ups in a 2,048-token window: the summary request is capped, a long summary is cut, the question follows it, a refusal compacts and --continue still asks the question', async () => {
+    // 002: the first answer filled the window (1515 + 533). 083 and 097 are short answers; 004 is
+    // llama-server's refusal of a request over its window.
+    const provider = await smallWindowServer(['002', '083', '004', '004', '097']);
+    cleanup.add(() => provider.close());
+    const sandbox = cleanup.sandbox();
+    const first = await query(
+      sandbox,
+      provider.baseUrl,
+      ['--new', ...windowArgs],
+      'Tell me a short story about a cat.',
+    );
+    assert.equal(first.code, 0, first.stderr);
+    const id = first.result.conversation_id as string;
+
+    const second = await query(
+      sandbox,
+      provider.baseUrl,
+      [`--id=${id}`, ...windowArgs],
+      'What happened next to the dog?',
+    );
+    assert.equal(second.code, 0, second.stderr);
+    const summaryRequest = provider.requests[1]!.body;
+    assert.ok(isSummaryRequest(summaryRequest), 'compacted before sending the follow-up');
+    assert.ok(
+      summaryRequest.max_tokens > 0 && summaryRequest.max_tokens <= 2048 / 4,
+      `max_tokens ${summaryRequest.max_tokens}`,
+    );
+    const compaction = readEvents(sandbox, id).find((event) => event.type === 'compaction')!;
+    // 003 ran to 811 tokens, as a server that ignores the cap would: cut to it.
+    assert.match(compaction.summary, /\[… cut to fit the context window\]$/);
+    assert.ok(compaction.summary.length < 1500 / 2, `${compaction.summary.length} characters`);
+    assert.equal(userMessages(provider.requests[2]!.body).at(-1), 'What happened next to the dog?');
+
+    // Refused (004): compacted and sent once more, said as it is done; refused again, the turn ends (exit 1).
+    const third = await query(
+      sandbox,
+      provider.baseUrl,
+      [`--id=${id}`, ...windowArgs],
+      'And then what did the cat do?',
+    );
+    assert.equal(third.code, 1, third.stderr);
+    assert.equal(third.result.error.code, 'context_length_exceeded');
+    assert.match(third.result.error.message, /exceeds the available context size \(2048 tokens\)/);
+    assert.match(
+      third.stderr,
+      /compacting the conversation[^\n]*\n[^\n]*retrying once the request llamacpp\/stories260k refused as too long/,
+    );
+
+    // --continue resumes that turn: whatever was summarised, the question is what the model is asked.
+    const resumed = await query(sandbox, provider.baseUrl, [`--id=${id}`, '--continue', ...windowArgs]);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    const last = provider.requests.at(-1)!.body;
+    assert.ok(!isSummaryRequest(last));
+    assert.equal(userMessages(last).at(-1), 'And then what did the cat do?');
+    for (const request of provider.requests.filter((request) => isSummaryRequest(request.body)))
+      assert.ok(request.body.max_tokens > 0, 'every summary request is capped');
+  });
+
+  it('13.9 KB of piped input for a 2,048-token window: refused before sending, with the window, the sizes and what to change (exit 2)', async () => {
+    const provider = await smallWindowServer(['016']);
+    cleanup.add(() => provider.close());
+    const sandbox = cleanup.sandbox();
+    const digits = Array.from({ length: 3000 }, (_, index) => String(index + 1)).join('\n');
+    const run = await query(sandbox, provider.baseUrl, ['--new', ...windowArgs], 'Sum these numbers.', digits);
+    assert.equal(run.code, 2, run.stderr);
+    assert.equal(provider.requests.length, 0, 'nothing was sent');
+    assert.equal(run.result.error.code, 'context_window_too_small');
+    assert.match(
+      run.result.error.message,
+      /nothing was sent: the 2048-token context window \(assistant\.context_window\) cannot hold the system prompt and your message: at least \d+ tokens \(the system prompt about \d+ tokens, no tools, your message about \d+\)$/,
+    );
+    assert.match(run.result.error.hint, /A shorter message/);
+    assert.match(run.result.error.hint, /--ctx-size/);
+    assert.doesNotMatch(run.stderr, /compacting|retrying/);
+  });
+
+  it('every tool in a window too small for their schemas: said before sending, naming --no-tools (exit 2)', async () => {
+    const provider = await smallWindowServer(['001']);
+    cleanup.add(() => provider.close());
+    const run = await query(
+      cleanup.sandbox(),
+      provider.baseUrl,
+      ['--new', '-c', 'assistant.context_window=1536'],
+      'Hi',
+    );
+    assert.equal(run.code, 2, run.stderr);
+    assert.equal(provider.requests.length, 0);
+    assert.match(run.result.error.message, /cannot hold the system prompt, the tools and your message/);
+    assert.match(run.result.error.message, /\d+ tools about \d+/);
+    assert.match(run.result.error.hint, /--no-tools/);
+  });
+
+  it("the characters per token are learned from the server's usage: a follow-up jp's guess of 3 would send is compacted first", async () => {
+    // 083 reported 1,500 prompt tokens for jp's first request: llama-server's tokenizer takes well
+    // under 2 characters a token, so the 336 characters this message adds are ~180 tokens, not 112.
+    const provider = await smallWindowServer(['083', '097']);
+    cleanup.add(() => provider.close());
+    const sandbox = cleanup.sandbox();
+    const first = await query(sandbox, provider.baseUrl, ['--new', ...windowArgs], 'Tell me a story.');
+    assert.equal(first.code, 0, first.stderr);
+    const usage = readEvents(sandbox, first.result.conversation_id).find((event) => event.type === 'usage')!;
+    assert.ok(usage.request_characters / usage.usage.input_tokens < 2, JSON.stringify(usage));
+    const second = await query(
+      sandbox,
+      provider.baseUrl,
+      [`--id=${first.result.conversation_id}`, ...windowArgs],
+      'And then? '.repeat(32),
+    );
+    assert.equal(second.code, 0, second.stderr);
+    assert.ok(isSummaryRequest(provider.requests[1]!.body), 'compacted before the follow-up was sent');
+    assert.equal(userMessages(provider.requests[2]!.body).at(-1), 'And then? '.repeat(32));
+  });
+
+  it('an empty 200 from llama-cpp-python for a request estimated past the window threshold is its context overflow: not retried, said so (exit 1)', async () => {
+    const provider = await smallWindowServer(['049', '049', '049']);
+    cleanup.add(() => provider.close());
+    // About 2,000 tokens at jp's guess of 3 characters a token: past 80% of 2,048, under the window at 4.
+    const run = await query(cleanup.sandbox(), provider.baseUrl, ['--new', ...windowArgs], 'Go on. '.repeat(570));
+    assert.equal(run.code, 1, run.stderr);
+    assert.equal(provider.requests.length, 1, 'an overflow is not retried');
+    assert.equal(run.result.error.code, 'context_length_exceeded');
+    assert.match(
+      run.result.error.message,
+      /answered HTTP 200 with an empty body, as a server does for a request longer than its context window/,
+    );
   });
 });

@@ -12,7 +12,14 @@ export type TurnEndStatus = 'completed' | 'interrupted' | 'error' | 'discarded';
 export type ToolOutcome = 'ok' | 'error' | 'denied' | 'skipped' | 'deferred' | 'unknown';
 
 export type ConversationEvent =
-  | { type: 'turn_start'; timestamp: string }
+  | {
+      type: 'turn_start';
+      timestamp: string;
+      /** The tools the turn was started with (--no-tools, --tool): a resumed turn keeps them. */
+      tools?: TurnTools;
+      /** Proof that this user's jp recorded the turn's tools (conversation/seal.ts); without one they decide nothing. */
+      seal?: string;
+    }
   | { type: 'chat_request'; timestamp: string; content: string }
   | {
       type: 'chat_response';
@@ -125,6 +132,12 @@ export type ConversationEvent =
   | { type: 'system_prompt'; timestamp: string; text: string; files: InstructionFileRecord[] };
 
 export type UsagePurpose = 'step' | 'compaction' | 'inquiry';
+
+/** A turn's tools as the command line chose them: none (`--no-tools`), or the configured ones plus `--tool` names. */
+export interface TurnTools {
+  no_tools: boolean;
+  enabled: string[];
+}
 
 /** `threshold`: the next request would have passed the threshold of the window; `context_length`: the provider refused it as too long; `manual`: jp conversation compact. */
 export type CompactionReason = 'threshold' | 'context_length' | 'manual';

@@ -7,7 +7,8 @@
  *   - `config_delta`: the conversation id and the delta;
  *   - `tool_call_request` (jp's own tools): the conversation id, the call id, the tool and its arguments;
  *   - `inquiry_response`: the conversation id, the inquiry's id, its tool call, the inquiry as asked,
- *     the answer and who gave it.
+ *     the answer and who gave it;
+ *   - `turn_start` with the turn's tools: the conversation id and the tools.
  * A repository, another user or a model cannot make a seal that verifies: they do not have the key.
  * An event without a valid seal is read and shown like any other, but configures nothing and
  * approves nothing.
@@ -41,7 +42,11 @@ function sortKeys(value: unknown): unknown {
   );
 }
 
-export type SealedEvent = EventOf<'config_delta'> | EventOf<'tool_call_request'> | EventOf<'inquiry_response'>;
+export type SealedEvent =
+  | EventOf<'config_delta'>
+  | EventOf<'tool_call_request'>
+  | EventOf<'inquiry_response'>
+  | EventOf<'turn_start'>;
 
 export function sealKeyFile(dataHome: string): string {
   return path.join(dataHome, 'jp', 'log-seal.key');
@@ -104,6 +109,8 @@ export class LogSeal {
     switch (event.type) {
       case 'config_delta':
         return ['config_delta', conversationId, event.delta];
+      case 'turn_start':
+        return event.tools === undefined ? undefined : ['turn_start', conversationId, event.tools];
       case 'tool_call_request':
         return [
           'tool_call_request',
@@ -131,7 +138,12 @@ export class LogSeal {
 }
 
 export function isSealable(event: ConversationEvent): event is SealedEvent {
-  return event.type === 'config_delta' || event.type === 'tool_call_request' || event.type === 'inquiry_response';
+  return (
+    event.type === 'config_delta' ||
+    event.type === 'tool_call_request' ||
+    event.type === 'inquiry_response' ||
+    (event.type === 'turn_start' && event.tools !== undefined)
+  );
 }
 
 /** The last inquiry_request with this id (an inquiry asked again under its id is the same inquiry). */

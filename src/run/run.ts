@@ -79,6 +79,7 @@ export class Run implements RunControl {
     this.mcp = new RunMcp({
       servers: setup.mcpServers,
       request,
+      turnTools: setup.turnTools,
       config: setup.config,
       environment: setup.environment,
       secrets: setup.secrets,

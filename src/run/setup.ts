@@ -7,7 +7,8 @@
  */
 import path from 'node:path';
 import { recordedSettings } from '../conversation/config-delta.ts';
-import type { ConversationEvent } from '../conversation/events.ts';
+import { resumedTurnTools, unionOfTools, type ResumedTurnTools } from '../conversation/turn-tools.ts';
+import type { ConversationEvent, TurnTools } from '../conversation/events.ts';
 import { ConversationLog } from '../conversation/log.ts';
 import { LogSeal } from '../conversation/seal.ts';
 import { eventsFile } from '../conversation/store.ts';
@@ -48,6 +49,11 @@ export interface RunSetup {
   seal: LogSeal;
   /** Keys of config_delta events in the log this user's jp did not record: ignored. */
   foreignSettings: string[];
+  /**
+   * The tools of each turn this run may run: the request's for a new message, the ones the resumed
+   * turn was started with (conversation/turn-tools.ts). `tools` and the MCP servers cover both.
+   */
+  turnTools: { request: TurnTools; resumed: ResumedTurnTools; either: TurnTools };
 }
 
 /**
@@ -95,14 +101,17 @@ export function setUpRun(
       path.dirname(request.config.user_file ?? userConfigFile(environment)),
       path.join(dataHome(environment), 'jp'),
     ];
+    const resumed: ResumedTurnTools =
+      request.resume && !request.discard_turn
+        ? resumedTurnTools(request.conversation_id, opened.events, seal)
+        : { tools: undefined, foreign: false };
+    const either = unionOfTools(request.tools, resumed.tools);
     const tools = buildToolRegistry(
       config.value,
-      { noTools: request.tools.no_tools, enabled: request.tools.enabled },
+      { noTools: either.no_tools, enabled: either.enabled },
       { protectedDirectories },
     );
-    const mcpServers = request.tools.no_tools
-      ? []
-      : configuredMcpServers(config, environment, request.workspace.tool_root);
+    const mcpServers = either.no_tools ? [] : configuredMcpServers(config, environment, request.workspace.tool_root);
     registerMcpEnvironmentSecrets(secrets, mcpServers, secretVariables(config.value));
     return {
       environment,
@@ -118,6 +127,7 @@ export function setUpRun(
       mcpServers,
       seal,
       foreignSettings: foreignKeys,
+      turnTools: { request: request.tools, resumed, either },
     };
   } catch (error) {
     try {

@@ -6,10 +6,11 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import type { ConversationEvent } from '../conversation/events.ts';
+import type { ConversationEvent, TurnTools } from '../conversation/events.ts';
 import { now } from '../conversation/events.ts';
 import { changesDelta, foreignSettingsWarning, recordedSettings } from '../conversation/config-delta.ts';
 import { findIncompleteTurn } from '../conversation/turn-state.ts';
+import { configuredTools, describeTools, sameTools } from '../conversation/turn-tools.ts';
 import { commandLineOverrides } from '../config/load.ts';
 import { userConfigFile } from '../config/paths.ts';
 import type { BuiltinDetachedDefault } from '../config/policy.ts';
@@ -20,6 +21,7 @@ import { buildTurnResult, type ResultObject, type ResultWarning } from '../repor
 import type { runSandboxes } from '../sandbox/engine.ts';
 import { describeSandboxForModel } from '../sandbox/settings.ts';
 import { toolEnvironment } from '../tools/environment.ts';
+import { isToolIncluded } from '../tools/registry.ts';
 import type { Tool } from '../tools/tool.ts';
 import { TurnRun, type SystemPromptRecord, type TurnOutcome } from '../turn/engine.ts';
 import { builtinSystemPrompt, composeSystemPrompt } from '../turn/system-prompt.ts';
@@ -70,17 +72,33 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
   const toolConfigs = (config.value.conversation?.tools ?? {}) as Record<string, { env_vars?: string[] } | undefined>;
   const environmentOfTool = (tool: string): NodeJS.ProcessEnv =>
     toolEnvironment(setup.environment, { withheld, passThrough: toolConfigs[tool]?.env_vars ?? [] });
-  const tools = await sequence.tools();
+  const allTools = await sequence.tools();
+  const { turnTools } = setup;
+  // A resumed turn keeps the tools it was started with; a new message gets the command line's.
+  const resumedTools = turnTools.resumed.tools ?? turnTools.request;
+  if (request.resume) sayResumedTools(live, turnTools);
+  const toolsOf = (chosen: TurnTools): Map<string, Tool> =>
+    new Map(
+      [...allTools].filter(([name]) =>
+        isToolIncluded(config.value, { noTools: chosen.no_tools, enabled: chosen.enabled }, name),
+      ),
+    );
   const contextWindowOfModel = contextWindow(setup.model, config.value);
-  const systemPrompt = runSystemPrompt(sequence, tools);
+  const systemPrompt = runSystemPrompt(sequence, toolsOf(turnTools.request));
   const assistant = config.value.assistant;
-  const turn = (resume: boolean, message: string | undefined, reply?: string): Promise<TurnOutcome> =>
+  const turn = (
+    chosen: TurnTools,
+    resume: boolean,
+    message: string | undefined,
+    reply?: string,
+  ): Promise<TurnOutcome> =>
     new TurnRun({
       host: live,
       events,
       conversationId: request.conversation_id,
       model,
-      tools,
+      tools: toolsOf(chosen),
+      turnTools: turnTools.request,
       config,
       seal,
       builtinDetached: sequence.builtinDetached,
@@ -106,10 +124,12 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
     message: string | undefined,
     reply?: string,
   ): Promise<TurnOutcome> => {
-    let outcome = await turn(resume, message, reply);
+    // A reply goes on with the turn it interrupted, and so with its tools.
+    const chosen = resume ? resumedTools : turnTools.request;
+    let outcome = await turn(chosen, resume, message, reply);
     while (outcome.status === 'interrupted' && outcome.stop?.reply !== undefined) {
       sequence.renewStop();
-      outcome = await turn(true, undefined, outcome.stop.reply);
+      outcome = await turn(chosen, true, undefined, outcome.stop.reply);
     }
     return outcome;
   };
@@ -140,6 +160,26 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
     warnings: sequence.warnings(),
     secrets: setup.secrets,
   });
+}
+
+/**
+ * What a resume says about its tools: the turn keeps the ones it was started with, and a different
+ * choice on this command line applies only to its new message; a record of them this user's jp did
+ * not seal is ignored.
+ */
+function sayResumedTools(live: LiveLog, turnTools: RunSetup['turnTools']): void {
+  const { request, resumed } = turnTools;
+  if (resumed.foreign)
+    live.notice(
+      'warning',
+      "the tools recorded for the interrupted turn were not recorded by your jp: ignored; it resumes with this command line's",
+    );
+  if (!resumed.tools || sameTools(resumed.tools, request)) return;
+  const passed = !sameTools(request, configuredTools);
+  live.notice(
+    passed ? 'warning' : 'info',
+    `the resumed turn keeps the tools it was started with: ${describeTools(resumed.tools)}${passed ? `; ${describeTools(request)} applies only to a new message` : ''}`,
+  );
 }
 
 /**

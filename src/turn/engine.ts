@@ -7,7 +7,7 @@
  * (tool-batch.ts), a resumed turn's start (resumed-turn.ts), limits (limits.ts), LlmInquiry
  * (llm-answer.ts).
  */
-import type { ConversationEvent, EventOf, InstructionFileRecord } from '../conversation/events.ts';
+import type { ConversationEvent, EventOf, InstructionFileRecord, TurnTools } from '../conversation/events.ts';
 import { now } from '../conversation/events.ts';
 import type { LogSeal } from '../conversation/seal.ts';
 import { turnToResume } from '../conversation/turn-state.ts';
@@ -41,6 +41,8 @@ export interface TurnOptions {
   conversationId: string;
   model: ChatModel;
   tools: Map<string, Tool>;
+  /** The tools a new turn is started with, as the command line chose them: recorded on its turn_start. */
+  turnTools?: TurnTools;
   config: LoadedConfig;
   /** Seals what carries settings or consent as it is recorded, and tells it from what this user's jp did not record. */
   seal: LogSeal;
@@ -225,7 +227,11 @@ export class TurnRun {
       }
     } else {
       this.turnStart = this.events.length;
-      this.append({ type: 'turn_start', timestamp: now() });
+      this.append({
+        type: 'turn_start',
+        timestamp: now(),
+        ...(this.options.turnTools ? { tools: this.options.turnTools } : {}),
+      });
       this.recordSystemPrompt();
       this.append({ type: 'chat_request', timestamp: now(), content: this.options.message ?? '' });
     }

@@ -8,7 +8,20 @@
 import assert from 'node:assert/strict';
 import net, { type AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
-import { collect, eventually, readEvents, runJp, sleep, startJp, useCleanup, type Sandbox } from '../support/jp.ts';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import {
+  collect,
+  conversationIds,
+  eventually,
+  readEvents,
+  runJp,
+  sleep,
+  startJp,
+  useCleanup,
+  type Sandbox,
+} from '../support/jp.ts';
+import { keys, Screen } from '../support/screen.ts';
 import { loadRecording, replayModelArguments, startReplayProvider, type Reply } from '../support/replay-provider.ts';
 import { checkJson, replayRun, stderrLines, writeUserConfig, type ReplayRunOptions } from '../support/replay-run.ts';
 
@@ -553,5 +566,108 @@ describe('a small window: compaction converges, nothing known too big is sent', 
       run.result.error.message,
       /answered HTTP 200 with an empty body, as a server does for a request longer than its context window/,
     );
+  });
+});
+
+describe('a turn keeps its tools', () => {
+  const cleanup = useCleanup();
+
+  /** A local server: the first request streams the start of an answer and then waits; later ones are answered. */
+  async function heldServer() {
+    const provider = await startReplayProvider({
+      replies: (index) => (index === 0 ? { ...reply('097'), cutAfterEvents: 3, close: 'stall' } : reply('097')),
+    });
+    cleanup.add(() => provider.close());
+    return { provider, model: replayModelArguments('compatible:llamacpp', provider.baseUrl, 'stories260k') };
+  }
+
+  it("--no-tools, then Ctrl+C → stop: --continue sends no tools, and says it keeps the turn's", async () => {
+    const { provider, model } = await heldServer();
+    const sandbox = cleanup.sandbox();
+    const screen = Screen.jp(sandbox, ['query', '--no-tools', ...model.args, 'Tell me a story.'], {
+      env: model.env,
+      cleanup,
+    });
+    // The answer's first line is held by the markdown renderer until it ends: the server's side tells.
+    await eventually('the request reached the server', () => provider.requests.length === 1);
+    screen.press(keys.ctrlC);
+    await screen.waitFor('❯ stop: save what was done and end the turn (resumable)', { on: 'screen' });
+    screen.press(keys.enter);
+    assert.equal((await screen.exited).exitCode, 130, screen.text());
+    const [conversation] = conversationIds(sandbox);
+    const start = readEvents(sandbox, conversation!).find((event) => event.type === 'turn_start')!;
+    assert.deepEqual(start.tools, { no_tools: true, enabled: [] });
+    assert.match(start.seal, /^[0-9a-f]{64}$/);
+    assert.equal(provider.requests[0]!.body.tools, undefined);
+
+    const resumed = await runJp(sandbox, ['query', '--continue', `--id=${conversation}`, ...model.args], {
+      env: model.env,
+    });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.equal(provider.requests.length, 2);
+    assert.equal(provider.requests[1]!.body.tools, undefined, 'the resumed turn offers no tools, as it was started');
+    assert.match(resumed.stderr, /jp: the resumed turn keeps the tools it was started with: --no-tools\n/);
+  });
+
+  it('--no-tools, then --detach and conversation kill: --continue --tool fs_read_file still sends none, and says the --tool applies only to a new message', async () => {
+    const { provider, model } = await heldServer();
+    const sandbox = cleanup.sandbox();
+    const detached = await runJp(sandbox, ['query', '--detach', '--no-tools', ...model.args, 'Tell me a story.'], {
+      env: model.env,
+    });
+    assert.equal(detached.code, 0, detached.stderr);
+    const [conversation] = conversationIds(sandbox);
+    await eventually('the request reached the server', () => provider.requests.length === 1);
+    const killed = await runJp(sandbox, ['conversation', 'kill', conversation!]);
+    assert.equal(killed.code, 0, killed.stderr);
+    await eventually('the run stopped', () =>
+      readEvents(sandbox, conversation!).some((event) => event.type === 'turn_end'),
+    );
+
+    const resumed = await runJp(
+      sandbox,
+      ['query', '--continue', `--id=${conversation}`, '--tool', 'fs_read_file', ...model.args],
+      { env: model.env },
+    );
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.equal(provider.requests.at(-1)!.body.tools, undefined);
+    assert.match(
+      resumed.stderr,
+      /jp: the resumed turn keeps the tools it was started with: --no-tools; the configured tools and --tool fs_read_file applies only to a new message/,
+    );
+  });
+
+  it("a turn_start whose tools this user's jp did not seal (a log edited or committed) decides nothing: --continue offers what the command line and config say, with a warning", async () => {
+    const { provider, model } = await heldServer();
+    const sandbox = cleanup.sandbox();
+    const disabled = ['-c', 'conversation.tools.run_command.enable=false'];
+    const detached = await runJp(sandbox, ['query', '--detach', '--no-tools', ...disabled, ...model.args, 'hi'], {
+      env: model.env,
+    });
+    assert.equal(detached.code, 0, detached.stderr);
+    const [conversation] = conversationIds(sandbox);
+    await eventually('the request reached the server', () => provider.requests.length === 1);
+    assert.equal((await runJp(sandbox, ['conversation', 'kill', conversation!])).code, 0);
+    await eventually('the run stopped', () =>
+      readEvents(sandbox, conversation!).some((event) => event.type === 'turn_end'),
+    );
+    // The attacker rewrites the recorded tools to enable the tool the user's config disables.
+    const file = path.join(sandbox.workspace, '.jp', 'conversations', conversation!, 'events.ndjson');
+    const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+    const index = lines.findIndex((line) => JSON.parse(line).type === 'turn_start');
+    lines[index] = JSON.stringify({
+      ...JSON.parse(lines[index]!),
+      tools: { no_tools: false, enabled: ['run_command'] },
+    });
+    writeFileSync(file, `${lines.join('\n')}\n`);
+
+    const resumed = await runJp(sandbox, ['query', '--continue', `--id=${conversation}`, ...disabled, ...model.args], {
+      env: model.env,
+    });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    const offered = (provider.requests.at(-1)!.body.tools ?? []).map((tool: any) => tool.function.name);
+    assert.ok(offered.length > 0, 'the command line and the config decide: the configured tools');
+    assert.ok(!offered.includes('run_command'), offered.join(', '));
+    assert.match(resumed.stderr, /the tools recorded for the interrupted turn were not recorded by your jp: ignored/);
   });
 });

@@ -91,6 +91,7 @@ export class JsonRenderer implements Renderer {
           by: event.by,
           action: event.action ?? null,
           reason: event.reason ?? null,
+          ...(event.hook !== undefined ? { hook: event.hook } : {}),
         });
         break;
       default:

@@ -240,7 +240,9 @@ export class TerminalClient {
         this.detach();
         return;
       }
-      this.inquiries.splice(this.inquiries.indexOf(next), 1);
+      // Settled elsewhere (inquiry_resolved) it is gone already: remove it only if it is still queued.
+      const index = this.inquiries.indexOf(next);
+      if (index !== -1) this.inquiries.splice(index, 1);
     } finally {
       this.prompting = false;
     }

@@ -184,7 +184,14 @@ export class TextRenderer implements Renderer {
         this.activity('thinking', Date.parse(event.timestamp));
         break;
       case 'chat_request':
-        if (replayed) this.chrome(this.paint(`> ${firstLine(event.content)}`, 'name'));
+        if (event.hook !== undefined)
+          this.chrome(
+            this.paint(
+              `jp: the Stop hook \`${oneLine(event.hook)}\` keeps the turn going: ${oneLine(event.content)}`,
+              'warning',
+            ),
+          );
+        else if (replayed) this.chrome(this.paint(`> ${firstLine(event.content)}`, 'name'));
         else if (this.output.wroteAnything('stdout') || this.lastKind !== undefined) {
           // A reply in the middle of a turn (Ctrl+C, reply): the answer so far ends, a blank line
           // sets the next one apart, and the reply is shown between them.
@@ -257,7 +264,7 @@ export class TextRenderer implements Renderer {
         if (event.by !== 'user')
           this.chrome(
             this.paint(
-              `jp: ${event.by === 'assistant' ? 'the assistant answered' : 'policy'}: ${oneLine(event.reason ?? JSON.stringify(event.answer))}`,
+              `jp: ${event.by === 'assistant' ? 'the assistant answered' : event.by}: ${oneLine(event.reason ?? JSON.stringify(event.answer))}`,
               'warning',
             ),
           );

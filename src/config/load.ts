@@ -11,7 +11,7 @@ import { ConfigError } from '../errors.ts';
 import { locateKey } from './locate.ts';
 import path from 'node:path';
 import { builtinDefaults } from './defaults.ts';
-import { configSchema, type Config } from './schema.ts';
+import { configSchema, hookEventNames, type Config } from './schema.ts';
 import {
   withoutKeys,
   workspaceKeysNeedingTrust,
@@ -291,7 +291,12 @@ export function originOf(loaded: LoadedConfig, keyPath: readonly string[]): stri
  * never removes, so a workspace config (`secrets.env_vars = []`) cannot take a secret its user
  * listed out of redaction. The layer recorded for such a key is the last one that added to it.
  */
-const unionKeys: ReadonlySet<string> = new Set(['secrets.env_vars', 'sandbox.hidden_paths']);
+const unionKeys: ReadonlySet<string> = new Set([
+  'secrets.env_vars',
+  'sandbox.hidden_paths',
+  // Every layer's hooks run: a later layer cannot take away a guard an earlier one set.
+  ...hookEventNames.map((event) => `hooks.${event}`),
+]);
 
 /** Deep-merges `layer` over `base`, recording the layer of every leaf it sets. */
 function mergeLayer(

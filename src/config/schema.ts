@@ -127,6 +127,40 @@ const mcpServerConfig = z.strictObject({
   sandbox: z.optional(z.boolean()),
 });
 
+/** The events a hook can be configured for (DESIGN §10, README "Hooks"): the common hook contract's names. */
+export const hookEventNames = [
+  'SessionStart',
+  'UserPromptSubmit',
+  'PreToolUse',
+  'PermissionRequest',
+  'PostToolUse',
+  'Notification',
+  'Stop',
+  'PreCompact',
+] as const;
+
+/** A hook's matcher: a regular expression matched against the whole name (`""` or `"*"`: everything). */
+const hookMatcher = z.string().check(
+  z.refine((value) => {
+    try {
+      new RegExp(value === '*' ? '' : value);
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'must be a regular expression, e.g. "Bash|run_command", or "*" for every tool'),
+);
+
+/** `[[hooks.<Event>]]`: one command run at that event (src/hooks/). `timeout` in seconds, at most an hour. */
+const hookEntry = z.strictObject({
+  matcher: z.optional(hookMatcher),
+  command: z.string().check(z.minLength(1)),
+  timeout: z.optional(positiveNumber.check(z.lte(3600))),
+});
+
+/** A PermissionRequest hook answers escalations (leaving the sandbox) only when the user's own config says `escalate = true`. */
+const permissionHookEntry = z.strictObject({ ...hookEntry.shape, escalate: z.optional(z.boolean()) });
+
 /** Server names become part of tool names (`mcp__<server>__<tool>`), which providers restrict. */
 const mcpServerName = z
   .string()
@@ -211,6 +245,19 @@ export const configSchema = z.strictObject({
     }),
   ),
   mcp: z.optional(z.strictObject({ servers: z.optional(z.record(mcpServerName, mcpServerConfig)) })),
+  /** Programs of the user's run at points of a run, in the common hook contract (src/hooks/). */
+  hooks: z.optional(
+    z.strictObject({
+      SessionStart: z.optional(z.array(hookEntry)),
+      UserPromptSubmit: z.optional(z.array(hookEntry)),
+      PreToolUse: z.optional(z.array(hookEntry)),
+      PermissionRequest: z.optional(z.array(permissionHookEntry)),
+      PostToolUse: z.optional(z.array(hookEntry)),
+      Notification: z.optional(z.array(hookEntry)),
+      Stop: z.optional(z.array(hookEntry)),
+      PreCompact: z.optional(z.array(hookEntry)),
+    }),
+  ),
   /** How jp draws at a terminal. `theme`: colours for a dark or a light background (default: asked of the terminal). */
   ui: z.optional(z.strictObject({ theme: z.optional(z.enum(['dark', 'light'])) })),
   /** How commands the model runs are confined (DESIGN §10). */
@@ -238,6 +285,8 @@ export type ToolDefaultsConfig = z.infer<typeof toolDefaultsConfig>;
 export type QuestionConfig = z.infer<typeof questionConfig>;
 export type McpServerConfig = z.infer<typeof mcpServerConfig>;
 export type ParameterConfig = z.infer<typeof parameterConfig>;
+export type HookEntryConfig = z.infer<typeof permissionHookEntry>;
+export type HookEventName = (typeof hookEventNames)[number];
 export type DetachedConfig = z.infer<typeof detached>;
 export type RunMode = (typeof runModes)[number];
 export type ResultMode = (typeof resultModes)[number];

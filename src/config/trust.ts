@@ -137,6 +137,7 @@ export const trustRequiringKeys: readonly TrustRule[] = [
     reason: 'answers a question for you when no human is there',
   },
   { key: 'conversation.hooks', reason: 'runs a command' },
+  { key: 'hooks', reason: 'runs commands of its choosing, outside the sandbox, at points of every run (hooks)' },
   {
     key: 'sandbox.mode',
     reason: 'confines the commands the model runs less than you do',
@@ -318,10 +319,10 @@ function realOrSame(file: string): string {
 }
 
 /**
- * The files inside the workspace `root` that the local command tools and MCP servers of `layer`
- * would run: every word of a tool's command (or its program and args) and a server's command and
- * args that names a regular file inside the workspace, resolved as they run (a tool in the root, a
- * server in its `cwd`).
+ * The files inside the workspace `root` that the local command tools, hooks and MCP servers of
+ * `layer` would run: every word of a tool's or a hook's command (or a tool's program and args) and a
+ * server's command and args that names a regular file inside the workspace, resolved as they run (a
+ * tool or a hook in the root, a server in its `cwd`).
  */
 export function workspaceScripts(layer: Record<string, unknown>, root: string): string[] {
   const found = new Set<string>();
@@ -344,6 +345,12 @@ export function workspaceScripts(layer: Record<string, unknown>, root: string): 
       consider(command.program, root);
       if (Array.isArray(command.args)) for (const word of command.args) consider(word, root);
     }
+  }
+  for (const entries of Object.values(tableAt(layer, ['hooks']))) {
+    if (!Array.isArray(entries)) continue;
+    for (const entry of entries)
+      if (isTable(entry) && typeof entry.command === 'string')
+        for (const word of entry.command.split(/\s+/)) consider(word, root);
   }
   for (const entry of Object.values(tableAt(layer, ['mcp', 'servers']))) {
     if (!isTable(entry)) continue;

@@ -20,7 +20,15 @@ export type ConversationEvent =
       /** Proof that this user's jp recorded the turn's tools (conversation/seal.ts); without one they decide nothing. */
       seal?: string;
     }
-  | { type: 'chat_request'; timestamp: string; content: string }
+  | {
+      type: 'chat_request';
+      timestamp: string;
+      content: string;
+      /** What the user's UserPromptSubmit hooks added for the model (sent after the content). */
+      context?: string;
+      /** The command of the Stop hook whose reason this message is (the model goes on with it). */
+      hook?: string;
+    }
   | {
       type: 'chat_response';
       timestamp: string;
@@ -86,6 +94,8 @@ export type ConversationEvent =
       action?: PromptAction;
       /** Plain-words explanation for policy answers, naming the config key that decided. */
       reason?: string;
+      /** With `by: "hook"`: the command of the PermissionRequest hook that answered. */
+      hook?: string;
       /** Proof that this user's jp recorded this answer to this inquiry (conversation/seal.ts); without one it is never re-used. */
       seal?: string;
     }

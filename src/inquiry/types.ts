@@ -71,7 +71,7 @@ export type PromptAction =
   | 'Defer';
 
 /**
- * Who settled an inquiry (recorded as `inquiry_response.by`, schema/event.schema.json); what they
- * answered is an InquiryAnswer (answer.ts).
+ * Who settled an inquiry (recorded as `inquiry_response.by`, schema/event.schema.json; `hook`: a
+ * PermissionRequest hook, a program of the user's); what they answered is an InquiryAnswer (answer.ts).
  */
-export type AnsweredBy = 'user' | 'policy' | 'assistant';
+export type AnsweredBy = 'user' | 'policy' | 'assistant' | 'hook';

@@ -12,6 +12,7 @@ import type { Secrets } from '../redact.ts';
 import { workspaceDirectoryName } from '../workspace/workspace.ts';
 import {
   summarizeTurn,
+  type HookAnswerSummary,
   type PendingInquiry,
   type PermissionDenial,
   type ToolSummary,
@@ -63,6 +64,8 @@ export interface ResultObject {
   tools: ToolSummary[];
   permission_denials: PermissionDenial[];
   unanswered: Unanswered[];
+  /** Inquiries a PermissionRequest hook answered (README "Hooks"). */
+  hook_answers: HookAnswerSummary[];
   pending_inquiry: PendingInquiry | null;
   metadata: {
     model: string | null;
@@ -129,6 +132,7 @@ export function buildTurnResult(options: {
     tools: summary.tools,
     permission_denials: summary.permission_denials,
     unanswered: summary.unanswered,
+    hook_answers: summary.hook_answers,
     pending_inquiry: options.outcome.status === 'deferred' ? summary.pending_inquiry : null,
     metadata: {
       model: options.model,
@@ -193,6 +197,7 @@ export function buildErrorResult(options: {
     tools: [],
     permission_denials: [],
     unanswered: [],
+    hook_answers: [],
     pending_inquiry: null,
     metadata: {
       model: options.model,

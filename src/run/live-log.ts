@@ -10,12 +10,14 @@ import type { Inquiry, PromptAction } from '../inquiry/types.ts';
 import type { Logger } from '../output/logger.ts';
 import type { Secrets } from '../redact.ts';
 import type { EditorFiles, ProcessTracker } from '../tools/tool.ts';
+import type { TurnHooks } from '../turn/hook-port.ts';
 import type { ClientAnswer, TurnHost } from '../turn/host.ts';
 import type { RunClients } from './clients.ts';
 
 export class LiveLog implements TurnHost {
   readonly processes: ProcessTracker;
   readonly secrets: Secrets;
+  readonly hooks: TurnHooks | undefined;
   private readonly log: ConversationLog;
   private readonly logger: Logger;
   private readonly clients: RunClients;
@@ -27,8 +29,10 @@ export class LiveLog implements TurnHost {
     clients: RunClients;
     processes: ProcessTracker;
     secrets: Secrets;
+    hooks?: TurnHooks;
   }) {
     this.secrets = options.secrets;
+    this.hooks = options.hooks;
     this.log = options.log;
     this.logger = options.logger;
     this.clients = options.clients;

@@ -2,7 +2,7 @@
  * One run of one conversation, the same behind a socket and in `--no-server`: it owns the live log,
  * the model, the MCP servers, the command sandbox and the stop signal; it waits for the client that
  * started it (not when detached), runs the turn sequence and always ends with a result, after
- * persisting. `finish` runs the on_waiting hook, updates the metadata and closes the log. Whoever
+ * persisting. `finish` tells the Notification hooks a deferred run is waiting, updates the metadata and closes the log. Whoever
  * hosts it (server/hosted-run.ts) owns the lock, the registry entry and the connections.
  */
 import { titleFrom, updateMetadata } from '../conversation/store.ts';
@@ -17,7 +17,8 @@ import { runSandboxes } from '../sandbox/engine.ts';
 import type { ProcessTracker } from '../tools/tool.ts';
 import type { StopRequest } from '../turn/host.ts';
 import type { RunClients, RunControl } from './clients.ts';
-import { runWaitingHook } from './hooks.ts';
+import type { RunHooks } from '../hooks/run-hooks.ts';
+import { hooksOf } from '../hooks/setup.ts';
 import { LiveLog } from './live-log.ts';
 import { RunMcp } from './mcp.ts';
 import { startModel } from './model.ts';
@@ -40,12 +41,14 @@ export interface RunOptions {
   leadsProcessGroup: boolean;
   /** Where a line an MCP server writes on its stderr goes. */
   serverOutput(server: string, line: string): void;
-  /** Where the on_waiting hook's output goes: the run log of a spawned server, nowhere in-process. */
+  /** Where the output of a Notification hook that outlives the run goes: the run log of a spawned server, nowhere in-process. */
   hookOutput: 'inherit' | 'ignore';
 }
 
 export class Run implements RunControl {
   readonly live: LiveLog;
+  /** The user's hooks (src/hooks/); undefined when none are configured. */
+  readonly hooks: RunHooks | undefined;
   private readonly options: RunOptions;
   private readonly model: Promise<ChatModel>;
   private readonly mcp: RunMcp;
@@ -58,12 +61,24 @@ export class Run implements RunControl {
   constructor(options: RunOptions) {
     this.options = options;
     const { request, setup, logger } = options;
+    this.hooks = hooksOf(setup.config, {
+      conversationId: request.conversation_id,
+      conversationsDirectory: setup.workspace.conversationsDirectory,
+      cwd: request.cwd,
+      workspaceRoot: request.workspace.root,
+      toolRoot: request.workspace.tool_root,
+      environment: setup.environment,
+      processes: options.processes,
+      notice: (level, message) => this.live.notice(level, message),
+      log: (message, fields) => logger.info(message, fields),
+    });
     this.live = new LiveLog({
       log: setup.log,
       logger,
       clients: options.clients,
       processes: options.processes,
       secrets: setup.secrets,
+      ...(this.hooks ? { hooks: this.hooks } : {}),
     });
     if (setup.logRepair.tornTailSavedTo)
       logger.warn('repaired a torn last line of the log', { saved_to: setup.logRepair.tornTailSavedTo });
@@ -165,6 +180,7 @@ export class Run implements RunControl {
         tools: () => this.mcp.tools(setup.tools),
         sandbox: () => this.sandbox(),
         builtinDetached: () => this.builtinDetached(),
+        hooks: this.hooks,
         stopSignal: () => this.stopController.signal,
         renewStop: () => (this.stopController = new AbortController()),
         warnings: () => this.warnings(),
@@ -241,25 +257,17 @@ export class Run implements RunControl {
     }
   }
 
-  /** After the run: the on_waiting hook (a deferred run nobody watches), the metadata, the log closed. Returns whether the hook ran; safe to call twice. */
+  /**
+   * After the run: the Notification hooks for `waiting_for_input` (a deferred run nobody watches),
+   * the metadata, the log closed. Returns whether a hook was started; safe to call twice.
+   */
   finish(result: ResultObject | undefined): { hookRan: boolean } {
     if (this.closed) return { hookRan: false };
     this.closed = true;
-    const { request, setup, logger } = this.options;
     let hookRan = false;
-    if (result?.status === 'deferred' && this.builtinDetached() === 'defer') {
-      const hook = setup.config.value.conversation?.hooks?.on_waiting;
-      if (hook) {
-        hookRan = true;
-        logger.info('running on_waiting hook');
-        runWaitingHook(hook, {
-          environment: setup.environment,
-          conversationId: request.conversation_id,
-          pending: result.pending_inquiry,
-          workspaceRoot: setup.workspace.root,
-          output: this.options.hookOutput,
-        });
-      }
+    if (result?.status === 'deferred' && this.builtinDetached() === 'defer' && this.hooks) {
+      this.options.logger.info('telling the Notification hooks the run is waiting');
+      hookRan = this.hooks.waiting(result.pending_inquiry, this.options.hookOutput);
     }
     this.touchMetadata(null);
     return { hookRan };

@@ -14,6 +14,8 @@ import { configuredTools, describeTools, sameTools } from '../conversation/turn-
 import { commandLineOverrides } from '../config/load.ts';
 import { userConfigFile } from '../config/paths.ts';
 import type { BuiltinDetachedDefault } from '../config/policy.ts';
+import { RunError } from '../errors.ts';
+import type { RunHooks } from '../hooks/run-hooks.ts';
 import { contextWindow } from '../llm/context-window.ts';
 import { providerKeyVariables } from '../llm/resolve.ts';
 import type { ChatModel } from '../llm/types.ts';
@@ -39,6 +41,8 @@ export interface TurnSequence {
   tools(): Promise<Map<string, Tool>>;
   sandbox(): ReturnType<typeof runSandboxes>;
   builtinDetached(): BuiltinDetachedDefault;
+  /** The user's hooks: SessionStart and UserPromptSubmit run here, the others in the turn. */
+  hooks: RunHooks | undefined;
   /** The signal the current turn stops on; `renewStop` gives a fresh one after a reply. */
   stopSignal(): AbortSignal;
   renewStop(): void;
@@ -84,13 +88,37 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
       ),
     );
   const contextWindowOfModel = contextWindow(setup.model, config.value);
-  const systemPrompt = runSystemPrompt(sequence, toolsOf(turnTools.request));
+  const hooks = sequence.hooks;
+  const sessionContext = await hooks?.sessionStart(
+    events.some((event) => event.type === 'turn_start') ? 'resume' : 'startup',
+    setup.model.id,
+    sequence.stopSignal(),
+  );
+  const systemPrompt = runSystemPrompt(sequence, toolsOf(turnTools.request), sessionContext);
   const assistant = config.value.assistant;
+  /** UserPromptSubmit: a blocked prompt is never sent; what the hooks add goes with it to the model. */
+  const submitted = async (prompt: string): Promise<{ blocked: string } | { context: string | undefined }> => {
+    const decided = await hooks?.promptSubmitted(prompt, sequence.stopSignal());
+    if (!decided) return { context: undefined };
+    if (decided.blocked)
+      return { blocked: `the hook \`${decided.blocked.hook}\` blocked the prompt: ${decided.blocked.text}` };
+    return { context: decided.context };
+  };
+  let messageContext: string | undefined;
+  if (request.message !== null || request.reply !== undefined) {
+    const decided = await submitted(request.message ?? request.reply ?? '');
+    if ('blocked' in decided)
+      throw new RunError('prompt_blocked', decided.blocked, {
+        hint: 'Nothing was sent. Change the prompt, or the UserPromptSubmit hook in your configuration.',
+      });
+    messageContext = decided.context;
+  }
   const turn = (
     chosen: TurnTools,
     resume: boolean,
     message: string | undefined,
     reply?: string,
+    context = messageContext,
   ): Promise<TurnOutcome> =>
     new TurnRun({
       host: live,
@@ -116,6 +144,7 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
       message,
       resume,
       ...(reply !== undefined ? { reply } : {}),
+      ...(context !== undefined ? { context } : {}),
       ...(assistant?.max_output_tokens !== undefined ? { maxOutputTokens: assistant.max_output_tokens } : {}),
     }).run();
   /** Runs a turn, and keeps it going each time the user interrupts it to reply. */
@@ -129,7 +158,12 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
     let outcome = await turn(chosen, resume, message, reply);
     while (outcome.status === 'interrupted' && outcome.stop?.reply !== undefined) {
       sequence.renewStop();
-      outcome = await turn(chosen, true, undefined, outcome.stop.reply);
+      const decided = await submitted(outcome.stop.reply);
+      if ('blocked' in decided) {
+        live.notice('warning', `your reply was not sent: ${decided.blocked}`);
+        return outcome;
+      }
+      outcome = await turn(chosen, true, undefined, outcome.stop.reply, decided.context);
     }
     return outcome;
   };
@@ -186,7 +220,11 @@ function sayResumedTools(live: LiveLog, turnTools: RunSetup['turnTools']): void 
  * The system message of this run (DESIGN §9): the built-in prompt (or assistant.system_prompt),
  * assistant.instructions, then the instruction files; what was cut or skipped is a warning.
  */
-function runSystemPrompt(sequence: TurnSequence, tools: Map<string, Tool>): SystemPromptRecord {
+function runSystemPrompt(
+  sequence: TurnSequence,
+  tools: Map<string, Tool>,
+  sessionContext: string | undefined,
+): SystemPromptRecord {
   const { request, setup, live } = sequence;
   const { config, environment, events, model } = setup;
   const assistant = config.value.assistant;
@@ -216,7 +254,9 @@ function runSystemPrompt(sequence: TurnSequence, tools: Map<string, Tool>): Syst
   return {
     text: composeSystemPrompt(
       base,
-      assistant?.instructions,
+      [assistant?.instructions, sessionContext && `Context from the user's SessionStart hooks:\n\n${sessionContext}`]
+        .filter((part) => part !== undefined && part !== '')
+        .join('\n\n') || undefined,
       instructions.files.map((file) => ({ path: file.shown, text: file.text })),
     ),
     files: instructions.files.map((file) => ({ path: file.shown, bytes: file.bytes, included: file.included })),

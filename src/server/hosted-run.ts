@@ -149,7 +149,8 @@ export class HostedRun {
 /**
  * The per-run log after the run, while the lock is still held (the next run of the conversation
  * starts a new log): a run that did not end well says why there (a detached run has nobody else to
- * tell); a log with nothing in it is removed, unless an on_waiting hook may still write to it.
+ * tell); a log with nothing in it is removed, unless a Notification hook started detached may
+ * still write to it.
  */
 function finishRunLog(file: string, conversationId: string, result: ResultObject | undefined, hookRan: boolean): void {
   try {

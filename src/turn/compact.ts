@@ -37,6 +37,8 @@ export interface CompactionContext {
   notice(message: string): void;
   /** A summary request's reported usage (it is appended as a `usage` event by the caller). */
   usage(usage: Usage): void;
+  /** The user's PreCompact hooks, told before anything is summarised. */
+  beforeCompact?(): Promise<void>;
 }
 
 /**
@@ -73,6 +75,7 @@ export async function compactHistory(
   if (target === undefined) return false;
   let summary = inForce?.event.summary;
   const perItem = Math.max(300, Math.floor(windowTokens * 3 * 0.02));
+  await context.beforeCompact?.();
   context.notice(
     `compacting the conversation: summarising ${target - from + 1} events to fit the context window (${windowTokens} tokens)`,
   );

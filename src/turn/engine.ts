@@ -13,7 +13,7 @@ import type { LogSeal } from '../conversation/seal.ts';
 import { turnToResume } from '../conversation/turn-state.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import type { BuiltinDetachedDefault } from '../config/policy.ts';
-import { type JpError, toJpError } from '../errors.ts';
+import { type JpError, RunError, toJpError } from '../errors.ts';
 import type { JsonValue, Question } from '../inquiry/types.ts';
 import { addUsage, type ChatModel, type FinishReason, type ToolSpec, type Usage } from '../llm/types.ts';
 import { askedModel, isOtherModel, otherModelWarning } from '../llm/answering-model.ts';
@@ -23,6 +23,7 @@ import { requestCharacters } from './compaction.ts';
 import { ContextGuard } from './context-guard.ts';
 import { DeltaQueue } from './delta-queue.ts';
 import { buildPrompt } from './history.ts';
+import type { HookNote } from './hook-port.ts';
 import { StopRequest, type TurnHost } from './host.ts';
 import { InquiryResolver, type ResolverContext } from './inquiries.ts';
 import { budgetReached, cutAtLimitWarning, reasoningOnlyWarning, refusal, type FinishPart } from './limits.ts';
@@ -73,6 +74,8 @@ export interface TurnOptions {
   resume: boolean;
   /** With `resume`: the user interrupted to say this; unfinished tool calls are closed first. */
   reply?: string;
+  /** What the user's UserPromptSubmit hooks added to the message or the reply, for the model. */
+  context?: string;
   /** `assistant.max_output_tokens`, named in the warning when an answer is cut at the limit. */
   maxOutputTokens?: number;
 }
@@ -181,6 +184,7 @@ export class TurnRun {
         sync: () => options.host.sync(),
         notice: (message) => options.host.notice('info', message),
         usage: (usage) => this.recordUsage('compaction', usage),
+        ...(options.host.hooks ? { beforeCompact: () => options.host.hooks!.compacting('auto', options.signal) } : {}),
       },
       window: options.contextWindow,
       threshold: options.compactionThreshold,
@@ -223,7 +227,7 @@ export class TurnRun {
       if (this.options.reply !== undefined) {
         closeForReply(this.resumedTurn(), this.turnEvents(), incomplete.pendingInquiries, pendingCalls);
         pendingCalls = [];
-        this.append({ type: 'chat_request', timestamp: now(), content: this.options.reply });
+        this.append({ type: 'chat_request', timestamp: now(), content: this.options.reply, ...this.contextField() });
       }
     } else {
       this.turnStart = this.events.length;
@@ -233,7 +237,12 @@ export class TurnRun {
         ...(this.options.turnTools ? { tools: this.options.turnTools } : {}),
       });
       this.recordSystemPrompt();
-      this.append({ type: 'chat_request', timestamp: now(), content: this.options.message ?? '' });
+      this.append({
+        type: 'chat_request',
+        timestamp: now(),
+        content: this.options.message ?? '',
+        ...this.contextField(),
+      });
     }
     try {
       if (pendingCalls.length > 0 && (await this.processToolCalls(pendingCalls)) === 'deferred')
@@ -243,6 +252,7 @@ export class TurnRun {
         const { calls, finish } = await this.requestStep();
         if (finish.reason === 'content-filter') throw refusal(this.options.model.id, finish);
         if (calls.length === 0) {
+          if (await this.stopHookGoesOn()) continue;
           if (finish.reason === 'length') this.warnCutAtLimit(finish);
           this.warnReasoningOnly();
           this.append({
@@ -289,6 +299,32 @@ export class TurnRun {
   private checkBudgets(): void {
     const reached = budgetReached(this.iterations, this.usage, this.options.maxTurns, this.options.maxTokens);
     if (reached) throw reached;
+    const stop = this.options.host.hooks?.stopRequested();
+    if (stop) throw hookStop(stop);
+  }
+
+  private contextField(): { context?: string } {
+    return this.options.context === undefined ? {} : { context: this.options.context };
+  }
+
+  /**
+   * Stop: a hook that blocks the end of the turn keeps it going, its reason the next message
+   * (`stop_hook_active` tells it so the next time); max_turns still bounds the turn.
+   */
+  private async stopHookGoesOn(): Promise<boolean> {
+    const hooks = this.options.host.hooks;
+    if (!hooks) return false;
+    const turn = this.turnEvents();
+    const active = turn.some((event) => event.type === 'chat_request' && event.hook !== undefined);
+    let lastMessage = '';
+    for (const event of turn) {
+      if (event.type === 'chat_response' && 'message' in event) lastMessage += event.message;
+      else if (event.type === 'chat_request' || event.type === 'tool_call_response') lastMessage = '';
+    }
+    const note = await hooks.stopping({ lastMessage, active }, this.options.signal);
+    if (!note) return false;
+    this.append({ type: 'chat_request', timestamp: now(), content: note.text, hook: note.hook });
+    return true;
   }
 
   /** Records the system message of this run unless it is the one the log already ends with. */
@@ -444,4 +480,11 @@ export class TurnRun {
       question,
     );
   }
+}
+
+/** A hook answered `continue: false`: the turn ends here, resumable with `jp query --continue`. */
+function hookStop(note: HookNote): JpError {
+  return new RunError('stopped_by_hook', `the hook \`${note.hook}\` stopped the turn: ${note.text}`, {
+    hint: 'Resume it with `jp query --continue` once the hook lets it go on.',
+  });
 }

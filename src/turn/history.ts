@@ -27,7 +27,7 @@ export function buildPrompt(events: readonly ConversationEvent[], systemPrompt: 
   const replacedUpTo = compaction ? compaction.event.replaces[1] : -1;
   // A summary never stands for the question being answered: it follows the summary word for word.
   const question = currentQuestion(events);
-  if (question && question.index <= replacedUpTo) messages.push({ role: 'user', content: question.event.content });
+  if (question && question.index <= replacedUpTo) messages.push({ role: 'user', content: userContent(question.event) });
   for (const turn of splitTurns(events)) {
     if (turn.final === 'discarded') continue;
     if (turn.start + turn.events.length - 1 <= replacedUpTo) continue;
@@ -50,7 +50,7 @@ export function buildPrompt(events: readonly ConversationEvent[], systemPrompt: 
       switch (event.type) {
         case 'chat_request':
           closeStep();
-          messages.push({ role: 'user', content: event.content });
+          messages.push({ role: 'user', content: userContent(event) });
           break;
         case 'chat_response':
           if ('reasoning' in event) {
@@ -104,6 +104,13 @@ export function buildPrompt(events: readonly ConversationEvent[], systemPrompt: 
 /** How the model is shown a compaction summary: the first user message of the history. */
 export function summaryMessage(summary: string): string {
   return `[Summary of the earlier conversation, written when it grew too long for the context window]\n\n${summary}`;
+}
+
+/** A user's message as the model gets it: what the user's UserPromptSubmit hooks added follows it. */
+function userContent(event: EventOf<'chat_request'>): string {
+  return event.context === undefined
+    ? event.content
+    : `${event.content}\n\nContext from the user's UserPromptSubmit hooks:\n${event.context}`;
 }
 
 /** The user's message the conversation is answering now: the last one outside a discarded turn. */

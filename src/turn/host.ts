@@ -6,6 +6,7 @@ import type { ConversationEvent } from '../conversation/events.ts';
 import type { Inquiry, PromptAction } from '../inquiry/types.ts';
 import type { EditorFiles, ProcessTracker } from '../tools/tool.ts';
 import type { Secrets } from '../redact.ts';
+import type { TurnHooks } from './hook-port.ts';
 
 /**
  * What the prompting client replied. `answer` is as it came (untrusted): the engine reads it as an
@@ -38,6 +39,8 @@ export interface TurnHost {
   readonly secrets: Secrets;
   /** The prompting client's editor, when it offers to read and write files (an ACP editor). */
   editorFiles?(): EditorFiles | undefined;
+  /** The user's hooks (src/hooks/), when any are configured. */
+  readonly hooks?: TurnHooks;
 }
 
 /** The reason carried by the stop signal: what asked the run to stop. */

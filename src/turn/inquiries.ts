@@ -8,20 +8,13 @@ import type { EventOf } from '../conversation/events.ts';
 import { canonicalJson, type LogSeal } from '../conversation/seal.ts';
 import { now } from '../conversation/events.ts';
 import type { LoadedConfig } from '../config/load.ts';
-import {
-  questionConfigOf,
-  resolveDetachedPolicy,
-  type BuiltinDetachedDefault,
-  type Resolved,
-} from '../config/policy.ts';
+import { questionConfigOf, resolveDetachedPolicy, type BuiltinDetachedDefault } from '../config/policy.ts';
 import { encodeAnswer, parseQuestionAnswer, type AnswerOf, type InquiryAnswer } from '../inquiry/answer.ts';
 import { fieldsWithoutDefault } from '../inquiry/form.ts';
 import { route } from '../inquiry/route.ts';
 import {
   policyKindOf,
   type AnsweredBy,
-  type PolicyKind,
-  type DetachedPolicy,
   type Inquiry,
   type InquiryOf,
   type JsonValue,
@@ -36,7 +29,10 @@ import {
   runRules,
   type AnswerRules,
 } from './answer-rules.ts';
-import { StopRequest, type TurnHost } from './host.ts';
+import { changedInputAllowed, firstAnswer, HookAsk, hookReason } from './hook-answers.ts';
+import { failureReason, policySentence, settingOf } from './policy-words.ts';
+import type { HookAnswer } from './hook-port.ts';
+import { type ClientAnswer, StopRequest, type TurnHost } from './host.ts';
 
 export interface RecordedInquiry {
   request: EventOf<'inquiry_request'>;
@@ -123,69 +119,6 @@ export function applyQuestionConfig(
     delete result.default;
   }
   return { question: result, configExclusive: entry?.exclusive, target: entry?.target ?? 'user', defaultProblem };
-}
-
-function settingOf(resolved: Resolved<DetachedPolicy>): string {
-  return resolved.key === 'built-in'
-    ? `the detached policy is "${resolved.value}" (${resolved.layer})`
-    : `${resolved.key} = "${resolved.value}" (set in ${resolved.layer})`;
-}
-
-/**
- * Names the setting that decided, and the key that would change the decision: after a refusal, how
- * to let it proceed without a user; after a decision made without one, how to require a human.
- */
-function policySentence(
-  tool: string,
-  kind: PolicyKind,
-  resolved: Resolved<DetachedPolicy>,
-  decision: 'proceeded' | 'refused',
-): string {
-  const setting = settingOf(resolved);
-  if (decision === 'proceeded')
-    return `${setting}; to require a human instead, set conversation.tools.${tool}.detached.${kind} = "deny" or "defer"`;
-  if (kind === 'escalate') {
-    return `${setting} (the shorthand detached = "auto" does not cover leaving the sandbox); to let it run outside the sandbox without a user, set conversation.tools.${tool}.detached.escalate = "auto"`;
-  }
-  if (kind === 'tool') {
-    return `${setting}; to change it, set conversation.tools.${tool}.detached.tool = "auto" (let the assistant answer) or "defaults" (use the question's default)`;
-  }
-  const noDefault =
-    resolved.value === 'defaults'
-      ? ` ("defaults" has no default answer for ${kind === 'run' ? 'running a tool' : 'sharing a result'})`
-      : '';
-  return `${setting}${noDefault}; to let it ${kind === 'run' ? 'run' : 'through'} without a user, set conversation.tools.${tool}.detached.${kind} = "auto"`;
-}
-
-function failureReason(
-  inquiry: Inquiry,
-  resolved: Resolved<DetachedPolicy>,
-  detail: { exclusive: boolean; defaultProblem?: string },
-): string {
-  const kind = policyKindOf(inquiry.kind);
-  const policy = policySentence(inquiry.tool, kind, resolved, 'refused');
-  switch (inquiry.kind) {
-    case 'run_tool':
-      return `not run: no user is available to approve it, and ${policy}`;
-    case 'deliver_tool_result':
-      return `result not delivered: no user is available to approve sharing it, and ${policy}`;
-    case 'escalate':
-      return `not run outside the sandbox: no user is available to approve it, and ${policy}`;
-    case 'tool_question': {
-      const question = JSON.stringify(inquiry.question.text);
-      if (resolved.value === 'auto' && detail.exclusive) {
-        return `unanswered: no user is available to answer ${question}, and the question is exclusive (only a human may answer it; conversation.tools.${inquiry.tool}.questions.${inquiry.question.id}.exclusive)`;
-      }
-      if (resolved.value === 'defaults' && inquiry.question.answer_type === 'form') {
-        return `unanswered: no user is available to answer ${question}, ${settingOf(resolved)}, and ${detail.defaultProblem ?? 'the form has no default'}`;
-      }
-      if (resolved.value === 'defaults') {
-        const why = detail.defaultProblem ?? 'the question has no default';
-        return `unanswered: no user is available to answer ${question}, and ${why}; set conversation.tools.${inquiry.tool}.questions.${inquiry.question.id}.default${inquiry.question.answer_type === 'select' ? ' or .default_option = "first" | "last" | "<label>"' : ''}`;
-      }
-      return `unanswered: no user is available to answer ${question}, and ${policy}`;
-    }
-  }
 }
 
 const maxInvalidClientAnswers = 3;
@@ -346,74 +279,144 @@ export class InquiryResolver {
     }
     let invalidAnswers = 0;
     let declined = false;
-    for (;;) {
-      if (this.context.signal.aborted) throw this.context.signal.reason ?? new StopRequest('shutdown');
-      // Resolved on every pass: a client that detaches while a prompt is open changes the built-in default.
-      const policy = resolveDetachedPolicy(config, inquiry.tool, policyKindOf(inquiry.kind), builtinDetached());
-      const hasClient = host.hasPromptingClient() && invalidAnswers < maxInvalidClientAnswers && !declined;
-      const action = route(routed, { hasClient, policy: policy.value, configExclusive });
-      switch (action) {
-        case 'PromptClient': {
-          // A client that detaches from the open prompt makes the built-in detached default `defer`.
-          const ifDetached = route(routed, {
-            hasClient: false,
-            policy: resolveDetachedPolicy(config, inquiry.tool, policyKindOf(inquiry.kind), 'defer').value,
-            configExclusive,
-          });
-          const reply = await host.askClient(id, routed, this.context.signal, ifDetached);
+    const hook = new HookAsk(host.hooks, { id, toolCallId, inquiry: routed }, this.context.signal);
+    try {
+      for (;;) {
+        if (this.context.signal.aborted) throw this.context.signal.reason ?? new StopRequest('shutdown');
+        // Resolved on every pass: a client that detaches while a prompt is open changes the built-in default.
+        const policy = resolveDetachedPolicy(config, inquiry.tool, policyKindOf(inquiry.kind), builtinDetached());
+        const hasClient = host.hasPromptingClient() && invalidAnswers < maxInvalidClientAnswers && !declined;
+        const action = route(routed, { hasClient, policy: policy.value, configExclusive });
+        // With nobody there, a PermissionRequest hook answers before the policy (DESIGN §4).
+        if (action !== 'PromptClient' && hook.asks) {
+          const answered = await hook.answer(policy, false);
           if (this.context.signal.aborted) throw this.context.signal.reason ?? new StopRequest('shutdown');
-          if (!reply.answered) {
-            declined = reply.declined === true;
-            continue;
+          const settled =
+            answered && changedInputAllowed(answered, action) && this.recordHook(id, inquiry, rules, answered);
+          if (settled) return settled;
+          if (answered?.updatedArguments !== undefined)
+            host.notice(
+              'warning',
+              `ignored the changed input the hook \`${answered.hook}\` gave ${inquiry.tool}: nobody is there to see it, and ${settingOf(policy)}`,
+            );
+        }
+        switch (action) {
+          case 'PromptClient': {
+            // A client that detaches from the open prompt makes the built-in detached default `defer`.
+            const ifDetached = route(routed, {
+              hasClient: false,
+              policy: resolveDetachedPolicy(config, inquiry.tool, policyKindOf(inquiry.kind), 'defer').value,
+              configExclusive,
+            });
+            hook.notifyPrompt();
+            const withdraw = new AbortController();
+            const stopWithRun = (): void => withdraw.abort();
+            this.context.signal.addEventListener('abort', stopWithRun, { once: true });
+            const first = await firstAnswer(
+              host.askClient(id, routed, withdraw.signal, ifDetached),
+              hook.asks ? hook.answer(policy, true) : undefined,
+            ).finally(() => this.context.signal.removeEventListener('abort', stopWithRun));
+            let changed: JsonValue | undefined;
+            let reply: ClientAnswer;
+            if (first.from === 'hook') {
+              // The hook answered first: the prompt is withdrawn (its client is told who answered).
+              withdraw.abort();
+              if (first.answer.updatedArguments === undefined || inquiry.kind !== 'run_tool') {
+                const settled = this.recordHook(id, inquiry, rules, first.answer);
+                if (settled) return settled;
+                continue;
+              }
+              // A changed input runs only through a prompt that shows it: the prompt of the input the
+              // model gave is closed, and the changed input is a prompt of its own.
+              changed = first.answer.updatedArguments as JsonValue;
+              host.notice(
+                'info',
+                `the hook \`${first.answer.hook}\` changed the input of ${inquiry.tool}; the prompt shows the changed input`,
+              );
+              host.inquiryResolved(id, 'hook');
+              reply = await host.askClient(
+                `${id}.changed`,
+                { ...inquiry, arguments: changed },
+                this.context.signal,
+                ifDetached,
+              );
+            } else reply = first.reply;
+            if (this.context.signal.aborted) throw this.context.signal.reason ?? new StopRequest('shutdown');
+            if (!reply.answered) {
+              declined = reply.declined === true;
+              continue;
+            }
+            let parsed = rules.parse(reply.answer, 'client');
+            // A yes to the changed input runs the changed input.
+            if (changed !== undefined && parsed.ok && parsed.answer.decision === 'approve')
+              parsed = rules.parse({ edit: changed }, 'client');
+            if (!parsed.ok) {
+              invalidAnswers++;
+              host.notice('warning', `ignored an invalid answer to inquiry ${id}: ${parsed.error}`);
+              continue;
+            }
+            return this.record(id, parsed.answer, 'user', undefined, undefined);
           }
-          const parsed = rules.parse(reply.answer, 'client');
-          if (!parsed.ok) {
-            invalidAnswers++;
-            host.notice('warning', `ignored an invalid answer to inquiry ${id}: ${parsed.error}`);
-            continue;
+          case 'AutoApprove':
+          case 'AutoDeliver': {
+            if (rules.asks !== 'permission') throw inapplicable(action, inquiry);
+            const reason =
+              inquiry.kind === 'escalate'
+                ? `run outside the sandbox without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'escalate', policy, 'proceeded')}`
+                : inquiry.kind === 'deliver_tool_result'
+                  ? `result shared without a user's review: no user is available, and ${policySentence(inquiry.tool, 'deliver', policy, 'proceeded')}`
+                  : `run without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'run', policy, 'proceeded')}`;
+            return this.record(id, rules.letThrough, 'policy', action, reason);
           }
-          return this.record(id, parsed.answer, 'user', undefined, undefined);
+          case 'LlmInquiry':
+            if (inquiry.kind !== 'tool_question') throw inapplicable(action, inquiry);
+            return this.askAssistant(
+              id,
+              inquiry,
+              rules,
+              action,
+              `answered by the assistant: no user is available, and ${policySentence(inquiry.tool, 'tool', policy, 'proceeded')}`,
+            );
+          case 'UseDefault': {
+            const question = routed.kind === 'tool_question' ? routed.question : undefined;
+            if (rules.asks !== 'question' || question?.default === undefined) throw inapplicable(action, inquiry);
+            return this.record(
+              id,
+              rules.valued(question.default),
+              'policy',
+              action,
+              `answered with the question's default: no user is available, and ${policySentence(inquiry.tool, 'tool', policy, 'proceeded')}`,
+            );
+          }
+          case 'Fail': {
+            const exclusive = inquiry.kind === 'tool_question' ? (configExclusive ?? inquiry.question.exclusive) : true;
+            const reason = failureReason(inquiry, policy, { exclusive, ...(defaultProblem ? { defaultProblem } : {}) });
+            return this.record(id, rules.refusal, 'policy', action, reason);
+          }
+          case 'Defer':
+            return { kind: 'deferred', id };
         }
-        case 'AutoApprove':
-        case 'AutoDeliver': {
-          if (rules.asks !== 'permission') throw inapplicable(action, inquiry);
-          const reason =
-            inquiry.kind === 'escalate'
-              ? `run outside the sandbox without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'escalate', policy, 'proceeded')}`
-              : inquiry.kind === 'deliver_tool_result'
-                ? `result shared without a user's review: no user is available, and ${policySentence(inquiry.tool, 'deliver', policy, 'proceeded')}`
-                : `run without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'run', policy, 'proceeded')}`;
-          return this.record(id, rules.letThrough, 'policy', action, reason);
-        }
-        case 'LlmInquiry':
-          if (inquiry.kind !== 'tool_question') throw inapplicable(action, inquiry);
-          return this.askAssistant(
-            id,
-            inquiry,
-            rules,
-            action,
-            `answered by the assistant: no user is available, and ${policySentence(inquiry.tool, 'tool', policy, 'proceeded')}`,
-          );
-        case 'UseDefault': {
-          const question = routed.kind === 'tool_question' ? routed.question : undefined;
-          if (rules.asks !== 'question' || question?.default === undefined) throw inapplicable(action, inquiry);
-          return this.record(
-            id,
-            rules.valued(question.default),
-            'policy',
-            action,
-            `answered with the question's default: no user is available, and ${policySentence(inquiry.tool, 'tool', policy, 'proceeded')}`,
-          );
-        }
-        case 'Fail': {
-          const exclusive = inquiry.kind === 'tool_question' ? (configExclusive ?? inquiry.question.exclusive) : true;
-          const reason = failureReason(inquiry, policy, { exclusive, ...(defaultProblem ? { defaultProblem } : {}) });
-          return this.record(id, rules.refusal, 'policy', action, reason);
-        }
-        case 'Defer':
-          return { kind: 'deferred', id };
       }
+    } finally {
+      hook.withdraw();
     }
+  }
+
+  /** A PermissionRequest hook's answer, read as a client's is; undefined (and said) when it answers nothing of this kind. */
+  private recordHook<A extends InquiryAnswer>(
+    id: string,
+    inquiry: Inquiry,
+    rules: AnswerRules<A>,
+    answered: HookAnswer,
+  ): Resolution<A> | undefined {
+    const given =
+      answered.updatedArguments === undefined ? answered.answer : { edit: answered.updatedArguments as JsonValue };
+    const parsed = rules.parse(given, 'client');
+    if (!parsed.ok) {
+      this.context.host.notice('warning', `ignored the answer of the hook \`${answered.hook}\`: ${parsed.error}`);
+      return undefined;
+    }
+    return this.record(id, parsed.answer, 'hook', undefined, hookReason(inquiry, answered), answered.hook);
   }
 
   private async askAssistant<A extends InquiryAnswer>(
@@ -445,6 +448,7 @@ export class InquiryResolver {
     by: AnsweredBy,
     action: PromptAction | undefined,
     reason: string | undefined,
+    hook?: string,
   ): Resolution<A> {
     const event: EventOf<'inquiry_response'> = {
       type: 'inquiry_response',
@@ -455,6 +459,7 @@ export class InquiryResolver {
     };
     if (action) event.action = action;
     if (reason) event.reason = reason;
+    if (hook !== undefined) event.hook = hook;
     this.context.append(event);
     this.context.host.inquiryResolved(id, by);
     return { kind: 'answered', id, answer, by, action, reason };

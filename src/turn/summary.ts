@@ -3,7 +3,7 @@
  * the inquiries no human could answer. The JSON result and `wait` are built from this.
  */
 import type { ConversationEvent, EventOf, ToolOutcome } from '../conversation/events.ts';
-import type { Inquiry } from '../inquiry/types.ts';
+import type { Inquiry, JsonValue } from '../inquiry/types.ts';
 import type { Source } from '../llm/types.ts';
 
 export interface ToolSummary {
@@ -30,6 +30,16 @@ export interface Unanswered {
   reason: string;
 }
 
+/** An inquiry a PermissionRequest hook answered. */
+export interface HookAnswerSummary {
+  tool_name: string;
+  tool_call_id: string;
+  kind: 'run_tool' | 'deliver_tool_result' | 'escalate';
+  answer: JsonValue;
+  hook: string;
+  reason: string;
+}
+
 export interface PendingInquiry {
   id: string;
   tool_call_id: string;
@@ -44,6 +54,7 @@ export interface TurnSummary {
   tools: ToolSummary[];
   permission_denials: PermissionDenial[];
   unanswered: Unanswered[];
+  hook_answers: HookAnswerSummary[];
   pending_inquiry: PendingInquiry | null;
 }
 
@@ -53,6 +64,7 @@ export function summarizeTurn(events: readonly ConversationEvent[]): TurnSummary
   const responded = new Set<string>();
   const permission_denials: PermissionDenial[] = [];
   const unanswered: Unanswered[] = [];
+  const hook_answers: HookAnswerSummary[] = [];
   const steps: { text: string; toolCalls: number; sources: Source[] }[] = [];
   let step: { text: string; toolCalls: number; sources: Source[] } | undefined;
   for (const event of events) {
@@ -97,6 +109,16 @@ export function summarizeTurn(events: readonly ConversationEvent[]): TurnSummary
       case 'inquiry_response': {
         responded.add(event.id);
         const request = requests.get(event.id);
+        if (request && event.by === 'hook' && request.inquiry.kind !== 'tool_question') {
+          hook_answers.push({
+            tool_name: request.inquiry.tool,
+            tool_call_id: request.tool_call_id,
+            kind: request.inquiry.kind,
+            answer: event.answer,
+            hook: event.hook ?? '',
+            reason: event.reason ?? '',
+          });
+        }
         if (!request || event.by !== 'policy' || event.action !== 'Fail') break;
         const inquiry = request.inquiry;
         const reason = event.reason ?? 'no user available';
@@ -138,6 +160,7 @@ export function summarizeTurn(events: readonly ConversationEvent[]): TurnSummary
     tools: [...tools.values()],
     permission_denials,
     unanswered,
+    hook_answers,
     pending_inquiry: pending
       ? {
           id: pending.id,

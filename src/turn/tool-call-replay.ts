@@ -34,6 +34,11 @@ export class RecordedCall {
       if (event.type === 'inquiry_response' && requestIds.has(event.id)) this.responses.set(event.id, event);
   }
 
+  /** Whether the tool was started before (its PreToolUse hooks ran then). */
+  started(): boolean {
+    return this.entries.some((entry) => entry.type === 'tool_call_start');
+  }
+
   /** The next recorded inquiry when it is of this kind (and asks this question); undefined otherwise. */
   takeInquiry(kind: Inquiry['kind'], questionId?: string): RecordedInquiry | undefined {
     const next = this.entries[this.position];

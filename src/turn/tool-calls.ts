@@ -20,6 +20,8 @@ import { truncateOutput } from '../tools/truncate.ts';
 import type { TurnHost } from './host.ts';
 import type { InquiryResolver, Resolution } from './inquiries.ts';
 import { RecordedCall, unknownOutcome } from './tool-call-replay.ts';
+import type { HookNote } from './hook-port.ts';
+import { afterTool, beforeTool, withHookNotes } from './tool-hooks.ts';
 
 export interface ToolCallContext {
   host: TurnHost;
@@ -63,7 +65,8 @@ function settings(config: LoadedConfig, tool: Tool): { outputLimit: number; time
  * sandbox → execution, re-run after each question the tool asks → delivery of the result.
  */
 type CallState =
-  | { stage: 'permission'; arguments: unknown }
+  /** `ask`: a PreToolUse hook asked that a human (or with none, the policy) decide. */
+  | { stage: 'permission'; arguments: unknown; ask?: boolean }
   | { stage: 'escalation'; arguments: unknown }
   | { stage: 'execution'; arguments: unknown; sandbox: CommandSandbox }
   | { stage: 'delivery'; content: string; isError: boolean }
@@ -80,6 +83,8 @@ interface Call {
   recorded: RecordedCall;
   /** Every decision made without a human, told to the model with the result (DESIGN §4). */
   decidedWithoutHuman: string[];
+  /** What the call's hooks said for the model. */
+  hookNotes: HookNote[];
   outputLimit: number;
   timeoutMilliseconds: number;
 }
@@ -124,9 +129,16 @@ export async function processToolCall(
     tool,
     recorded: new RecordedCall(request.id, turnEvents),
     decidedWithoutHuman: [],
+    hookNotes: [],
     ...settings(context.config, tool),
   };
   let state: CallState = { stage: 'permission', arguments: validation.value };
+  if (!call.recorded.started()) {
+    const before = await beforeTool(context.host, { id: call.id, tool, arguments: validation.value }, context.signal);
+    if (before.kind === 'denied') return respond(context, call.id, before.content, true, 'denied').outcome;
+    call.hookNotes.push(...before.notes);
+    state = { stage: 'permission', arguments: before.arguments, ask: before.ask };
+  }
   while (state.stage !== 'ended') state = await advance(call, state);
   return state.outcome;
 }
@@ -134,7 +146,7 @@ export async function processToolCall(
 function advance(call: Call, state: Exclude<CallState, { stage: 'ended' }>): Promise<CallState> {
   switch (state.stage) {
     case 'permission':
-      return permission(call, state.arguments);
+      return permission(call, state.arguments, state.ask === true);
     case 'escalation':
       return escalation(call, state.arguments);
     case 'execution':
@@ -145,9 +157,10 @@ function advance(call: Call, state: Exclude<CallState, { stage: 'ended' }>): Pro
 }
 
 /** Permission to run (config `run`): asked, remembered from earlier in the turn, or decided by the config. */
-async function permission(call: Call, argumentsValue: unknown): Promise<CallState> {
+async function permission(call: Call, argumentsValue: unknown, hookAsks: boolean): Promise<CallState> {
   const { context, tool } = call;
-  const runMode = resolveRunMode(context.config, tool.name, tool.defaultRunMode).value;
+  const configured = resolveRunMode(context.config, tool.name, tool.defaultRunMode).value;
+  const runMode = hookAsks && configured === 'unattended' ? 'ask' : configured;
   if (runMode === 'skip') {
     return respond(
       context,
@@ -162,7 +175,7 @@ async function permission(call: Call, argumentsValue: unknown): Promise<CallStat
   const remembered = previous ? undefined : context.remembered.get(tool.name);
   if (remembered === 'skip')
     return respond(context, call.id, 'The user declined to run this tool (for the rest of this turn).', true, 'denied');
-  if (remembered === 'run') return { stage: 'escalation', arguments: argumentsValue };
+  if (remembered === 'run' && !hookAsks) return { stage: 'escalation', arguments: argumentsValue };
   const resolution = await context.resolver.resolveRun(
     call.id,
     { kind: 'run_tool', tool: tool.name, arguments: argumentsValue, ...(runMode === 'edit' ? { edit: true } : {}) },
@@ -173,17 +186,18 @@ async function permission(call: Call, argumentsValue: unknown): Promise<CallStat
   switch (answer.decision) {
     case 'approve':
       if (holdsForTheTurn(answer.scope)) context.remembered.set(tool.name, 'run');
-      if (resolution.by === 'policy' && resolution.reason) call.decidedWithoutHuman.push(resolution.reason);
+      if (resolution.by !== 'user' && resolution.reason) call.decidedWithoutHuman.push(resolution.reason);
       return { stage: 'escalation', arguments: argumentsValue };
     case 'deny':
       if (holdsForTheTurn(answer.scope)) context.remembered.set(tool.name, 'skip');
-      if (resolution.by === 'policy')
+      if (resolution.by !== 'user')
         return respond(context, call.id, `Tool call denied: ${resolution.reason}.`, true, 'denied');
       return respond(context, call.id, 'The user declined to run this tool.', true, 'denied');
     case 'none':
       // Closed with no decision (the user interrupted to reply): not run.
       return respond(context, call.id, `Not run: ${resolution.reason ?? 'nobody decided'}.`, true, 'denied');
     case 'edit': {
+      if (resolution.by !== 'user' && resolution.reason) call.decidedWithoutHuman.push(resolution.reason);
       const edited = tool.validate(answer.arguments);
       if (!edited.ok)
         return respond(
@@ -219,7 +233,7 @@ async function escalation(call: Call, argumentsValue: unknown): Promise<CallStat
   if (resolution.kind === 'deferred') return deferred(resolution.id);
   if (resolution.answer.decision !== 'approve') {
     const decided =
-      resolution.by === 'policy' ? `${resolution.reason}` : 'the user declined to run it outside the sandbox';
+      resolution.by !== 'user' ? `${resolution.reason}` : 'the user declined to run it outside the sandbox';
     if (problem) {
       context.warn(
         'sandbox_unavailable',
@@ -234,7 +248,7 @@ async function escalation(call: Call, argumentsValue: unknown): Promise<CallStat
       );
     }
     const why =
-      resolution.by === 'policy'
+      resolution.by !== 'user'
         ? `${decided.charAt(0).toUpperCase()}${decided.slice(1)}`
         : 'The user declined to run this command outside the sandbox';
     return respond(
@@ -245,7 +259,7 @@ async function escalation(call: Call, argumentsValue: unknown): Promise<CallStat
       'denied',
     );
   }
-  if (resolution.by === 'policy' && resolution.reason) call.decidedWithoutHuman.push(resolution.reason);
+  if (resolution.by !== 'user' && resolution.reason) call.decidedWithoutHuman.push(resolution.reason);
   return { stage: 'execution', arguments: argumentsValue, sandbox: context.unconfined };
 }
 
@@ -285,6 +299,16 @@ async function execution(call: Call, argumentsValue: unknown, sandbox: CommandSa
     }
     if (result.kind === 'deferred') return deferred(result.inquiryId);
     if (result.kind !== 'needs_input') {
+      if (replayed.kind !== 'result') {
+        const output = result.kind === 'success' ? result.content : result.message;
+        const notes = await afterTool(
+          context.host,
+          { id: call.id, tool, arguments: argumentsValue },
+          { content: output, isError: result.kind === 'error' },
+          context.signal,
+        );
+        call.hookNotes.push(...notes);
+      }
       return {
         stage: 'delivery',
         content: truncateOutput(result.kind === 'success' ? result.content : result.message, call.outputLimit),
@@ -356,7 +380,7 @@ async function askedDelivery(call: Call, output: string, isError: boolean, edit:
     case 'deny':
     case 'none': {
       const why =
-        resolution.by === 'policy'
+        resolution.by !== 'user'
           ? `The tool ran, but its ${resolution.reason}.`
           : 'The tool ran, but the user chose not to share its result.';
       return respond(context, call.id, why, isError, 'denied');
@@ -364,20 +388,15 @@ async function askedDelivery(call: Call, output: string, isError: boolean, edit:
     case 'edit':
       return delivered(call, answer.result, isError);
     case 'deliver':
-      if (resolution.by === 'policy' && resolution.reason) call.decidedWithoutHuman.push(resolution.reason);
+      if (resolution.by !== 'user' && resolution.reason) call.decidedWithoutHuman.push(resolution.reason);
       return delivered(call, output, isError);
   }
 }
 
-/** The result goes to the model, with the decisions made without a human. */
+/** The result goes to the model, with what the call's hooks said and the decisions made without a human. */
 function delivered(call: Call, content: string, isError: boolean): Ended {
-  return respond(
-    call.context,
-    call.id,
-    withDecisions(content, call.decidedWithoutHuman),
-    isError,
-    isError ? 'error' : 'ok',
-  );
+  const told = withDecisions(withHookNotes(content, call.hookNotes), call.decidedWithoutHuman);
+  return respond(call.context, call.id, told, isError, isError ? 'error' : 'ok');
 }
 
 /** The tool's output, then one line from jp per decision made without a human. */

@@ -34,6 +34,7 @@ function result(
     tools: [],
     permission_denials: [],
     unanswered: [],
+    hook_answers: [],
     pending_inquiry: null,
     metadata: {
       model: null,

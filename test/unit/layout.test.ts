@@ -59,7 +59,8 @@ function importsOf(folder: string): Import[] {
 /**
  * The layers, top first: a folder imports only from its own layer's folder or lower layers. The
  * composition root (cli) over the editor's agent (acp), over the two ends of a socket (the terminal
- * client, the server process), over one run, over what scripts read of it (report), over the engine;
+ * client, the server process), over one run, over what scripts read of it (report), over the user's
+ * hooks (which answer the engine through its TurnHost), over the engine;
  * the engine on tools, the sandbox and the providers; everything on the conversation log, config,
  * workspace, inquiries and output; at the bottom the wire (protocol) and the shared leaves (errors,
  * redaction).
@@ -70,6 +71,7 @@ const layers: string[][] = [
   ['client', 'server'],
   ['run'],
   ['report'],
+  ['hooks'],
   ['turn'],
   ['tools'],
   ['sandbox'],

@@ -86,7 +86,11 @@ const formInquiry = {
 
 const validEvents: Record<string, Json[]> = {
   turn_start: [{ type: 'turn_start', timestamp: ts }],
-  chat_request: [{ type: 'chat_request', timestamp: ts, content: 'list the files' }],
+  chat_request: [
+    { type: 'chat_request', timestamp: ts, content: 'list the files' },
+    { type: 'chat_request', timestamp: ts, content: 'list the files', context: 'Branch: main' },
+    { type: 'chat_request', timestamp: ts, content: 'run the tests first', hook: '~/bin/stop-check.sh' },
+  ],
   chat_response: [
     { type: 'chat_response', timestamp: ts, message: 'Here they are.' },
     { type: 'chat_response', timestamp: ts, reasoning: 'The user wants a listing.' },
@@ -138,6 +142,15 @@ const validEvents: Record<string, Json[]> = {
   ],
   inquiry_response: [
     { type: 'inquiry_response', timestamp: ts, id: 'inq_1', answer: 'run', by: 'user' },
+    {
+      type: 'inquiry_response',
+      timestamp: ts,
+      id: 'inq_1',
+      answer: 'skip',
+      by: 'hook',
+      hook: 'node approval-hook.mjs',
+      reason: 'not run: the hook `node approval-hook.mjs` denied it',
+    },
     { type: 'inquiry_response', timestamp: ts, id: 'inq_1', answer: { edit: { command: 'ls' } }, by: 'user' },
     {
       type: 'inquiry_response',
@@ -355,6 +368,19 @@ function result(status: RunStatus, exitCode: number, overrides: Json = {}): Json
               question_id: 'overwrite',
               question: 'Overwrite?',
               reason: 'no user',
+            },
+          ]
+        : [],
+    hook_answers:
+      status === 'success'
+        ? [
+            {
+              tool_name: 'run_command',
+              tool_call_id: 'call_1',
+              kind: 'run_tool',
+              answer: 'run',
+              hook: '~/bin/approve.sh',
+              reason: 'run with the approval of the hook `~/bin/approve.sh`',
             },
           ]
         : [],

@@ -14,6 +14,7 @@ import { eventsFile } from '../../conversation/store.ts';
 import { contextWindow } from '../../llm/context-window.ts';
 import { createChatModel } from '../../llm/create.ts';
 import { resolveModelSpec } from '../../llm/resolve.ts';
+import { hooksOf } from '../../hooks/setup.ts';
 import { compactHistory } from '../../turn/compact.ts';
 import { estimateTokens } from '../../turn/compaction.ts';
 import { acquireLock } from '../../workspace/lock.ts';
@@ -49,6 +50,22 @@ export async function conversationCompactCommand(context: CommandContext, id: st
       const characters = events.reduce((sum, event) => sum + JSON.stringify(event).length, 0);
       const windowTokens = contextWindow(spec, config.value)?.tokens ?? Math.max(1000, estimateTokens(characters));
       const before = events.length;
+      let subprocesses = 0;
+      const hooks = hooksOf(config, {
+        conversationId,
+        conversationsDirectory: workspace.conversationsDirectory,
+        cwd: context.facts.cwd,
+        workspaceRoot: workspace.root,
+        toolRoot: workspace.root,
+        environment: context.facts.environment,
+        processes: {
+          nextMarker: () => `${conversationId}.compact.${process.pid}.${++subprocesses}`,
+          started() {},
+          ended() {},
+        },
+        notice: (level, message) => (level === 'warning' ? context.warn(message) : context.status(message)),
+        log: () => {},
+      });
       const append = (made: ConversationEvent): void => {
         const event = context.secrets.redactValue(made);
         opened.log.append(event);
@@ -64,6 +81,7 @@ export async function conversationCompactCommand(context: CommandContext, id: st
           sync: () => opened.log.sync(),
           notice: (message) => context.status(message),
           usage: (usage) => append({ type: 'usage', timestamp: now(), model: spec.id, purpose: 'compaction', usage }),
+          ...(hooks ? { beforeCompact: () => hooks.compacting('manual', new AbortController().signal) } : {}),
         },
         'manual',
         windowTokens,

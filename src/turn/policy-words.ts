@@ -1,0 +1,69 @@
+/**
+ * The plain words of a decision made without a human (DESIGN §4): the setting that decided, and
+ * the key that would change the decision, for the model, the log and the result.
+ */
+import type { Resolved } from '../config/policy.ts';
+import { type DetachedPolicy, type Inquiry, type PolicyKind, policyKindOf } from '../inquiry/types.ts';
+
+export function settingOf(resolved: Resolved<DetachedPolicy>): string {
+  return resolved.key === 'built-in'
+    ? `the detached policy is "${resolved.value}" (${resolved.layer})`
+    : `${resolved.key} = "${resolved.value}" (set in ${resolved.layer})`;
+}
+
+/**
+ * Names the setting that decided, and the key that would change the decision: after a refusal, how
+ * to let it proceed without a user; after a decision made without one, how to require a human.
+ */
+export function policySentence(
+  tool: string,
+  kind: PolicyKind,
+  resolved: Resolved<DetachedPolicy>,
+  decision: 'proceeded' | 'refused',
+): string {
+  const setting = settingOf(resolved);
+  if (decision === 'proceeded')
+    return `${setting}; to require a human instead, set conversation.tools.${tool}.detached.${kind} = "deny" or "defer"`;
+  if (kind === 'escalate') {
+    return `${setting} (the shorthand detached = "auto" does not cover leaving the sandbox); to let it run outside the sandbox without a user, set conversation.tools.${tool}.detached.escalate = "auto"`;
+  }
+  if (kind === 'tool') {
+    return `${setting}; to change it, set conversation.tools.${tool}.detached.tool = "auto" (let the assistant answer) or "defaults" (use the question's default)`;
+  }
+  const noDefault =
+    resolved.value === 'defaults'
+      ? ` ("defaults" has no default answer for ${kind === 'run' ? 'running a tool' : 'sharing a result'})`
+      : '';
+  return `${setting}${noDefault}; to let it ${kind === 'run' ? 'run' : 'through'} without a user, set conversation.tools.${tool}.detached.${kind} = "auto"`;
+}
+
+export function failureReason(
+  inquiry: Inquiry,
+  resolved: Resolved<DetachedPolicy>,
+  detail: { exclusive: boolean; defaultProblem?: string },
+): string {
+  const kind = policyKindOf(inquiry.kind);
+  const policy = policySentence(inquiry.tool, kind, resolved, 'refused');
+  switch (inquiry.kind) {
+    case 'run_tool':
+      return `not run: no user is available to approve it, and ${policy}`;
+    case 'deliver_tool_result':
+      return `result not delivered: no user is available to approve sharing it, and ${policy}`;
+    case 'escalate':
+      return `not run outside the sandbox: no user is available to approve it, and ${policy}`;
+    case 'tool_question': {
+      const question = JSON.stringify(inquiry.question.text);
+      if (resolved.value === 'auto' && detail.exclusive) {
+        return `unanswered: no user is available to answer ${question}, and the question is exclusive (only a human may answer it; conversation.tools.${inquiry.tool}.questions.${inquiry.question.id}.exclusive)`;
+      }
+      if (resolved.value === 'defaults' && inquiry.question.answer_type === 'form') {
+        return `unanswered: no user is available to answer ${question}, ${settingOf(resolved)}, and ${detail.defaultProblem ?? 'the form has no default'}`;
+      }
+      if (resolved.value === 'defaults') {
+        const why = detail.defaultProblem ?? 'the question has no default';
+        return `unanswered: no user is available to answer ${question}, and ${why}; set conversation.tools.${inquiry.tool}.questions.${inquiry.question.id}.default${inquiry.question.answer_type === 'select' ? ' or .default_option = "first" | "last" | "<label>"' : ''}`;
+      }
+      return `unanswered: no user is available to answer ${question}, and ${policy}`;
+    }
+  }
+}

@@ -280,10 +280,13 @@ export class TurnRun {
         return { ...this.finish('interrupted'), stop };
       }
       const jpError = toJpError(error);
+      // A new turn that does not fit the window never reached the model: it is dropped, so that the
+      // same message can be sent again with other settings (--no-tools), not resumed with these.
+      const neverSent = jpError.code === 'context_window_too_small' && !this.options.resume && this.iterations === 0;
       this.append({
         type: 'turn_end',
         timestamp: now(),
-        status: 'error',
+        status: neverSent ? 'discarded' : 'error',
         error: { code: jpError.code, message: jpError.message },
         exit_code: jpError.exitCode,
         ...(jpError.code === 'refused' ? { finish_reason: 'content-filter' as const } : {}),

@@ -86,6 +86,7 @@ export function requestTooBig(
         windowHint(),
         ...(parts.message > window.tokens / 2 ? ['A shorter message (or less input on stdin).'] : []),
         ...(parts.rest >= minimumShown ? ['A new conversation: jp query --new.'] : []),
+        'Then send the message again (a turn being resumed: jp query --continue).',
       ].join('\n'),
     },
   );

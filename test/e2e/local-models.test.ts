@@ -518,19 +518,25 @@ describe('a small window: compaction converges, nothing known too big is sent', 
   });
 
   it('every tool in a window too small for their schemas: said before sending, naming --no-tools (exit 2)', async () => {
-    const provider = await smallWindowServer(['001']);
+    const provider = await smallWindowServer(['097']);
     cleanup.add(() => provider.close());
-    const run = await query(
-      cleanup.sandbox(),
-      provider.baseUrl,
-      ['--new', '-c', 'assistant.context_window=1536'],
-      'Hi',
-    );
+    const sandbox = cleanup.sandbox();
+    const run = await query(sandbox, provider.baseUrl, ['--new', '-c', 'assistant.context_window=1536'], 'Hi');
     assert.equal(run.code, 2, run.stderr);
     assert.equal(provider.requests.length, 0);
     assert.match(run.result.error.message, /cannot hold the system prompt, the tools and your message/);
     assert.match(run.result.error.message, /\d+ tools about \d+/);
     assert.match(run.result.error.hint, /--no-tools/);
+    // Nothing of the turn reached the model: it is dropped, and the message goes again as advised.
+    const again = await query(
+      sandbox,
+      provider.baseUrl,
+      [`--id=${run.result.conversation_id}`, '--no-tools', '-c', 'assistant.context_window=1536'],
+      'Hi',
+    );
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(provider.requests.length, 1);
+    assert.equal(provider.requests[0]!.body.tools, undefined);
   });
 
   it("the characters per token are learned from the server's usage: a follow-up jp's guess of 3 would send is compacted first", async () => {

@@ -1,7 +1,7 @@
 /**
  * Time to first token against a local server that streams (issue 36): llama-server's recorded
- * stream of a short story (test/fixtures/provider-streams/llama-server/086), replayed one event per
- * write from 127.0.0.1. The floor is `curl -N` posting the same request body jp sent to the same
+ * stream of a short story (test/fixtures/provider-streams/llama-server/086), replayed from 127.0.0.1
+ * one event per write, 2 ms apart as the server generated them. The floor is `curl -N` posting the same request body jp sent to the same
  * server: the time until its output holds the first token of the answer. jp's figure is the time to
  * its first stdout byte (the first token), through the query server and with --no-server; the three
  * are measured in alternation so that drift weighs on all alike.
@@ -45,7 +45,8 @@ function curlFirstToken(url: string, bodyFile: string): Promise<number> {
 
 const firstToken: Section = async (bench) => {
   const recording = loadRecording('llama-server/086-resp.sse')[0]!;
-  const provider = await startReplayProvider({ replies: () => ({ recording }), writes: 'event' });
+  // llama-server wrote these 100 tokens over 206 ms (meta: first byte 49 ms, end 255 ms): 2 ms apart.
+  const provider = await startReplayProvider({ replies: () => ({ recording }), writes: 'event', paceMilliseconds: 2 });
   const sandbox = createSandbox();
   const model = replayModelArguments('compatible:llamacpp', provider.baseUrl, 'stories260k');
   const environment = { ...sandbox.env, ...model.env };

@@ -209,6 +209,8 @@ export interface ReplayOptions {
   replies: Reply[] | ((index: number) => Reply);
   /** `whole`: the body in one write; `event`: one write per SSE event; `byte`: one byte per write. */
   writes?: 'whole' | 'event' | 'byte';
+  /** With `event` writes: milliseconds between two events, as a server that generates them one by one. */
+  paceMilliseconds?: number;
 }
 
 export interface ReplayRequest {
@@ -243,7 +245,7 @@ export async function startReplayProvider(options: ReplayOptions): Promise<Repla
       requests.push({ path: request.url ?? '', headers: request.headers, body });
       const replies = options.replies;
       const reply = typeof replies === 'function' ? replies(index) : replies[Math.min(index, replies.length - 1)]!;
-      play(reply, response, options.writes ?? 'event').catch(() => response.destroy());
+      play(reply, response, options.writes ?? 'event', options.paceMilliseconds ?? 0).catch(() => response.destroy());
     });
     response.on('error', () => {});
   });
@@ -276,7 +278,12 @@ function write(response: ServerResponse, data: string | Buffer): Promise<void> {
   });
 }
 
-async function play(reply: Reply, response: ServerResponse, writes: 'whole' | 'event' | 'byte'): Promise<void> {
+async function play(
+  reply: Reply,
+  response: ServerResponse,
+  writes: 'whole' | 'event' | 'byte',
+  paceMilliseconds: number,
+): Promise<void> {
   const { recording } = reply;
   const events =
     reply.cutAfterEvents === undefined ? recording.events : recording.events.slice(0, reply.cutAfterEvents);
@@ -286,8 +293,9 @@ async function play(reply: Reply, response: ServerResponse, writes: 'whole' | 'e
   if (writes === 'whole') {
     await write(response, events.join(''));
   } else {
-    for (const event of events) {
+    for (const [index, event] of events.entries()) {
       if (writes === 'event') {
+        if (paceMilliseconds > 0 && index > 0) await new Promise((resolve) => setTimeout(resolve, paceMilliseconds));
         await write(response, event);
       } else {
         const bytes = Buffer.from(event, 'utf8');

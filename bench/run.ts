@@ -23,6 +23,7 @@ const sections: Record<string, () => Promise<{ default: Section }>> = {
   sandbox: () => import('./sections/sandbox.ts'),
   cache: () => import('./sections/cache.ts'),
   'first-token': () => import('./sections/first-token.ts'),
+  checkpoints: () => import('./sections/checkpoints.ts'),
 };
 
 const chosen = process.argv.slice(2);

@@ -378,6 +378,7 @@ export class AcpAgent {
       mapper: new UpdateMapper(workspace.toolRoot),
       logger,
       conversationId: sessionId,
+      capability: spawned.capability,
     });
     session.running = client;
     const running = client.run();

@@ -14,7 +14,7 @@ import { visible } from '../output/sanitize.ts';
 import { resolveFormat, SafeWriter, type OutputFormat } from '../output/channels.ts';
 import { createLogger, defaultLogFile, type Logger, type LogSettings } from '../output/logger.ts';
 import { dataHome, resolveWorkspace, type Workspace } from '../workspace/workspace.ts';
-import { acceptOwnership, assertWorkspaceOwnership, workspaceOwnershipProblems } from '../workspace/ownership.ts';
+import { acceptOwnership, skippedWorkspaceWarning } from '../workspace/ownership.ts';
 import type { Facts } from './facts.ts';
 import type { GlobalOptions } from './global-options.ts';
 
@@ -40,13 +40,14 @@ export class CommandContext {
   }
 
   /**
-   * The workspace of the working directory; one another user could write is refused (ownership.ts),
-   * unless the user's safe.directories accepts it (loaded by loadSafeDirectories before any command).
+   * The workspace of the working directory. One another user could write (ownership.ts) is passed
+   * over, with one warning naming it, unless the user's safe.directories accepts it (loaded by
+   * loadSafeDirectories before any command); jp goes on as if it were not there.
    */
   workspace(): Workspace {
     if (this.cachedWorkspace) return this.cachedWorkspace;
     const workspace = resolveWorkspace(this.facts.cwd, this.facts.environment);
-    if (!workspace.isDefault) assertWorkspaceOwnership(workspace.root, workspaceOwnershipProblems(workspace.root));
+    for (const skipped of workspace.skipped) this.warn(skippedWorkspaceWarning(skipped));
     this.cachedWorkspace = workspace;
     return workspace;
   }
@@ -132,9 +133,10 @@ export class CommandContext {
    */
   registerSecrets(): Promise<void> {
     this.secretsRegistered ??= import('./secret-variables.ts').then(
-      ({ clientSecretVariables, clientMcpEnvironments }) => {
+      ({ clientSecretVariables, clientMcpEnvironments, clientMcpHeaders }) => {
         this.secrets.add(this.facts.environment, clientSecretVariables(this.configInputs()));
         for (const environment of clientMcpEnvironments(this.configInputs())) this.secrets.addNamed(environment);
+        for (const headers of clientMcpHeaders(this.configInputs())) this.secrets.addHeaders(headers);
       },
     );
     return this.secretsRegistered;

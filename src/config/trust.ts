@@ -139,6 +139,19 @@ export const trustRequiringKeys: readonly TrustRule[] = [
   { key: 'conversation.hooks', reason: 'runs a command' },
   { key: 'hooks', reason: 'runs commands of its choosing, outside the sandbox, at points of every run (hooks)' },
   {
+    key: 'secrets.env_vars',
+    reason:
+      'hides the values of these variables wherever they appear, in what you approve too (a command would show [REDACTED] where one of them is)',
+    // A union over the layers (config/load.ts): what the user's own layers list together needs no trust.
+    when: (value, _path, own) => {
+      const mine = own.flatMap((layer) => {
+        const listed = tableAt(layer, ['secrets']).env_vars;
+        return Array.isArray(listed) ? listed : [];
+      });
+      return Array.isArray(value) && value.some((name) => !mine.includes(name));
+    },
+  },
+  {
     key: 'sandbox.mode',
     reason: 'confines the commands the model runs less than you do',
     when: (value, _path, own) =>
@@ -156,6 +169,11 @@ export const trustRequiringKeys: readonly TrustRule[] = [
       const allowed = ownSandbox(own, 'writable_roots');
       return Array.isArray(value) && value.some((root) => !(Array.isArray(allowed) && allowed.includes(root)));
     },
+  },
+  {
+    key: 'checkpoints.enabled',
+    reason: 'turns off the checkpoints that let you undo what the model changes',
+    when: (value) => value === false,
   },
   {
     key: 'assistant.instruction_files',

@@ -5,7 +5,7 @@
  * message). A record this user's jp did not seal decides nothing.
  */
 import type { ConversationEvent, TurnTools } from './events.ts';
-import type { LogSeal } from './seal.ts';
+import type { PlacedSeal } from './seal.ts';
 import { findIncompleteTurn } from './turn-state.ts';
 
 /** No flags: the configured tools. */
@@ -18,16 +18,11 @@ export interface ResumedTurnTools {
   foreign: boolean;
 }
 
-export function resumedTurnTools(
-  conversationId: string,
-  events: readonly ConversationEvent[],
-  seal: LogSeal,
-): ResumedTurnTools {
+export function resumedTurnTools(events: readonly ConversationEvent[], seal: PlacedSeal): ResumedTurnTools {
   const incomplete = findIncompleteTurn(events);
   const start = incomplete ? events[incomplete.turn.start] : undefined;
   if (start?.type !== 'turn_start' || start.tools === undefined) return { tools: undefined, foreign: false };
-  if (!seal.verifies(conversationId, start, events.slice(0, incomplete!.turn.start)))
-    return { tools: undefined, foreign: true };
+  if (!seal.verifies(start, events)) return { tools: undefined, foreign: true };
   const enabled = Array.isArray(start.tools.enabled)
     ? start.tools.enabled.filter((name) => typeof name === 'string')
     : [];

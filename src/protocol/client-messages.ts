@@ -10,6 +10,7 @@ type JsonObject = { [key: string]: unknown };
 const clientHelloSchema = z.object({
   type: z.literal('hello'),
   version: z.number(),
+  capability: z.optional(z.string().check(z.maxLength(256))),
   can_prompt: z.boolean(),
   read_only: z.optional(z.boolean()),
   owner: z.optional(z.boolean()),

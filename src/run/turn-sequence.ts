@@ -6,10 +6,19 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import type { ConversationEvent, TurnTools } from '../conversation/events.ts';
+import { checkpointSettings, RunCheckpoints } from '../checkpoint/recorder.ts';
+import type { ConversationEvent, EventOf, TurnTools } from '../conversation/events.ts';
 import { now } from '../conversation/events.ts';
-import { changesDelta, foreignSettingsWarning, recordedSettings } from '../conversation/config-delta.ts';
-import { findIncompleteTurn } from '../conversation/turn-state.ts';
+import {
+  changesDelta,
+  connectionSettingsWarning,
+  explainRecordedKeys,
+  foreignSettingsWarning,
+  recordableSettings,
+  recordedSettings,
+  withoutConnectionKeys,
+} from '../conversation/config-delta.ts';
+import { closingEvents, findIncompleteTurn } from '../conversation/turn-state.ts';
 import { configuredTools, describeTools, sameTools } from '../conversation/turn-tools.ts';
 import { commandLineOverrides } from '../config/load.ts';
 import { userConfigFile } from '../config/paths.ts';
@@ -59,15 +68,37 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
     events.push({ type: 'turn_end', timestamp: now(), status: 'discarded' });
     live.sync();
   }
-  const overrides = commandLineOverrides(config);
+  const unfinished = request.close_turn ? findIncompleteTurn(events) : undefined;
+  if (unfinished) {
+    for (const event of closingEvents(unfinished)) {
+      live.append(event);
+      events.push(event);
+    }
+    live.sync();
+  }
+  // What the command line set, but never where and how to reach a provider (config-delta.ts), and
+  // never what holds a secret: that configures this query only.
+  const { delta: overrides, withheld: secretSettings } = recordableSettings(
+    withoutConnectionKeys(commandLineOverrides(config)).kept,
+    setup.secrets,
+  );
+  if (secretSettings.length > 0)
+    live.notice(
+      'info',
+      `not recorded in conversation ${request.conversation_id}, as they hold secrets: ${secretSettings.join(', ')}; give them again with --cfg to the queries that need them`,
+    );
   if (setup.foreignSettings.length > 0)
     live.notice('warning', foreignSettingsWarning(request.conversation_id, setup.foreignSettings));
-  if (changesDelta(recordedSettings(request.conversation_id, events, seal).delta, overrides)) {
-    const event = seal.seal(
-      request.conversation_id,
-      { type: 'config_delta', timestamp: now(), delta: overrides } as ConversationEvent,
-      events,
-    );
+  if (setup.connectionSettings.length > 0)
+    live.notice('warning', connectionSettingsWarning(request.conversation_id, setup.connectionSettings));
+  if (changesDelta(recordedSettings(events, seal).delta, overrides)) {
+    const recorded: EventOf<'config_delta'> = {
+      type: 'config_delta',
+      timestamp: now(),
+      delta: overrides,
+      ...(request.query ? { query: setup.secrets.redact(request.query) } : {}),
+    };
+    const event = seal.seal(recorded, events);
     live.append(event);
     events.push(event);
   }
@@ -96,6 +127,7 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
   );
   const systemPrompt = runSystemPrompt(sequence, toolsOf(turnTools.request), sessionContext);
   const assistant = config.value.assistant;
+  const checkpoints = runCheckpoints(sequence);
   /** UserPromptSubmit: a blocked prompt is never sent; what the hooks add goes with it to the model. */
   const submitted = async (prompt: string): Promise<{ blocked: string } | { context: string | undefined }> => {
     const decided = await hooks?.promptSubmitted(prompt, sequence.stopSignal());
@@ -140,6 +172,7 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
         ? { compactionThreshold: assistant.compaction.threshold }
         : {}),
       systemPrompt,
+      ...(checkpoints ? { checkpoints } : {}),
       signal: sequence.stopSignal(),
       message,
       resume,
@@ -184,6 +217,9 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
   } else {
     outcome = await turnWithReplies(false, request.message ?? '');
   }
+  // An error that names a setting the conversation recorded says so, and how to change it.
+  if (outcome.error)
+    outcome = { ...outcome, error: explainRecordedKeys(outcome.error, request.conversation_id, setup.recorded) };
   return buildTurnResult({
     conversationId: request.conversation_id,
     query: query || lastRequestContent(events),
@@ -193,6 +229,21 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
     startedAt: request.started_at,
     warnings: sequence.warnings(),
     secrets: setup.secrets,
+  });
+}
+
+/** The run's checkpoints of the tool root (DESIGN §10), with the settings of `[checkpoints]`; none when they are off. */
+function runCheckpoints(sequence: TurnSequence): RunCheckpoints | undefined {
+  const { request, setup, live } = sequence;
+  const settings = checkpointSettings(setup.config.value);
+  if (!settings.enabled) return undefined;
+  return new RunCheckpoints({
+    userDirectory: setup.workspace.userDirectory,
+    root: request.workspace.tool_root,
+    environment: setup.environment,
+    conversationId: request.conversation_id,
+    settings,
+    warn: (message) => live.notice('warning', message),
   });
 }
 

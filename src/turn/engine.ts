@@ -9,14 +9,13 @@
  */
 import type { ConversationEvent, EventOf, InstructionFileRecord, TurnTools } from '../conversation/events.ts';
 import { now } from '../conversation/events.ts';
-import type { LogSeal } from '../conversation/seal.ts';
+import type { PlacedSeal } from '../conversation/seal.ts';
 import { turnToResume } from '../conversation/turn-state.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import type { BuiltinDetachedDefault } from '../config/policy.ts';
 import { type JpError, RunError, toJpError } from '../errors.ts';
 import type { JsonValue, Question } from '../inquiry/types.ts';
 import { addUsage, type ChatModel, type FinishReason, type ToolSpec, type Usage } from '../llm/types.ts';
-import { askedModel, isOtherModel, otherModelWarning } from '../llm/answering-model.ts';
 import type { ContextWindow } from '../llm/context-window.ts';
 import type { Tool } from '../tools/tool.ts';
 import { requestCharacters } from './compaction.ts';
@@ -26,7 +25,8 @@ import { buildPrompt } from './history.ts';
 import type { HookNote } from './hook-port.ts';
 import { StopRequest, type TurnHost } from './host.ts';
 import { InquiryResolver, type ResolverContext } from './inquiries.ts';
-import { budgetReached, cutAtLimitWarning, reasoningOnlyWarning, refusal, type FinishPart } from './limits.ts';
+import { AnswerWarnings } from './answer-warnings.ts';
+import { budgetReached, refusal } from './limits.ts';
 import { answerWithLlm } from './llm-answer.ts';
 import { closeForReply, ownCalls, rememberedDecisions, type ResumedTurnContext } from './resumed-turn.ts';
 import { StepText } from './step-text.ts';
@@ -34,6 +34,7 @@ import { streamStep, type StepResult } from './step-stream.ts';
 import { processToolCalls } from './tool-batch.ts';
 import type { ToolCallContext } from './tool-calls.ts';
 import type { CommandSandbox } from '../sandbox/engine.ts';
+import type { CheckpointRecorder } from '../checkpoint/recorder.ts';
 
 export interface TurnOptions {
   host: TurnHost;
@@ -46,7 +47,7 @@ export interface TurnOptions {
   turnTools?: TurnTools;
   config: LoadedConfig;
   /** Seals what carries settings or consent as it is recorded, and tells it from what this user's jp did not record. */
-  seal: LogSeal;
+  seal: PlacedSeal;
   /** The built-in detached policy, read at each inquiry: it changes when a client detaches. */
   builtinDetached: () => BuiltinDetachedDefault;
   toolRoot: string;
@@ -66,6 +67,8 @@ export interface TurnOptions {
    * the last one the log holds; a resumed turn keeps the one recorded.
    */
   systemPrompt: SystemPromptRecord;
+  /** Records the workspace's state around each tool batch that can change it (DESIGN §10); none: no checkpoints. */
+  checkpoints?: CheckpointRecorder;
   /** Aborted to stop the run; its reason is a StopRequest. */
   signal: AbortSignal;
   /** A new user message starts a new turn; undefined with `resume`. */
@@ -123,9 +126,7 @@ export class TurnRun {
   /** The text of the step being streamed, or of the last one (step-text.ts). */
   private stepText: StepText | undefined;
   private finishReason: FinishReason | null = null;
-  /** The model the provider said answered the last response, when it said. */
-  private responseModel: string | undefined;
-  private otherModelSaid = false;
+  private readonly answerWarnings: AnswerWarnings;
   /** Where the step being streamed, or the last one, starts in the log. */
   private stepStart = 0;
   private readonly warnings: { code: string; message: string }[] = [];
@@ -140,6 +141,17 @@ export class TurnRun {
     this.options = options;
     this.events = options.events;
     this.deltas = new DeltaQueue((piece) => options.host.delta(piece));
+    this.answerWarnings = new AnswerWarnings({
+      warnings: this.warnings,
+      say: (message) => {
+        this.deltas.send();
+        options.host.notice('warning', message);
+      },
+      modelId: options.model.id,
+      conversationId: options.conversationId,
+      maxOutputTokens: options.maxOutputTokens,
+      window: options.contextWindow,
+    });
     // In a fixed order (by name), whatever order MCP servers started in: part of the cached prefix.
     this.toolSpecs = [...options.tools.values()]
       .map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }))
@@ -147,6 +159,7 @@ export class TurnRun {
     this.resolverContext = {
       conversationId: options.conversationId,
       seal: options.seal,
+      log: this.events,
       host: options.host,
       config: options.config,
       builtinDetached: options.builtinDetached,
@@ -200,11 +213,7 @@ export class TurnRun {
   private append<E extends ConversationEvent>(made: E): E {
     this.deltas.send();
     // Sealed as recorded (conversation/seal.ts): what carries consent is provably this user's jp's.
-    const event = this.options.seal.seal(
-      this.options.conversationId,
-      this.options.host.secrets.redactValue(made),
-      this.events,
-    );
+    const event = this.options.seal.seal(this.options.host.secrets.redactValue(made), this.events);
     this.options.host.append(event);
     this.events.push(event);
     return event;
@@ -253,14 +262,14 @@ export class TurnRun {
         if (finish.reason === 'content-filter') throw refusal(this.options.model.id, finish);
         if (calls.length === 0) {
           if (await this.stopHookGoesOn()) continue;
-          if (finish.reason === 'length') this.warnCutAtLimit(finish);
-          this.warnReasoningOnly();
+          if (finish.reason === 'length') this.answerWarnings.cutAtLimit(finish);
+          this.answerWarnings.reasoningOnly(this.events.slice(this.stepStart));
           this.append({
             type: 'turn_end',
             timestamp: now(),
             status: 'completed',
             finish_reason: finish.reason,
-            ...(this.responseModel ? { response_model: this.responseModel } : {}),
+            ...(this.answerWarnings.responseModel ? { response_model: this.answerWarnings.responseModel } : {}),
           });
           return this.finish('completed');
         }
@@ -352,48 +361,31 @@ export class TurnRun {
       turnStart: this.turnStart,
       finishReason: this.finishReason,
       warnings: this.warnings,
-      ...(this.responseModel ? { responseModel: this.responseModel } : {}),
+      ...(this.answerWarnings.responseModel ? { responseModel: this.answerWarnings.responseModel } : {}),
     };
-  }
-
-  private warnCutAtLimit(finish: FinishPart): void {
-    const message = cutAtLimitWarning(finish, {
-      maxOutputTokens: this.options.maxOutputTokens,
-      window: this.options.contextWindow,
-    });
-    this.warnings.push({ code: 'output_limit', message });
-    this.deltas.send();
-    this.options.host.notice('warning', message);
-  }
-
-  /**
-   * The last step streamed reasoning and no answer (a thinking template that never closes its
-   * reasoning): the answer is empty, and that is said, not left for an empty success.
-   */
-  private warnReasoningOnly(): void {
-    let message = '';
-    let reasoning = 0;
-    for (const event of this.events.slice(this.stepStart)) {
-      if (event.type !== 'chat_response') continue;
-      if ('message' in event) message += event.message;
-      else reasoning += event.reasoning.length;
-    }
-    if (message.trim() !== '' || reasoning === 0) return;
-    const text = reasoningOnlyWarning(reasoning, this.options.conversationId);
-    this.warnings.push({ code: 'reasoning_only', message: text });
-    this.deltas.send();
-    this.options.host.notice('warning', text);
   }
 
   private resumedTurn(): ResumedTurnContext {
     const { conversationId, seal, host, tools } = this.options;
-    return { conversationId, seal, host, tools, append: (event) => this.append(event) };
+    return { conversationId, seal, log: this.events, host, tools, append: (event) => this.append(event) };
   }
 
   /** A step's tool calls (tool-batch.ts). */
   private processToolCalls(calls: EventOf<'tool_call_request'>[]): Promise<'done' | 'deferred'> {
     return processToolCalls(
-      { calls: this.toolContext, inquiries: this.resolverContext, turnEvents: () => this.turnEvents() },
+      {
+        calls: this.toolContext,
+        inquiries: this.resolverContext,
+        turnEvents: () => this.turnEvents(),
+        ...(this.options.checkpoints
+          ? {
+              checkpoints: {
+                recorder: this.options.checkpoints,
+                turn: this.events.slice(0, this.turnStart + 1).filter((event) => event.type === 'turn_start').length,
+              },
+            }
+          : {}),
+      },
       calls,
     );
   }
@@ -436,26 +428,15 @@ export class TurnRun {
         cacheKey: conversationId,
         text: this.stepText,
         append: (event) => this.append(event),
+        log: this.events,
         runnable: this.options.tools,
         sandboxDescription: this.options.sandbox.confined.description,
       });
       this.finishReason = step.finish.reason;
-      if (step.finish.model) this.noteAnsweringModel(step.finish.model);
+      if (step.finish.model) this.answerWarnings.answeredBy(step.finish.model);
       this.recordUsage('step', step.finish.usage, requestCharacters(messages, tools));
       return step;
     });
-  }
-
-  /** The model the provider says answered: recorded with the turn's end, and said once when it is not the one asked for. */
-  private noteAnsweringModel(model: string): void {
-    this.responseModel = model;
-    const { id } = this.options.model;
-    if (this.otherModelSaid || !isOtherModel(askedModel(id), model)) return;
-    this.otherModelSaid = true;
-    const message = otherModelWarning(id, model);
-    this.warnings.push({ code: 'model_mismatch', message });
-    this.deltas.send();
-    this.options.host.notice('warning', message);
   }
 
   /** A request's reported usage: added to the run's sum and persisted (per-turn and per-conversation figures). */

@@ -4,8 +4,8 @@
  * none, the detached policy decides, and every decision not made by a human is explained in plain
  * words naming the config key that would change it.
  */
-import type { EventOf } from '../conversation/events.ts';
-import { canonicalJson, type LogSeal } from '../conversation/seal.ts';
+import type { ConversationEvent, EventOf } from '../conversation/events.ts';
+import { canonicalJson, type PlacedSeal } from '../conversation/seal.ts';
 import { now } from '../conversation/events.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import { questionConfigOf, resolveDetachedPolicy, type BuiltinDetachedDefault } from '../config/policy.ts';
@@ -56,8 +56,10 @@ export interface ResolverContext {
   builtinDetached: () => BuiltinDetachedDefault;
   signal: AbortSignal;
   conversationId: string;
-  /** Tells the answers this user's jp recorded from any other (conversation/seal.ts). */
-  seal: LogSeal;
+  /** Tells the answers this user's jp recorded, where they are, from any other (conversation/seal.ts). */
+  seal: PlacedSeal;
+  /** The whole log, which grows as the turn appends: a recorded answer verifies only at its own position in it. */
+  log: readonly ConversationEvent[];
   append(event: EventOf<'inquiry_request'> | EventOf<'inquiry_response'>): void;
   /** A structured LLM call answering a question; undefined when the model gave no valid answer. */
   answerWithLlm(tool: string, question: Question): Promise<JsonValue | undefined>;
@@ -198,7 +200,7 @@ export class InquiryResolver {
   ): Resolution<A> | undefined {
     const response = recorded.response;
     if (!response || canonicalJson(recorded.request.inquiry) !== canonicalJson(inquiry)) return undefined;
-    if (!this.context.seal.verifies(this.context.conversationId, response, [recorded.request])) return undefined;
+    if (!this.context.seal.verifies(response, this.context.log)) return undefined;
     const parsed = rules.parse(response.answer, 'log');
     if (!parsed.ok) return undefined;
     return {

@@ -242,6 +242,41 @@ const validEvents: Record<string, Json[]> = {
     },
     { type: 'compaction', timestamp: ts, summary: '', replaces: [0, 3], reason: 'manual' },
   ],
+  checkpoint: [
+    {
+      type: 'checkpoint',
+      timestamp: ts,
+      when: 'before',
+      root: '/home/me/project',
+      commit: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+    },
+    {
+      type: 'checkpoint',
+      timestamp: ts,
+      when: 'after',
+      turn: 2,
+      root: '/home/me/project',
+      commit: 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb',
+      changed: 2,
+      files: ['src/a.ts', 'run.sh'],
+      not_covered: [
+        { path: 'data/huge.bin', reason: 'size' },
+        { path: 'vendor/lib', reason: 'repository' },
+      ],
+    },
+  ],
+  undo: [
+    {
+      type: 'undo',
+      timestamp: ts,
+      root: '/home/me/project',
+      undone: ['turn 2', 'turn 3'],
+      before: 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb',
+      after: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+      files: ['src/a.ts'],
+      forced: ['src/a.ts'],
+    },
+  ],
   system_prompt: [
     { type: 'system_prompt', timestamp: ts, text: 'You are jp.', files: [] },
     {
@@ -325,6 +360,50 @@ const invalidEvents: [string, unknown][] = [
   [
     'compaction with a negative position',
     { type: 'compaction', timestamp: ts, summary: 's', replaces: [-1, 3], reason: 'manual' },
+  ],
+  [
+    'checkpoint with turn 0',
+    {
+      type: 'checkpoint',
+      timestamp: ts,
+      when: 'before',
+      turn: 0,
+      root: '/w',
+      commit: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+    },
+  ],
+  ['checkpoint without its commit', { type: 'checkpoint', timestamp: ts, when: 'before', root: '/w' }],
+  [
+    'checkpoint at an unknown moment',
+    {
+      type: 'checkpoint',
+      timestamp: ts,
+      when: 'during',
+      root: '/w',
+      commit: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+    },
+  ],
+  [
+    'checkpoint with an unknown not-covered reason',
+    {
+      type: 'checkpoint',
+      timestamp: ts,
+      when: 'after',
+      root: '/w',
+      commit: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+      not_covered: [{ path: 'x', reason: 'big' }],
+    },
+  ],
+  [
+    'undo without files',
+    {
+      type: 'undo',
+      timestamp: ts,
+      root: '/w',
+      undone: [],
+      before: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+      after: 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb',
+    },
   ],
   ['system_prompt without text', { type: 'system_prompt', timestamp: ts, files: [] }],
   [
@@ -481,6 +560,41 @@ const stdoutLines: Record<string, Json[]> = {
   ],
   initialized: [line('initialized', { path: '/home/me/project/.jp' }, null)],
   forked: [line('forked', { forked_from: 'jp-c1740832496789000' })],
+  file_changes: [
+    line('file_changes', {
+      changes: ['turn 2'],
+      files: [
+        {
+          path: 'a.txt',
+          root: '/w',
+          change: 'modified',
+          binary: false,
+          added_lines: 1,
+          removed_lines: 1,
+          mode: '100755',
+        },
+        {
+          path: 'logo.png',
+          root: '/w',
+          change: 'added',
+          binary: true,
+          added_lines: null,
+          removed_lines: null,
+          mode: '100644',
+        },
+        { path: 'old.txt', root: '/w', change: 'deleted', binary: false, added_lines: 0, removed_lines: 1, mode: null },
+      ],
+      not_covered: [{ path: 'huge.bin', reason: 'size', root: '/w' }],
+    }),
+  ],
+  undone: [
+    line('undone', {
+      undone: ['turn 2'],
+      files: [{ path: 'a.txt', root: '/w', change: 'modified' }],
+      forced: [],
+      not_covered: [],
+    }),
+  ],
   config: [
     line(
       'config',
@@ -713,6 +827,7 @@ const listed = [
     resume_point: null,
     active: false,
     usage: null,
+    changed_turns: [],
   },
   {
     id: 'jp-c1740832496789001',
@@ -725,6 +840,7 @@ const listed = [
     tool: null,
     resume_point: null,
     active: true,
+    changed_turns: [1, 3],
     usage: {
       input_tokens: 5000,
       output_tokens: 70,
@@ -746,6 +862,7 @@ const listed = [
     resume_point: null,
     active: false,
     usage: null,
+    changed_turns: [],
   },
   {
     id: 'jp-c1740832496789003',
@@ -759,16 +876,19 @@ const listed = [
     resume_point: 'awaiting LLM response',
     active: false,
     usage: null,
+    changed_turns: [],
   },
 ];
 
+const capability = 'd2hhdCBhIHJ1bidzIGNhcGFiaWxpdHkgbG9va3MgbGlrZQ';
+
 const clientMessages: Json[] = [
-  { type: 'hello', version: 1, can_prompt: true },
-  { type: 'hello', version: 1, can_prompt: false, read_only: true },
+  { type: 'hello', version: 2, capability, can_prompt: true },
+  { type: 'hello', version: 2, capability, can_prompt: false, read_only: true },
   // `jp conversation kill`'s hello.
-  { type: 'hello', version: 1, can_prompt: false, kill: true },
+  { type: 'hello', version: 2, capability, can_prompt: false, kill: true },
   // `jp acp`'s hello, for an editor that reads and writes files.
-  { type: 'hello', version: 1, can_prompt: true, owner: true, editor_files: { read: true, write: false } },
+  { type: 'hello', version: 2, capability, can_prompt: true, owner: true, editor_files: { read: true, write: false } },
   { type: 'inquiry_response', id: 'inq_1', answer: 'run_always' },
   { type: 'inquiry_declined', id: 'inq_2' },
   { type: 'file_response', id: 'file-1', content: 'unsaved text' },
@@ -787,7 +907,7 @@ const clientMessages: Json[] = [
 const serverMessages: Json[] = [
   {
     type: 'hello',
-    version: 1,
+    version: 2,
     conversation_id: cid,
     pid: 4242,
     event_count: 12,
@@ -1203,15 +1323,22 @@ describe('protocol-message.schema.json', () => {
   });
 
   const brokenClient: [string, Json][] = [
-    ['hello without can_prompt', { type: 'hello', version: 1 }],
-    ['hello with a kill that is not a boolean', { type: 'hello', version: 1, can_prompt: false, kill: 'yes' }],
+    ['hello without can_prompt', { type: 'hello', version: 2, capability }],
+    [
+      'hello with a kill that is not a boolean',
+      { type: 'hello', version: 2, capability, can_prompt: false, kill: 'yes' },
+    ],
+    ['hello with a capability that is not a string', { type: 'hello', version: 2, capability: 42, can_prompt: true }],
     ['an unknown interrupt action', { type: 'interrupt_action', action: 'pause' }],
     ['a signal of another kind', { type: 'signal', kind: 'terminate' }],
     ['an unknown shutdown reason', { type: 'shutdown', reason: 'bored' }],
     ['inquiry_response without id', { type: 'inquiry_response', answer: 'run' }],
     ['inquiry_declined without id', { type: 'inquiry_declined' }],
     ['a file_response whose content is not text', { type: 'file_response', id: 'file-1', content: 42 }],
-    ['editor_files without write', { type: 'hello', version: 1, can_prompt: true, editor_files: { read: true } }],
+    [
+      'editor_files without write',
+      { type: 'hello', version: 2, capability, can_prompt: true, editor_files: { read: true } },
+    ],
   ];
   for (const [label, message] of brokenClient) {
     it(`rejects the client message: ${label}`, () => {
@@ -1228,7 +1355,7 @@ describe('protocol-message.schema.json', () => {
     ['a notice of an unknown level', { type: 'notice', level: 'debug', message: 'x' }],
     [
       'a hello without partial',
-      { type: 'hello', version: 1, conversation_id: cid, pid: 1, event_count: 0, prompting: false },
+      { type: 'hello', version: 2, conversation_id: cid, pid: 1, event_count: 0, prompting: false },
     ],
     ['an error without code', { type: 'error', message: 'x' }],
   ];

@@ -2,21 +2,26 @@
  * `jp acp`: speak the Agent Client Protocol on stdin/stdout, for editors (DESIGN §14). stdout
  * carries only JSON-RPC messages; everything else goes to the log. The SDK is loaded only here.
  */
-import { Readable, Writable } from 'node:stream';
+import { Writable } from 'node:stream';
 import type { AcpSessionContext } from '../../acp/agent.ts';
 import { CommandContext, type FlagValue } from '../context.ts';
 import { decideWorkspaceTrust } from '../workspace-trust.ts';
 
 export async function acpCommand(context: CommandContext, options: { model?: string }): Promise<number> {
-  const [{ ndJsonStream }, { AcpAgent }] = await Promise.all([
+  const [{ ndJsonStream }, { AcpAgent }, { limitLines, maxAcpMessageBytes, oversizedReply }] = await Promise.all([
     import('@agentclientprotocol/sdk'),
     import('../../acp/agent.ts'),
+    import('../../acp/line-limit.ts'),
   ]);
   const logger = await context.logger();
-  const stream = ndJsonStream(
-    Writable.toWeb(process.stdout) as WritableStream<Uint8Array>,
-    Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>,
-  );
+  // An oversized line is answered here and dropped; the SDK sees only lines it accepts (line-limit.ts).
+  const input = limitLines(process.stdin, maxAcpMessageBytes, (id, bytes) => {
+    logger.warn('acp: refused an oversized message', { id, bytes, max_bytes: maxAcpMessageBytes });
+    process.stdout.write(oversizedReply(id, bytes, maxAcpMessageBytes));
+  });
+  const stream = ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, input, {
+    maxMessageBytes: maxAcpMessageBytes,
+  });
   logger.info('acp: serving on stdio', { cwd: context.facts.cwd });
   const flags: FlagValue[] =
     options.model !== undefined ? [{ label: '--model', path: ['assistant', 'model'], value: options.model }] : [];

@@ -91,5 +91,6 @@ export function registerMcpEnvironmentSecrets(
   for (const server of servers) {
     secrets.add(server.spec.env, secretVariables);
     secrets.addNamed(server.spec.env);
+    secrets.addHeaders(server.spec.headers ?? {});
   }
 }

@@ -40,6 +40,8 @@ export interface ToolCallContext {
   append(event: ConversationEvent): void;
   /** Run decisions remembered for the rest of the turn (answers Y and N), by tool name. */
   remembered: Map<string, 'run' | 'skip'>;
+  /** Called before a tool that can change anything starts (the batch's checkpoint); none: nothing to do. */
+  beforeChange?(): Promise<void>;
 }
 
 export type CallOutcome = { kind: 'done' } | { kind: 'deferred'; inquiryId: string };
@@ -445,6 +447,7 @@ async function execute(
   given: Given,
 ): Promise<ToolResult | { kind: 'deferred'; inquiryId: string }> {
   const { context, tool, id: callId } = call;
+  if (tool.sideEffects) await context.beforeChange?.();
   context.append({ type: 'tool_call_start', timestamp: now(), id: callId });
   let deferredInquiry: string | undefined;
   const ask = async (question: Question): Promise<ToolAnswer> => {

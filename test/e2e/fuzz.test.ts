@@ -51,6 +51,8 @@ function normalized(events: Record<string, any>[]): unknown[] {
   return (
     events
       .filter((event) => event.type !== 'config_delta')
+      // A checkpoint names the workspace's state, which the two runs reach at different moments.
+      .map((event) => (event.type === 'checkpoint' ? { type: event.type, when: event.when, turn: event.turn } : event))
       // A seal binds its event to its conversation: the two runs' differ by design.
       .map(({ timestamp, id, seal, ...rest }) => ({
         ...rest,

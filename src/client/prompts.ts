@@ -268,17 +268,20 @@ export class TerminalPrompter {
 
   /**
    * y run it outside the sandbox · n keep it in (it is not run) · p show all of it. The call is
-   * shown as a permission prompt shows it, with why it asks to leave the sandbox.
+   * shown as a permission prompt shows it, with why it asks to leave the sandbox. A file tool's
+   * write inside `.git/` (needs `git`) is asked the same way, saying what git would run from there.
    */
   private async escalation(
     inquiry: InquiryOf<'escalate'>,
     context: () => PromptContext,
     terminal: TerminalStreams,
   ): Promise<AnswerOf<'escalate'>> {
+    const gitWrite = inquiry.needs === 'git';
     const needs = {
       network: ' (it needs the network)',
       write: ' (it needs to write outside the workspace)',
       unconfined: '',
+      git: '',
     }[inquiry.needs];
     const view = describeCall(inquiry.tool, inquiry.arguments, (file) =>
       readForPreview(this.options.workspaceRoot, file),
@@ -294,10 +297,12 @@ export class TerminalPrompter {
             text: `${index === 0 ? 'Why: ' : '     '}${visible(line, { singleLine: true, invisible: true })}`,
           })),
         ],
-        question: `Run ${visible(inquiry.tool, { singleLine: true, invisible: true })} outside the sandbox${needs}?`,
+        question: gitWrite
+          ? `Let ${visible(inquiry.tool, { singleLine: true, invisible: true })} write inside .git/, where git runs programs from?`
+          : `Run ${visible(inquiry.tool, { singleLine: true, invisible: true })} outside the sandbox${needs}?`,
         keys: [
-          { key: 'y', meaning: 'run it outside the sandbox', needsAll: true },
-          { key: 'n', meaning: 'do not run it' },
+          { key: 'y', meaning: gitWrite ? 'write it' : 'run it outside the sandbox', needsAll: true },
+          { key: 'n', meaning: gitWrite ? 'do not write it' : 'do not run it' },
           { key: 'p', meaning: 'show all of it' },
         ],
         enter: 'n',

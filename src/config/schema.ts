@@ -123,7 +123,10 @@ const mcpServerConfig = z.strictObject({
   enabled: z.optional(z.boolean()),
   /** Let the server's tool annotations (readOnlyHint) relax jp's defaults for its tools. */
   trust_annotations: z.optional(z.boolean()),
-  /** Start the server (stdio) inside the command sandbox, under `[sandbox]`. */
+  /**
+   * Start the server (stdio) inside the command sandbox, under `[sandbox]`. Default: true for a
+   * server the workspace config defines (repository code), false for the user's own.
+   */
   sandbox: z.optional(z.boolean()),
 });
 
@@ -270,6 +273,15 @@ export const configSchema = z.strictObject({
       writable_roots: z.optional(z.array(z.string().check(z.minLength(1)))),
       /** Paths hidden from sandboxed commands besides the built-in list; every layer's list counts. */
       hidden_paths: z.optional(z.array(z.string().check(z.minLength(1)))),
+      /**
+       * Hide all of the home directory but the workspace, writable_roots and readable_roots (off by
+       * default: per-user toolchains live there, see the README).
+       */
+      hide_home: z.optional(z.boolean()),
+      /** With hide_home: directories shown read-only (`~/.rustup`, `~/.cargo`, `~/.pyenv`...). */
+      readable_roots: z.optional(z.array(z.string().check(z.minLength(1)))),
+      /** Linux: the bubblewrap program when it is not at a system path (/usr/bin/bwrap...); never looked up on PATH. */
+      bwrap_path: z.optional(z.string().check(z.regex(/^\//, 'an absolute path'))),
     }),
   ),
   /** The workspace's state recorded before each change the model makes, for `jp conversation diff` and `undo` (DESIGN §10). */

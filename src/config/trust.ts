@@ -171,6 +171,20 @@ export const trustRequiringKeys: readonly TrustRule[] = [
     },
   },
   {
+    key: 'sandbox.hide_home',
+    reason: 'shows the commands the model runs your home directory, which you hide',
+    when: (value, _path, own) => value === false && ownSandbox(own, 'hide_home') === true,
+  },
+  {
+    key: 'sandbox.readable_roots',
+    reason: 'shows the commands the model runs parts of your home directory, which you hide',
+    when: (value, _path, own) => {
+      const allowed = ownSandbox(own, 'readable_roots');
+      return Array.isArray(value) && value.some((root) => !(Array.isArray(allowed) && allowed.includes(root)));
+    },
+  },
+  { key: 'sandbox.bwrap_path', reason: 'chooses the program that confines the commands the model runs' },
+  {
     key: 'checkpoints.enabled',
     reason: 'turns off the checkpoints that let you undo what the model changes',
     when: (value) => value === false,

@@ -13,7 +13,7 @@ import { ConversationLog } from '../conversation/log.ts';
 import { LogSeal, type PlacedSeal } from '../conversation/seal.ts';
 import { eventsFile } from '../conversation/store.ts';
 import { loadConfig, type LoadedConfig } from '../config/load.ts';
-import { userConfigFile } from '../config/paths.ts';
+import { jpDirectories, userConfigFile } from '../config/paths.ts';
 import { safeDirectories } from '../config/safe-directories.ts';
 import { JpError, UsageError } from '../errors.ts';
 import { resolveModel, secretVariables, type ModelSpec } from '../llm/resolve.ts';
@@ -106,10 +106,10 @@ export function setUpRun(
     secrets.add(environment, secretVariables(config.value));
     refusePlantedDestination(config, request.config.workspace_trust_state);
     const model = resolveModel(config, environment, request.cwd);
-    // File tools never reach jp's own rules and state: the user's config directory and jp's data.
+    // File tools never reach jp's own rules and state: the user's config directory and every directory of jp's.
     const protectedDirectories = [
       path.dirname(request.config.user_file ?? userConfigFile(environment)),
-      path.join(dataHome(environment), 'jp'),
+      ...jpDirectories(environment),
     ];
     const resumed: ResumedTurnTools =
       request.resume && !request.discard_turn

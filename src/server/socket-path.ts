@@ -5,9 +5,9 @@
  * one another user owns is skipped for a private directory of our own (prepareSocketDirectory).
  */
 import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
+import { socketRuntimeDirectory } from '../config/paths.ts';
 import { assertSafeDirectory, makeDirectories } from '../workspace/files.ts';
 
 /** sun_path is 108 bytes on Linux (104 on macOS), including the terminating NUL. */
@@ -21,9 +21,7 @@ export function socketPathFor(
 ): string {
   const preferred = path.join(processesDirectory, `${conversationId}.sock`);
   if (Buffer.byteLength(preferred) <= maxSocketPathBytes) return preferred;
-  const runtime = environment.XDG_RUNTIME_DIR
-    ? path.join(environment.XDG_RUNTIME_DIR, 'jp')
-    : path.join(os.tmpdir(), `jp-${process.getuid?.() ?? 'user'}`);
+  const runtime = socketRuntimeDirectory(environment);
   const short = createHash('sha256').update(`${workspaceId}/${conversationId}`).digest('hex').slice(0, 16);
   return path.join(runtime, `${short}.sock`);
 }

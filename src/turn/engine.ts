@@ -431,6 +431,7 @@ export class TurnRun {
         log: this.events,
         runnable: this.options.tools,
         sandboxDescription: this.options.sandbox.confined.description,
+        toolRoot: this.options.toolRoot,
       });
       this.finishReason = step.finish.reason;
       if (step.finish.model) this.answerWarnings.answeredBy(step.finish.model);

@@ -363,11 +363,13 @@ export class InquiryResolver {
           case 'AutoDeliver': {
             if (rules.asks !== 'permission') throw inapplicable(action, inquiry);
             const reason =
-              inquiry.kind === 'escalate'
-                ? `run outside the sandbox without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'escalate', policy, 'proceeded')}`
-                : inquiry.kind === 'deliver_tool_result'
-                  ? `result shared without a user's review: no user is available, and ${policySentence(inquiry.tool, 'deliver', policy, 'proceeded')}`
-                  : `run without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'run', policy, 'proceeded')}`;
+              inquiry.kind === 'escalate' && inquiry.needs === 'git'
+                ? `written inside .git/ without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'escalate', policy, 'proceeded')}`
+                : inquiry.kind === 'escalate'
+                  ? `run outside the sandbox without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'escalate', policy, 'proceeded')}`
+                  : inquiry.kind === 'deliver_tool_result'
+                    ? `result shared without a user's review: no user is available, and ${policySentence(inquiry.tool, 'deliver', policy, 'proceeded')}`
+                    : `run without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'run', policy, 'proceeded')}`;
             return this.record(id, rules.letThrough, 'policy', action, reason);
           }
           case 'LlmInquiry':

@@ -29,6 +29,7 @@ export interface StepStreamContext {
   /** The tools jp runs, and the description of the sandbox their commands run in. */
   runnable: Map<string, Tool>;
   sandboxDescription: string;
+  toolRoot: string;
 }
 
 export interface StepResult {
@@ -133,7 +134,8 @@ function sandboxOfCall(context: StepStreamContext, name: string, argumentsValue:
   const tool = context.runnable.get(name);
   if (!tool?.confined) return undefined;
   const description = context.sandboxDescription;
-  if (description !== 'off' && tool.escalation?.(argumentsValue)) return `${description}; asks to run outside it`;
+  if (description !== 'off' && tool.escalation?.(argumentsValue, context.toolRoot))
+    return `${description}; asks to run outside it`;
   return description;
 }
 

@@ -667,6 +667,8 @@ const stdoutLines: Record<string, Json[]> = {
           mode: { value: 'workspace-write', layer: 'built-in default' },
           network: { value: false, layer: 'built-in default' },
           writable_roots: { value: [], layer: 'built-in default' },
+          hide_home: { value: false, layer: 'built-in default' },
+          readable_roots: { value: [], layer: 'built-in default' },
           hidden_paths: { value: ['~/.config/gh'], builtin: ['~/.ssh'], layer: '/home/me/.config/jp/config.toml' },
         },
       },

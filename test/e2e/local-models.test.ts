@@ -162,7 +162,8 @@ describe('an answer cut at a length finish says what filled up', () => {
     const replay = await replayRun(cleanup.sandbox(), {
       kind: 'compatible:llamacpp',
       replies: [recorded('001')],
-      args: ['-c', 'assistant.context_window=2048'],
+      // No tools: all seven do not fit jp's least estimate of a 2,048-token window (tested below).
+      args: ['--no-tools', '-c', 'assistant.context_window=2048'],
     });
     const result = checkJson(replay);
     const warning = result.warnings.find((item: any) => item.code === 'output_limit');
@@ -184,7 +185,7 @@ describe('an answer cut at a length finish says what filled up', () => {
     const replay = await replayRun(cleanup.sandbox(), {
       kind: 'compatible:llamacpp',
       replies: [recorded('017')],
-      args: ['-c', 'assistant.max_output_tokens=60', '-c', 'assistant.context_window=2048'],
+      args: ['--no-tools', '-c', 'assistant.max_output_tokens=60', '-c', 'assistant.context_window=2048'],
       mode: 'text',
     });
     assert.equal(replay.code, 0, replay.stderr);

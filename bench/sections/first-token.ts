@@ -83,7 +83,7 @@ const firstToken: Section = async (bench) => {
   const curl = median(samples.curl);
   const server = median(samples.server);
   const inProcess = median(samples.inProcess);
-  const floor = `curl -N, same request and server: ${ms(curl)}`;
+  const floor = `curl -N, same request and server: ${ms(curl)}; node -e 0: ${ms(await bench.nodeStart())}`;
   bench.report({
     figure: 'time to first token, local server streaming (server)',
     value: `${ms(server)} (+${ms(server - curl)})`,

@@ -24,6 +24,7 @@ const sections: Record<string, () => Promise<{ default: Section }>> = {
   cache: () => import('./sections/cache.ts'),
   'first-token': () => import('./sections/first-token.ts'),
   checkpoints: () => import('./sections/checkpoints.ts'),
+  web: () => import('./sections/web.ts'),
 };
 
 const chosen = process.argv.slice(2);

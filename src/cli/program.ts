@@ -81,6 +81,7 @@ export function buildProgram(
     .option('--max-tokens <n>', 'token budget of this turn (input + output), like --max-turns')
     .option('--no-server', 'run the turn inside this process (no socket, no detach)')
     .option('--sandbox <mode>', 'how commands the model runs are confined: workspace-write, read-only or off')
+    .option('--stdio', 'speak the client protocol on stdin/stdout instead of drawing the run (for programs: jp web)')
     .action(
       wrap(
         async (context, command) => {
@@ -237,6 +238,22 @@ export function buildProgram(
       wrap(async (context, command) => (await import('./commands/trust.ts')).trustCommand(context, command.opts())),
     );
 
+  leaf(program, 'approvals')
+    .description('the approvals you gave at prompts "always in this workspace", and revoking them')
+    .argument('[action]', 'revoke')
+    .argument('[numbers...]', 'the approvals to revoke, by the numbers `jp approvals` shows')
+    .option('--all', 'with revoke: every approval of this workspace')
+    .action(
+      wrap(async (context, command) =>
+        (await import('./commands/approvals.ts')).approvalsCommand(
+          context,
+          command.args[0],
+          command.args.slice(1),
+          command.opts(),
+        ),
+      ),
+    );
+
   const config = program.command('config').description('inspect the configuration').exitOverride();
   addGlobalOptions(config);
   leaf(config, 'show')
@@ -282,6 +299,18 @@ export function buildProgram(
         () => true,
       ),
     );
+
+  leaf(program, 'web')
+    .description('serve a page showing every run (this machine, and SSH hosts): watch, answer, continue, stop')
+    .option('--port <n>', 'the port (default: a free one)')
+    .option('--bind <address>', 'listen on this address instead of 127.0.0.1 (read the README first)')
+    .option(
+      '--host <ssh-host>',
+      'an SSH host whose runs to show too (repeatable; adds to [web] hosts)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option('--stdio', "serve this machine's runs on stdin/stdout to a jp web elsewhere (what --host runs over ssh)")
+    .action(wrap(async (context, command) => (await import('./commands/web.ts')).webCommand(context, command.opts())));
 
   leaf(program, 'completion')
     .description('print the shell completion script (commands, flags, providers, conversation ids)')

@@ -294,6 +294,17 @@ export const configSchema = z.strictObject({
       max_files: z.optional(positiveInteger),
     }),
   ),
+  /** `jp web`: the SSH hosts whose runs the page shows too, and how it reaches them. */
+  web: z.optional(
+    z.strictObject({
+      /** `user@devbox`, `devbox` (a Host of ~/.ssh/config) or `ssh://user@host:port`. */
+      hosts: z.optional(z.array(z.string().check(z.minLength(1)))),
+      /** The ssh program and its options (default `["ssh"]`), before the host. */
+      ssh_command: z.optional(z.array(z.string().check(z.minLength(1))).check(z.minLength(1))),
+      /** What starts jp on a host (default `jp`), as the host's shell reads it. */
+      remote_command: z.optional(z.string().check(z.minLength(1))),
+    }),
+  ),
   /**
    * Workspace roots whose ownership the user accepts as it is (another owner, group-writable), or
    * `"*"`: read from the user config only (config/safe-directories.ts); elsewhere it has no effect.

@@ -194,6 +194,7 @@ export const trustRequiringKeys: readonly TrustRule[] = [
     reason:
       "reads the files of these names in your jp config directory, not only the repository's, into what the model is told",
   },
+  { key: 'web', reason: 'makes jp web start ssh to hosts of its choosing and run commands there' },
   { key: 'mcp.servers.*', reason: 'starts a program or connects to a server, and offers its tools to the model' },
   {
     key: 'assistant.request.max_retries',

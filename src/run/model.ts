@@ -18,6 +18,8 @@ export function startModel(
     secrets: Secrets;
     logger: Logger;
     notice(level: 'info' | 'warning', message: string): void;
+    /** What the run is busy with, for a status line (a retry's wait). */
+    activity?(text: string): void;
   },
 ): Promise<ChatModel> {
   const retries = config.value.assistant?.request?.max_retries ?? 4;
@@ -25,20 +27,22 @@ export function startModel(
   const model = createChatModel(spec, config.value, {
     environment: options.environment,
     secrets: options.secrets,
-    onRetry: (attempt, delay, error) =>
-      notice(
-        'warning',
-        `${error.message}; retrying ${Number.isFinite(delay) && delay > 0 ? `in ${(delay / 1000).toFixed(1)} s` : 'now'} (attempt ${attempt} of ${retries})`,
-      ),
+    onRetry: (attempt, delay, error) => {
+      const when = Number.isFinite(delay) && delay > 0 ? `in ${(delay / 1000).toFixed(1)} s` : 'now';
+      notice('warning', `${error.message}; retrying ${when} (attempt ${attempt} of ${retries})`);
+      options.activity?.(`retrying ${when} (attempt ${attempt} of ${retries})`);
+    },
     ...(logger.enabled('wire')
       ? { wire: (message: string, fields: Record<string, unknown>) => logger.wire(message, fields) }
       : {}),
     onWarning: (message) => notice('warning', message),
-    onWaiting: (waited, limit) =>
+    onWaiting: (waited, limit) => {
       notice(
         'info',
         `waiting for the server (queued?): no answer after ${Math.round(waited / 1000)} s; jp waits up to ${Math.round(limit / 1000)} s for it to begin (assistant.request.headers_timeout_secs)`,
-      ),
+      );
+      options.activity?.('waiting for the server (queued?)');
+    },
   });
   model.catch(() => {
     // reported when the run awaits it

@@ -56,6 +56,8 @@ export class ClientHub implements RunClients {
   /** What the prompting client's editor offers for files (ClientHello.editor_files). */
   private readonly editorFilesOf = new WeakMap<ClientConnection, { read: boolean; write: boolean }>();
   private readonly pendingFileRequests = new Map<string, PendingFileRequest>();
+  /** The name each client gave in its hello (ClientHello.client). */
+  private readonly clientNames = new WeakMap<ClientConnection, string>();
   private fileRequestSequence = 0;
   private firstClientArrived!: () => void;
   private readonly firstClientPromise: Promise<void>;
@@ -132,6 +134,7 @@ export class ClientHub implements RunClients {
     this.clients.set(connection, role);
     if (prompts(role)) this.promptingClient = connection;
     if (prompts(role) && hello.editor_files) this.editorFilesOf.set(connection, hello.editor_files);
+    if (hello.client !== undefined) this.clientNames.set(connection, hello.client);
     if (role === 'owner' || role === 'owner-prompting') {
       this.ownerClaimed = true;
       this.ownerClient = connection;
@@ -201,7 +204,7 @@ export class ClientHub implements RunClients {
         const ask = this.pendingAsks.get(message.id);
         if (!ask || ask.connection !== connection || !this.allows(connection, 'answer', 'an answer')) return;
         this.pendingAsks.delete(message.id);
-        ask.resolve({ answered: true, answer: message.answer });
+        ask.resolve({ answered: true, answer: message.answer, client: this.clientNames.get(connection) });
         return;
       }
       case 'file_response': {

@@ -63,7 +63,10 @@ export const runCommandTool: Tool = defineTool({
     const result = await runConfined(
       context,
       { file: '/bin/sh', arguments: ['-c', command], cwd: directory },
-      { environment: { ...context.environment, JP_CONVERSATION_ID: context.conversationId } },
+      {
+        environment: { ...context.environment, JP_CONVERSATION_ID: context.conversationId },
+        ...(context.output ? { onOutput: context.output } : {}),
+      },
     );
     if (result.spawnError) return { kind: 'error', message: `could not start the command: ${result.spawnError}` };
     const output = [result.stdout, result.stderr ? `[stderr]\n${result.stderr}` : ''].filter(Boolean).join('\n');

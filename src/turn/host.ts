@@ -8,12 +8,23 @@ import type { EditorFiles, ProcessTracker } from '../tools/tool.ts';
 import type { Secrets } from '../redact.ts';
 import type { TurnHooks } from './hook-port.ts';
 
+/** Lines a running tool call wrote to one of its streams; `omitted`: lines left out just before them. */
+export interface ToolOutputPiece {
+  id: string;
+  stream: 'stdout' | 'stderr';
+  text: string;
+  omitted?: number;
+}
+
 /**
  * What the prompting client replied. `answer` is as it came (untrusted): the engine reads it as an
  * answer to the inquiry it asked (inquiry/answer.ts). `declined`: the human was asked and gave no
  * answer; the detached policy settles the inquiry.
  */
-export type ClientAnswer = { answered: true; answer: unknown } | { answered: false; declined?: boolean };
+/** `client`: the name the answering client gave in its hello (ClientHello.client), recorded with the answer. */
+export type ClientAnswer =
+  | { answered: true; answer: unknown; client?: string | undefined }
+  | { answered: false; declined?: boolean };
 
 export interface TurnHost {
   /** Persists one event (one write) and forwards it to clients. */
@@ -22,6 +33,10 @@ export interface TurnHost {
   delta(piece: { kind: 'message' | 'reasoning'; text: string }): void;
   /** Chrome for the clients' stderr: retries, warnings. */
   notice(level: 'info' | 'warning', message: string): void;
+  /** Forwards live output of a running tool call (whole lines, redacted): shown while it runs, never persisted. */
+  toolOutput(piece: ToolOutputPiece): void;
+  /** Says what the run is busy with while nothing else shows (compacting, retrying), for a status line. */
+  activity(text: string): void;
   /** fsync the log. */
   sync(): void;
   /** Whether a client that can prompt a human is attached right now. */

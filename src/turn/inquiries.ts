@@ -357,7 +357,7 @@ export class InquiryResolver {
               host.notice('warning', `ignored an invalid answer to inquiry ${id}: ${parsed.error}`);
               continue;
             }
-            return this.record(id, parsed.answer, 'user', undefined, undefined);
+            return this.record(id, parsed.answer, 'user', undefined, undefined, undefined, reply.client);
           }
           case 'AutoApprove':
           case 'AutoDeliver': {
@@ -453,6 +453,7 @@ export class InquiryResolver {
     action: PromptAction | undefined,
     reason: string | undefined,
     hook?: string,
+    client?: string,
   ): Resolution<A> {
     const event: EventOf<'inquiry_response'> = {
       type: 'inquiry_response',
@@ -464,6 +465,7 @@ export class InquiryResolver {
     if (action) event.action = action;
     if (reason) event.reason = reason;
     if (hook !== undefined) event.hook = hook;
+    if (client !== undefined) event.client = client;
     this.context.append(event);
     this.context.host.inquiryResolved(id, by);
     return { kind: 'answered', id, answer, by, action, reason };

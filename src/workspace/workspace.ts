@@ -8,7 +8,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { DamagedFileError } from '../errors.ts';
-import { describeFileType, ensurePrivateDirectory, makeDirectories } from './files.ts';
+import {
+  describeFileType,
+  ensurePrivateDirectory,
+  makeDirectories,
+  readRegularFile,
+  writeFileAtomic,
+} from './files.ts';
 import { refusedOwnership, type OwnershipProblem } from './ownership.ts';
 
 export const workspaceDirectoryName = '.jp';
@@ -120,6 +126,27 @@ export function prepareWorkspace(workspace: Workspace): void {
   assertConversationsDirectory(workspace.conversationsDirectory, () =>
     makeDirectories(workspace.conversationsDirectory, 0o700),
   );
+  recordWorkspace(workspace);
+}
+
+/** The file of a workspace's user-local directory that names its root (workspace/known-workspaces.ts). */
+export const workspaceRootFile = 'root.json';
+
+/**
+ * Names the workspace's root in its user-local directory, for clients that list every workspace
+ * (`jp web`); rewritten only when it differs. A directory that cannot be written is reported by
+ * the query's own use of it, not here.
+ */
+function recordWorkspace(workspace: Workspace): void {
+  const file = path.join(workspace.userDirectory, workspaceRootFile);
+  const content = JSON.stringify({ root: workspace.root, is_default: workspace.isDefault }) + '\n';
+  try {
+    if (readRegularFile(file, 64 * 1024)?.toString('utf8') === content) return;
+    ensurePrivateDirectory(workspace.userDirectory);
+    writeFileAtomic(file, content);
+  } catch {
+    // see above
+  }
 }
 
 /**

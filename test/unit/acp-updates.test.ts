@@ -41,6 +41,7 @@ function result(
       iterations: 1,
       duration_ms: 1,
       usage: null,
+      cost_usd: null,
       finish_reason: fields.finish ?? null,
       response_model: null,
     },

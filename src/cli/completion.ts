@@ -15,11 +15,11 @@ import { userConfigFile } from '../config/paths.ts';
 import { modelPrefixes } from '../llm/resolve.ts';
 import { visible } from '../output/sanitize.ts';
 import { readMetadata } from '../conversation/store.ts';
+import { builtinTools } from '../tools/registry.ts';
 import { resolveWorkspace } from '../workspace/workspace.ts';
 import { readConfigFile } from '../workspace/files.ts';
 
-export const shells = ['bash', 'zsh', 'fish'] as const;
-export type Shell = (typeof shells)[number];
+import type { Shell } from './shells.ts';
 
 const scripts: Record<Shell, string> = {
   // No shell ever evaluates a candidate: bash keeps the lines that start with the word (compgen -W
@@ -132,9 +132,7 @@ function conversationIds(cwd: string, environment: NodeJS.ProcessEnv): Candidate
  * The tools `--tool` can name: the builtins, then the local tools configured under
  * `conversation.tools` in the user's and the workspace's config (plain names only, as for providers).
  */
-async function toolNames(cwd: string, environment: NodeJS.ProcessEnv): Promise<string[]> {
-  // The tools' modules are loaded only for this completion, not by every command that builds the program.
-  const { builtinTools } = await import('../tools/registry.ts');
+function toolNames(cwd: string, environment: NodeJS.ProcessEnv): string[] {
   const names = builtinTools({ protectedDirectories: [] }).map((tool) => tool.name);
   for (const file of configFiles(cwd, environment)) {
     for (const [first, second, name] of keyPaths(file)) {
@@ -161,12 +159,12 @@ function optionsIn(command: Command): Option[] {
 }
 
 /** What the word being completed (the last of `words`) can be. */
-export async function completionCandidates(
+export function completionCandidates(
   program: Command,
   words: string[],
   cwd: string,
   environment: NodeJS.ProcessEnv,
-): Promise<Candidate[]> {
+): Candidate[] {
   const current = words.at(-1) ?? '';
   let command = program;
   let awaitingValueOf: Option | undefined;
@@ -190,7 +188,7 @@ export async function completionCandidates(
     if (awaitingValueOf.attributeName() === 'model')
       return plain(modelPrefixes(compatibleProviderNames(cwd, environment)));
     if (awaitingValueOf.attributeName() === 'id') return conversationIds(cwd, environment);
-    if (awaitingValueOf.attributeName() === 'tool') return plain(await toolNames(cwd, environment));
+    if (awaitingValueOf.attributeName() === 'tool') return plain(toolNames(cwd, environment));
     return [];
   }
   if (current.startsWith('-'))

@@ -179,6 +179,7 @@ describe('the cascade merges across every pair of layers', () => {
         max_retries: 4,
         backoff_base_ms: 1000,
         backoff_max_ms: 30000,
+        headers_timeout_secs: 600,
         idle_timeout_secs: 30,
       });
       assert.equal(loaded.sources.get('assistant.request.max_retries')?.label, 'built-in default');

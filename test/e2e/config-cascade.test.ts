@@ -99,8 +99,10 @@ describe('the cascade merges across layers (the binary)', () => {
     const sandbox = cleanup.sandbox();
     const { provider } = await fakeModel(cleanup, [textStep('Hello from llamacpp.')]);
     writeUserConfig(sandbox, `[providers.openai-compatible.llamacpp]\nbase_url = "${provider.baseUrl}"\n`);
+    // --no-tools: jp refuses a request its least estimate says a 2,048-token window cannot hold (the tools alone fill it).
     const result = await runJp(sandbox, [
       'query',
+      '--no-tools',
       '-m',
       'llamacpp/qwen3',
       '-c',

@@ -4,8 +4,10 @@
  * the package: jp takes a newer table with `npm update @pydantic/genai-prices`; it never fetches
  * prices at run time). Only OpenAI and Anthropic models are priced: a model of another provider (a
  * local Ollama model, an OpenAI-compatible server whose vendor jp cannot know, the test provider)
- * or one the table does not know has no cost. The table (about 800 KB of code) is loaded only when
- * a priced model's cost is asked for.
+ * or one the table does not know has no cost. The table (about 480 KB of bundled code) is loaded
+ * only when a priced model's cost is asked for: loading it and pricing a turn adds about 28 ms of
+ * CPU time and 6 MiB of peak memory to a whole `jp conversation print` (medians of 20 alternated
+ * runs against a conversation of an unpriced model, Node 24, 2 cores, 2026-11-27).
  */
 import type { Usage } from './types.ts';
 

@@ -51,7 +51,8 @@ describe('a one-off connection setting does not stick to the conversation', () =
       ],
       { env: key },
     );
-    assert.equal(dead.code, 6, dead.stderr);
+    // Nothing listens on a loopback port: server_not_running, exit 1 (README, exit codes), never retried.
+    assert.equal(dead.code, 1, dead.stderr);
     assert.match(dead.stderr, new RegExp(`127\\.0\\.0\\.1:${port}`));
     const [id] = conversationIds(sandbox);
     const recorded = readEvents(sandbox, id!).filter((event) => event.type === 'config_delta');

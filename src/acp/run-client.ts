@@ -5,55 +5,20 @@
  * result into a stop reason. It owns the run: if the editor goes away, the run stops (saved,
  * resumable), as it does when a foreground `jp query` dies.
  */
-import type {
-  CreateElicitationResponse,
-  ElicitationSchema,
-  PermissionOption,
-  RequestPermissionOutcome,
-  SessionUpdate,
-  ToolCallUpdate,
-} from '@agentclientprotocol/sdk';
+import type { ToolCallUpdate } from '@agentclientprotocol/sdk';
 import { RunError } from '../errors.ts';
 import { encodeAnswer } from '../inquiry/answer.ts';
-import type { Inquiry } from '../inquiry/types.ts';
+import type { Inquiry, Question } from '../inquiry/types.ts';
 import type { Logger } from '../output/logger.ts';
 import { MAX_LINE_BYTES } from '../protocol/framing.ts';
 import type { ServerLink } from '../protocol/link.ts';
 import { PROTOCOL_VERSION, type ServerMessage } from '../protocol/messages.ts';
 import type { RunPayloads } from '../report/payloads.ts';
 import type { ResultObject } from '../report/result.ts';
-import {
-  elicitationOf,
-  inquiryRequestOf,
-  permissionContentOf,
-  permissionTitleOf,
-  type PermissionChoice,
-  type UpdateMapper,
-} from './updates.ts';
-
-/** What a run client needs from the editor's connection, for one session. */
-export interface EditorPeer {
-  update(update: SessionUpdate): void;
-  requestPermission(
-    toolCall: ToolCallUpdate,
-    options: PermissionOption[],
-    signal: AbortSignal,
-  ): Promise<RequestPermissionOutcome>;
-  /** Undefined when the editor did not advertise form elicitation. */
-  elicit:
-    | ((
-        message: string,
-        requestedSchema: ElicitationSchema,
-        toolCallId: string | undefined,
-        signal: AbortSignal,
-      ) => Promise<CreateElicitationResponse>)
-    | undefined;
-  /** Chrome of the run (retries, warnings). */
-  notice(level: 'info' | 'warning', message: string): void;
-  /** The editor's fs/read_text_file and fs/write_text_file, when it advertised them. */
-  readTextFile: ((file: string, signal: AbortSignal) => Promise<string>) | undefined;
-  writeTextFile: ((file: string, content: string, signal: AbortSignal) => Promise<void>) | undefined;
-}
+import { editorErrorText, type EditorPeer } from './editor-peer.ts';
+import { inquiryRequestOf, permissionContentOf, permissionTitleOf, type PermissionChoice } from './permissions.ts';
+import { elicitationOf, questionAsChoices } from './questions.ts';
+import type { UpdateMapper } from './updates.ts';
 
 interface PendingInquiry {
   id: string;
@@ -134,6 +99,14 @@ export class AcpRunClient {
     if (this.settled) return;
     this.settled = true;
     for (const pending of this.inquiries) pending.controller.abort();
+    // Every call the editor was shown gets its final status before the prompt is answered.
+    const reason =
+      'result' in outcome
+        ? outcome.result.status === 'interrupted'
+          ? 'the turn was cancelled before the call finished'
+          : `the turn ended (${outcome.result.status}) before the call finished`
+        : `the run ended before the call finished: ${outcome.error.message}`;
+    for (const update of this.mapper.closeOpenCalls(reason)) this.peer.update(update);
     this.settle(outcome);
   }
 
@@ -211,11 +184,7 @@ export class AcpRunClient {
       await this.peer.writeTextFile(file, content ?? '', controller.signal);
       this.link.send({ type: 'file_response', id });
     } catch (error) {
-      const reason = controller.signal.aborted
-        ? 'the turn was cancelled'
-        : error instanceof Error
-          ? error.message
-          : String(error);
+      const reason = controller.signal.aborted ? 'the turn was cancelled' : editorErrorText(error);
       this.logger.warn('an editor file request failed', { operation, path: file, error: reason });
       this.link.send({ type: 'file_response', id, error: reason });
     } finally {
@@ -232,7 +201,7 @@ export class AcpRunClient {
           await this.ask(next);
         } catch (error) {
           // The editor could not answer (it failed the request): the policy decides.
-          this.logger.warn('the editor did not answer an inquiry', { id: next.id, error: (error as Error).message });
+          this.logger.warn('the editor did not answer an inquiry', { id: next.id, error: editorErrorText(error) });
           if (!next.controller.signal.aborted) this.link.send({ type: 'inquiry_declined', id: next.id });
         }
         this.inquiries.shift();
@@ -249,25 +218,12 @@ export class AcpRunClient {
     const call = toolCallId === undefined ? undefined : this.mapper.toolCallOf(toolCallId);
     const request = inquiryRequestOf(inquiry);
     if (request.kind === 'question') {
-      if (inquiry.kind !== 'tool_question' || !this.peer.elicit) {
-        // The editor has no way to be asked this: the detached policy answers (DESIGN §14).
+      if (inquiry.kind !== 'tool_question') {
         this.link.send({ type: 'inquiry_declined', id });
         return;
       }
-      const elicitation = elicitationOf(inquiry.question);
-      const response = await this.peer.elicit(
-        permissionTitleOf(inquiry, undefined),
-        elicitation.requestedSchema,
-        toolCallId,
-        controller.signal,
-      );
-      if (controller.signal.aborted) return;
-      const value = elicitation.answerOf(response);
-      this.link.send(
-        value === undefined
-          ? { type: 'inquiry_declined', id }
-          : { type: 'inquiry_response', id, answer: encodeAnswer({ decision: 'answer', value }) },
-      );
+      if (this.peer.elicit) await this.askWithForm(pending, inquiry.question, toolCallId);
+      else await this.askWithChoices(pending, inquiry.question, toolCallId ?? id, call);
       return;
     }
     const rememberedKey = `${inquiry.kind} ${inquiry.tool}`;
@@ -302,5 +258,66 @@ export class AcpRunClient {
     }
     if (choice.remember) this.rememberedAnswers.set(rememberedKey, choice.answer);
     this.link.send({ type: 'inquiry_response', id, answer: encodeAnswer(choice.answer) });
+  }
+
+  /** A question as a form, for an editor that offers them. */
+  private async askWithForm(
+    pending: PendingInquiry,
+    question: Question,
+    toolCallId: string | undefined,
+  ): Promise<void> {
+    const { id, controller } = pending;
+    const elicitation = elicitationOf(question);
+    const response = await this.peer.elicit!(
+      permissionTitleOf(pending.inquiry, undefined),
+      elicitation.requestedSchema,
+      toolCallId,
+      controller.signal,
+    );
+    if (controller.signal.aborted) return;
+    const value = elicitation.answerOf(response);
+    this.link.send(
+      value === undefined
+        ? { type: 'inquiry_declined', id }
+        : { type: 'inquiry_response', id, answer: encodeAnswer({ decision: 'answer', value }) },
+    );
+  }
+
+  /**
+   * A question for an editor without forms: its answers as the options of a permission request
+   * about the asking call; one that needs typed input is declined with what it needs, for the model.
+   */
+  private async askWithChoices(
+    pending: PendingInquiry,
+    question: Question,
+    toolCallId: string,
+    call: ReturnType<UpdateMapper['toolCallOf']>,
+  ): Promise<void> {
+    const { id, controller } = pending;
+    const put = questionAsChoices(question);
+    if ('unasked' in put) {
+      this.link.send({ type: 'inquiry_declined', id, reason: put.unasked });
+      return;
+    }
+    const toolCall: ToolCallUpdate = {
+      toolCallId,
+      title: permissionTitleOf(pending.inquiry, undefined),
+      ...(call ? { kind: call.kind, rawInput: call.rawInput } : {}),
+    };
+    const outcome = await this.peer.requestPermission(
+      toolCall,
+      put.choices.map((choice) => choice.option),
+      controller.signal,
+    );
+    if (controller.signal.aborted) return;
+    const choice =
+      outcome.outcome === 'selected'
+        ? put.choices.find((entry) => entry.option.optionId === outcome.optionId)
+        : undefined;
+    this.link.send(
+      choice === undefined
+        ? { type: 'inquiry_declined', id }
+        : { type: 'inquiry_response', id, answer: encodeAnswer({ decision: 'answer', value: choice.answer }) },
+    );
   }
 }

@@ -20,7 +20,11 @@ const clientHelloSchema = z.object({
 const clientMessageSchema = z.discriminatedUnion('type', [
   clientHelloSchema,
   z.object({ type: z.literal('inquiry_response'), id: z.string(), answer: z.unknown() }),
-  z.object({ type: z.literal('inquiry_declined'), id: z.string() }),
+  z.object({
+    type: z.literal('inquiry_declined'),
+    id: z.string(),
+    reason: z.optional(z.string().check(z.maxLength(1000))),
+  }),
   z.object({
     type: z.literal('file_response'),
     id: z.string(),

@@ -61,10 +61,11 @@ export type ClientMessage =
   | ClientHello
   | { type: 'inquiry_response'; id: string; answer: unknown }
   /**
-   * The human was asked and gave no answer (an editor's permission request was cancelled): the
-   * inquiry is settled by the detached policy, as if no client could prompt, and not asked again.
+   * The human was asked and gave no answer (an editor's permission request was cancelled), or the
+   * client cannot put this question (`reason` says why, for the model): the inquiry is settled by
+   * the detached policy, as if no client could prompt, and not asked again.
    */
-  | { type: 'inquiry_declined'; id: string }
+  | { type: 'inquiry_declined'; id: string; reason?: string | undefined }
   /**
    * The answer to a `file_request`: a read's text, or `error` (said to the model); a read with
    * neither means the editor does not have the file: the tool reads the disk.

@@ -53,7 +53,15 @@ const runRequestSchema = z.object({
      * an ignored key that decides where requests go stops the run only in the other states.
      */
     workspace_trust_state: z.string(),
-    flags: z.array(z.object({ label: z.string(), path: z.array(z.string()), value: z.unknown() })),
+    flags: z.array(
+      z.object({
+        label: z.string(),
+        path: z.array(z.string()),
+        value: z.unknown(),
+        /** false: a setting of the client's session, never recorded in the conversation. */
+        recorded: z.optional(z.boolean()),
+      }),
+    ),
   }),
   tools: z.object({ no_tools: z.boolean(), enabled: z.array(z.string()) }),
   /** The exact lock file content the client holds, proving the hand-over. */

@@ -194,7 +194,7 @@ export class ClientHub implements RunClients {
         const ask = this.pendingAsks.get(message.id);
         if (!ask || ask.connection !== connection) return;
         this.pendingAsks.delete(message.id);
-        ask.resolve({ answered: false, declined: true });
+        ask.resolve({ answered: false, declined: true, ...(message.reason ? { reason: message.reason } : {}) });
         return;
       }
       case 'signal':

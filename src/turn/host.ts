@@ -13,7 +13,10 @@ import type { TurnHooks } from './hook-port.ts';
  * answer to the inquiry it asked (inquiry/answer.ts). `declined`: the human was asked and gave no
  * answer; the detached policy settles the inquiry.
  */
-export type ClientAnswer = { answered: true; answer: unknown } | { answered: false; declined?: boolean };
+/** `reason`: a client that declined says why it could not ask (its words end the model's "unanswered: …"). */
+export type ClientAnswer =
+  | { answered: true; answer: unknown }
+  | { answered: false; declined?: boolean; reason?: string };
 
 export interface TurnHost {
   /** Persists one event (one write) and forwards it to clients. */

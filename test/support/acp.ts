@@ -259,6 +259,8 @@ function schemaValidators(): NonNullable<typeof validators> {
   ajv.addFormat('int64', { type: 'number', validate: integerIn(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER) });
   ajv.addFormat('uint16', { type: 'number', validate: integerIn(0, 65_535) });
   ajv.addFormat('uint32', { type: 'number', validate: integerIn(0, 4_294_967_295) });
+  ajv.addFormat('int32', { type: 'number', validate: integerIn(-2_147_483_648, 2_147_483_647) });
+  ajv.addFormat('uint64', { type: 'number', validate: integerIn(0, Number.MAX_SAFE_INTEGER) });
   ajv.addFormat('double', { type: 'number', validate: (value: number) => Number.isFinite(value) });
   ajv.addSchema(schema, 'acp');
   const whole = ajv.getSchema('acp')!;
@@ -281,6 +283,10 @@ const responseDefinitions: Record<string, string> = {
   'session/load': 'LoadSessionResponse',
   'session/list': 'ListSessionsResponse',
   'session/prompt': 'PromptResponse',
+  'session/resume': 'ResumeSessionResponse',
+  'session/close': 'CloseSessionResponse',
+  'session/set_mode': 'SetSessionModeResponse',
+  'session/set_config_option': 'SetSessionConfigOptionResponse',
 };
 const requestDefinitions: Record<string, string> = {
   'session/request_permission': 'RequestPermissionRequest',

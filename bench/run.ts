@@ -22,6 +22,7 @@ const sections: Record<string, () => Promise<{ default: Section }>> = {
   terminal: () => import('./sections/terminal.ts'),
   sandbox: () => import('./sections/sandbox.ts'),
   cache: () => import('./sections/cache.ts'),
+  checkpoints: () => import('./sections/checkpoints.ts'),
 };
 
 const chosen = process.argv.slice(2);

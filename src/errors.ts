@@ -79,6 +79,14 @@ export class JpError extends Error {
   }
 }
 
+/** The same error with `more` after its hint: status, code and message kept. */
+export function withMoreHint(error: JpError, more: string): JpError {
+  return new JpError(error.status, error.code, error.message, {
+    hint: error.hint ? `${error.hint}\n${more}` : more,
+    cause: error,
+  });
+}
+
 /** Bad flags, bad input, anything the user can fix by changing the command line (exit 2). */
 export class UsageError extends JpError {
   constructor(code: string, message: string, options: { hint?: string; cause?: unknown } = {}) {

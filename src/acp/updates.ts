@@ -146,6 +146,8 @@ export class UpdateMapper {
       case 'inquiry_response':
       case 'turn_end':
       case 'config_delta':
+      case 'checkpoint':
+      case 'undo':
         return [];
     }
   }

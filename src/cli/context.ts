@@ -14,7 +14,7 @@ import { visible } from '../output/sanitize.ts';
 import { resolveFormat, SafeWriter, type OutputFormat } from '../output/channels.ts';
 import { createLogger, defaultLogFile, type Logger, type LogSettings } from '../output/logger.ts';
 import { dataHome, resolveWorkspace, type Workspace } from '../workspace/workspace.ts';
-import { acceptOwnership, assertWorkspaceOwnership, workspaceOwnershipProblems } from '../workspace/ownership.ts';
+import { acceptOwnership, skippedWorkspaceWarning } from '../workspace/ownership.ts';
 import type { Facts } from './facts.ts';
 import type { GlobalOptions } from './global-options.ts';
 
@@ -50,15 +50,16 @@ export class CommandContext {
   }
 
   /**
-   * The workspace of the working directory; one another user could write is refused (ownership.ts),
-   * unless the user's safe.directories accepts it (loaded by loadSafeDirectories before any command).
+   * The workspace of the working directory. One another user could write (ownership.ts) is passed
+   * over, with one warning naming it, unless the user's safe.directories accepts it (loaded by
+   * loadSafeDirectories before any command); jp goes on as if it were not there.
    */
   workspace(): Workspace {
     if (this.cachedWorkspace) return this.cachedWorkspace;
     if (!this.launchWorkspace)
       throw new Error('this command has no workspace of its own (each of its sessions has one)');
     const workspace = resolveWorkspace(this.facts.cwd, this.facts.environment);
-    if (!workspace.isDefault) assertWorkspaceOwnership(workspace.root, workspaceOwnershipProblems(workspace.root));
+    for (const skipped of workspace.skipped) this.warn(skippedWorkspaceWarning(skipped));
     this.cachedWorkspace = workspace;
     return workspace;
   }

@@ -137,25 +137,25 @@ export function buildProgram(
         ),
       ),
     );
-  onConversation('kill', 'required')
+  onConversation('kill', 'optional')
     .description('stop a running query (persisted, resumable); --force kills it')
     .option('--force', 'SIGKILL the process and its tools')
     .action(
       wrap(async (context, command) =>
         (await import('./commands/conversation-kill.ts')).conversationKillCommand(
           context,
-          conversationOf(command, 'required'),
+          conversationOf(command, 'optional'),
           command.opts(),
         ),
       ),
     );
-  onConversation('wait', 'required')
+  onConversation('wait', 'optional')
     .description("block until the conversation's run stops; exit with its exit code")
     .action(
       wrap(async (context, command) =>
         (await import('./commands/conversation-wait.ts')).conversationWaitCommand(
           context,
-          conversationOf(command, 'required'),
+          conversationOf(command, 'optional'),
         ),
       ),
     );
@@ -166,6 +166,35 @@ export function buildProgram(
         (await import('./commands/conversation-compact.ts')).conversationCompactCommand(
           context,
           conversationOf(command, 'optional'),
+        ),
+      ),
+    );
+  onConversation('diff', 'optional')
+    .description('what a turn changed in the files (default: the last turn that changed any), as a unified diff')
+    .option(
+      '--turn <n>',
+      'the turn to show (1 is the first; `jp conversation print` marks the ones that changed files)',
+    )
+    .option('--all', 'everything the conversation changed')
+    .action(
+      wrap(async (context, command) =>
+        (await import('./commands/conversation-diff.ts')).conversationDiffCommand(
+          context,
+          conversationOf(command, 'optional'),
+          command.opts(),
+        ),
+      ),
+    );
+  onConversation('undo', 'optional')
+    .description('put back the files a turn (and every later one) changed, as they were before it')
+    .option('--turn <n>', 'undo this turn and the turns after it (default: the last change, an undo included)')
+    .option('--force', 'also take back files changed outside jp since')
+    .action(
+      wrap(async (context, command) =>
+        (await import('./commands/conversation-undo.ts')).conversationUndoCommand(
+          context,
+          conversationOf(command, 'optional'),
+          command.opts(),
         ),
       ),
     );
@@ -213,6 +242,7 @@ export function buildProgram(
   leaf(config, 'show')
     .description('the merged configuration with where each value came from')
     .option('--effective <tool>', "a tool's resolved policies per inquiry kind, and the layer that set each")
+    .option('--id <cid>', 'with the settings this conversation recorded (a layer of every query on it), listed')
     .action(
       wrap(async (context, command) =>
         (await import('./commands/config-show.ts')).configShowCommand(context, command.opts()),

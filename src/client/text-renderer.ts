@@ -12,7 +12,7 @@
  *
  * The text of chrome lines is chrome-text.ts; what a resumed turn shows is resumed-turn.ts.
  */
-import type { ConversationEvent } from '../conversation/events.ts';
+import type { ConversationEvent, EventOf } from '../conversation/events.ts';
 import { parseRunToolAnswer } from '../inquiry/answer.ts';
 import type { InquiryKind } from '../inquiry/types.ts';
 import { addUsage, describeUsage as usageLine, type Source, type Usage } from '../llm/types.ts';
@@ -74,6 +74,8 @@ export class TextRenderer implements Renderer {
   private readonly sandboxes = new Map<string, string>();
   /** Tool call id of each inquiry seen. */
   private readonly inquiryCalls = new Map<string, string>();
+  /** Calls whose inquiry a policy (or the model) settled, with the reason already shown: said once. */
+  private readonly explainedCalls = new Set<string>();
   private readonly palette: Palette;
 
   constructor(options: TextRendererOptions) {
@@ -261,6 +263,11 @@ export class TextRenderer implements Renderer {
             );
           }
         }
+        if (event.by !== 'user') {
+          // The reason is said here, once: the call's result line and the final summary refer to it.
+          const call = this.inquiryCalls.get(event.id);
+          if (call !== undefined && event.reason !== undefined) this.explainedCalls.add(call);
+        }
         if (event.by !== 'user')
           this.chrome(
             this.paint(
@@ -282,6 +289,10 @@ export class TextRenderer implements Renderer {
         );
         break;
       }
+      case 'checkpoint':
+      case 'undo':
+        this.fileChanges(event);
+        break;
       case 'turn_end':
         if (replayed) this.activity(undefined, 0);
         if (replayed && event.status === 'interrupted') this.chrome(this.paint('[interrupted]', 'muted'));
@@ -295,6 +306,21 @@ export class TextRenderer implements Renderer {
     }
   }
 
+  /** A batch that changed files (its `after` checkpoint), or an undo: which files, and the command that shows them. */
+  private fileChanges(event: EventOf<'checkpoint'> | EventOf<'undo'>): void {
+    const files = event.type === 'undo' ? event.files : (event.files ?? []);
+    const count = event.type === 'undo' ? event.files.length : (event.changed ?? 0);
+    if (event.type === 'checkpoint' && (event.when !== 'after' || count === 0)) return;
+    const named = files.slice(0, 3).map((file) => oneLine(file));
+    const list = `${named.join(', ')}${count > named.length ? ` and ${count - named.length} more` : ''}`;
+    const turn = event.type === 'checkpoint' && event.turn !== undefined ? ` --turn ${event.turn}` : '';
+    const text =
+      event.type === 'undo'
+        ? `[undo of ${event.undone.join(', ')}: restored ${list}]`
+        : `[changed ${count === 1 ? '1 file' : `${count} files`}: ${list} (jp conversation diff${turn}; undo)]`;
+    this.chrome(this.paint(text, 'muted'));
+  }
+
   /**
    * A tool's result: one line (`↳ tool: ok — summary`). A command's output is drawn as its lines
    * under that line: at most a few live (each cut to the terminal's width, then `… +N lines`),
@@ -304,6 +330,10 @@ export class TextRenderer implements Renderer {
     const name = this.toolNames.get(event.id) ?? 'tool';
     const outcome = event.outcome ?? (event.is_error ? 'error' : 'ok');
     const role: PaletteRole = event.is_error ? 'warning' : 'muted';
+    if (outcome === 'denied' && this.explainedCalls.has(event.id)) {
+      this.chrome(this.paint(`  ↳ ${oneLine(name)}: denied`, role));
+      return;
+    }
     if (name !== 'run_command' || event.provider_executed) {
       // A file's text, without the line numbers fs_read_file gives the model.
       const first = summarizeArguments(
@@ -421,10 +451,12 @@ export class TextRenderer implements Renderer {
           ),
           true,
         );
+        const said = (call: string, reason: string): string =>
+          this.explainedCalls.has(call) ? 'why: the policy line above' : oneLine(reason);
         for (const denial of result.permission_denials)
-          this.chrome(`  - ${oneLine(denial.tool_name)}: ${oneLine(denial.reason)}`, true);
+          this.chrome(`  - ${oneLine(denial.tool_name)}: ${said(denial.tool_call_id, denial.reason)}`, true);
         for (const question of result.unanswered)
-          this.chrome(`  - ${oneLine(question.tool_name)}: ${oneLine(question.reason)}`, true);
+          this.chrome(`  - ${oneLine(question.tool_name)}: ${said(question.tool_call_id, question.reason)}`, true);
         return;
       }
       case 'deferred': {

@@ -9,6 +9,7 @@ import { readConfigFile } from '../workspace/files.ts';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import { ConfigError } from '../errors.ts';
 import { locateKey } from './locate.ts';
+import { didYouMean } from './suggest.ts';
 import path from 'node:path';
 import { builtinDefaults } from './defaults.ts';
 import { configSchema, hookEventNames, type Config } from './schema.ts';
@@ -216,7 +217,7 @@ function describeIssue(issue: Issue, where: (keyPath: string[]) => string): stri
   const keyPath = issue.path.map(String);
   if (issue.code === 'unrecognized_keys' && issue.keys) {
     const key = [...keyPath, issue.keys[0]!];
-    return `${where(key)}: unknown key ${key.join('.')}`;
+    return `${where(key)}: unknown key ${key.join('.')}${didYouMean(keyPath, issue.keys[0]!)}`;
   }
   const dotted = keyPath.join('.') || '(root)';
   let detail: string;

@@ -270,6 +270,16 @@ export const configSchema = z.strictObject({
       hidden_paths: z.optional(z.array(z.string().check(z.minLength(1)))),
     }),
   ),
+  /** The workspace's state recorded before each change the model makes, for `jp conversation diff` and `undo` (DESIGN §10). */
+  checkpoints: z.optional(
+    z.strictObject({
+      enabled: z.optional(z.boolean()),
+      /** Files larger than this many bytes are not recorded (named when a checkpoint leaves them out). */
+      max_file_size: z.optional(positiveInteger),
+      /** A workspace with more files than this (not ignored) is not checkpointed; said once per run. */
+      max_files: z.optional(positiveInteger),
+    }),
+  ),
   /**
    * Workspace roots whose ownership the user accepts as it is (another owner, group-writable), or
    * `"*"`: read from the user config only (config/safe-directories.ts); elsewhere it has no effect.

@@ -158,6 +158,11 @@ export const trustRequiringKeys: readonly TrustRule[] = [
     },
   },
   {
+    key: 'checkpoints.enabled',
+    reason: 'turns off the checkpoints that let you undo what the model changes',
+    when: (value) => value === false,
+  },
+  {
     key: 'assistant.instruction_files',
     reason:
       "reads the files of these names in your jp config directory, not only the repository's, into what the model is told",

@@ -103,9 +103,21 @@ export type ConversationEvent =
       exit_code?: number;
       /** Why the model's last response of the turn ended, when it did end (the provider's finish). */
       finish_reason?: FinishReason;
+      /**
+       * With `interrupted`: the turn is over, not resumable. A new message arrived while it held
+       * nothing a person had to decide (DESIGN §7); it stays in the log and in the history.
+       */
+      closed?: true;
     }
   /** `seal`: proof that this user's jp recorded these settings (conversation/seal.ts); without one they are ignored. */
-  | { type: 'config_delta'; timestamp: string; delta: Record<string, unknown>; seal?: string }
+  | {
+      type: 'config_delta';
+      timestamp: string;
+      delta: Record<string, unknown>;
+      /** The query that recorded it, as its result reports it (`jp config show --id`). */
+      query?: string;
+      seal?: string;
+    }
   /**
    * The token counts one model request reported (written when its response finished): `step` is a
    * request of the agent loop, `compaction` a summary request, `inquiry` a question answered by the
@@ -122,7 +134,42 @@ export type ConversationEvent =
    * at the start of a turn when it differs from the last one recorded. Every request of the
    * conversation sends the last one recorded, byte for byte.
    */
-  | { type: 'system_prompt'; timestamp: string; text: string; files: InstructionFileRecord[] };
+  | { type: 'system_prompt'; timestamp: string; text: string; files: InstructionFileRecord[] }
+  /**
+   * The workspace's state, recorded `before` a tool batch that can write it and `after` the batch
+   * ended (DESIGN §10, checkpoints): `commit` names it in the user-local store of `root`. On
+   * `after`, `changed` counts the files that differ from the batch's `before` (`files` names the
+   * first of them). `not_covered`: what the checkpoint does not hold (over the size limit, a git
+   * repository of its own).
+   */
+  | {
+      type: 'checkpoint';
+      timestamp: string;
+      when: 'before' | 'after';
+      /** The turn's number: 1 for the conversation's first (`jp conversation diff --turn N`). */
+      turn?: number;
+      root: string;
+      commit: string;
+      changed?: number;
+      files?: string[];
+      not_covered?: { path: string; reason: 'size' | 'repository' }[];
+    }
+  /**
+   * `jp conversation undo`: the files of `files` were restored to their state before the change
+   * sets named in `undone` (`turn 3`, `undo 1`); `before` and `after` are checkpoints of `root`
+   * either side of it, so an undo can be undone.
+   */
+  | {
+      type: 'undo';
+      timestamp: string;
+      root: string;
+      undone: string[];
+      before: string;
+      after: string;
+      files: string[];
+      /** Files changed outside jp since were overwritten (`--force`). */
+      forced?: string[];
+    };
 
 export type UsagePurpose = 'step' | 'compaction' | 'inquiry';
 
@@ -153,6 +200,8 @@ export const eventTypes: readonly EventType[] = [
   'usage',
   'compaction',
   'system_prompt',
+  'checkpoint',
+  'undo',
 ];
 
 /** Content events, counted by `attach --tail=N` (RFD 025). */
@@ -206,6 +255,20 @@ export function isConversationEvent(value: unknown): value is ConversationEvent 
       );
     case 'system_prompt':
       return typeof record.text === 'string' && Array.isArray(record.files);
+    case 'checkpoint':
+      return (
+        (record.when === 'before' || record.when === 'after') &&
+        typeof record.root === 'string' &&
+        typeof record.commit === 'string'
+      );
+    case 'undo':
+      return (
+        typeof record.root === 'string' &&
+        typeof record.before === 'string' &&
+        typeof record.after === 'string' &&
+        Array.isArray(record.files) &&
+        Array.isArray(record.undone)
+      );
     default:
       return false;
   }

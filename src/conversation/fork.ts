@@ -1,6 +1,6 @@
 /**
- * Forking: a new conversation that starts with the complete turns of another one. An incomplete
- * last turn is not copied (it belongs to its conversation's resume). Reading the source needs no lock.
+ * Forking: a new conversation that starts with the turns of another one that are over (completed,
+ * or closed unfinished; not discarded ones). An incomplete last turn is not copied (it belongs to its conversation's resume). Reading the source needs no lock.
  * Of the source's recorded settings, only those this user's jp recorded (config-delta.ts) are
  * carried, sealed anew for the fork: a fork of a copied or edited conversation carries none.
  */
@@ -21,7 +21,10 @@ export interface Fork {
 export function forkConversation(conversationsDirectory: string, sourceId: string, seal: LogSeal): Fork {
   const source = readEventLog(eventsFile(conversationsDirectory, sourceId));
   const turns = splitTurns(source.events);
-  const kept = new Set(turns.filter((turn) => turn.final === 'completed').flatMap((turn) => turn.events));
+  // Turns that are over and sent to the model: completed, and closed unfinished (not discarded).
+  const kept = new Set(
+    turns.filter((turn) => turn.final === 'completed' || turn.final === 'interrupted').flatMap((turn) => turn.events),
+  );
   const inTurns = new Set(turns.flatMap((turn) => turn.events));
   // Complete turns, plus compactions made between turns (jp conversation compact); the settings
   // this user's jp recorded follow, as one config_delta sealed for the fork.

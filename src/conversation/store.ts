@@ -45,6 +45,8 @@ export interface ConversationMetadata {
   updated_at: string;
   /** The conversation this one was forked from. */
   forked_from?: string;
+  /** Turns whose checkpoints recorded changed files (DESIGN §10), as the last run or undo left them. */
+  changed_turns?: number[];
 }
 
 export function conversationDirectory(conversationsDirectory: string, id: string): string {

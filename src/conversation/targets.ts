@@ -3,7 +3,7 @@
  */
 import { assertConversationDirectory, conversationExists, conversationIdPattern } from './store.ts';
 import { UsageError } from '../errors.ts';
-import { activeConversation, sessionKey } from '../workspace/session.ts';
+import { activeConversation, noSessionHint, sessionKey } from '../workspace/session.ts';
 import { assertConversationsDirectory, userSubdirectory, type Workspace } from '../workspace/workspace.ts';
 
 /**
@@ -49,9 +49,21 @@ export function targetConversation(
 ): string {
   if (id !== undefined) return requireExisting(workspace, id);
   assertConversationsDirectory(workspace.conversationsDirectory);
-  const active = activeConversation(userSubdirectory(workspace, 'sessions'), sessionKey(environment));
+  const session = sessionKey(environment);
+  if (!session) throw noActiveConversation(noSessionMessage('no conversation given'));
+  const active = activeConversation(userSubdirectory(workspace, 'sessions'), session);
   if (active && conversationExists(workspace.conversationsDirectory, active)) return active;
   throw new UsageError('no_active_conversation', 'this session has no active conversation', {
     hint: 'Name one (`jp conversation ls` lists them), or start one with `jp query "..."`.',
   });
+}
+
+/** `what`, and why nothing is active: this run has no session. */
+export function noSessionMessage(what: string): string {
+  return `${what}, and none is active: with no terminal and no JP_SESSION this run has no session`;
+}
+
+/** The error of a command that needs the active conversation where there is no session (`what`: what happened). */
+export function noActiveConversation(what: string): UsageError {
+  return new UsageError('no_active_conversation', what, { hint: noSessionHint });
 }

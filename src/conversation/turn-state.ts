@@ -1,18 +1,29 @@
 /**
  * Turn structure derived from the log alone (DESIGN §6). A turn runs from `turn_start` to a final
- * `turn_end` (completed or discarded). A `turn_end` with status interrupted or error marks where a
- * process stopped; the turn stays incomplete and resumable. A turn with no final end is incomplete
- * whatever the reason (crash, kill -9, defer).
+ * `turn_end` (completed, discarded, or interrupted and `closed`). A `turn_end` with status
+ * interrupted or error marks where a process stopped; the turn stays incomplete and resumable. A
+ * turn with no final end is incomplete whatever the reason (crash, kill -9, defer).
  */
-import type { ConversationEvent, EventOf } from './events.ts';
+import { now, type ConversationEvent, type EventOf } from './events.ts';
 import { UsageError } from '../errors.ts';
 
 export interface TurnSlice {
   /** Index in the log of the turn's first event (its turn_start). */
   start: number;
   events: ConversationEvent[];
-  /** The final status, or undefined while the turn is incomplete. */
-  final: 'completed' | 'discarded' | undefined;
+  /** The final status, or undefined while the turn is incomplete (`interrupted`: closed unfinished). */
+  final: 'completed' | 'discarded' | 'interrupted' | undefined;
+}
+
+/** How `event` ends its turn for good (completed, discarded, closed unfinished); undefined when it does not. */
+export function finalStatusOf(event: ConversationEvent): TurnSlice['final'] {
+  if (event.type !== 'turn_end') return undefined;
+  if (event.status === 'completed' || event.status === 'discarded') return event.status;
+  return event.status === 'interrupted' && event.closed === true ? 'interrupted' : undefined;
+}
+
+export function isFinalTurnEnd(event: ConversationEvent): boolean {
+  return finalStatusOf(event) !== undefined;
 }
 
 export function splitTurns(events: readonly ConversationEvent[]): TurnSlice[] {
@@ -26,8 +37,9 @@ export function splitTurns(events: readonly ConversationEvent[]): TurnSlice[] {
     }
     if (!current) return;
     current.events.push(event);
-    if (event.type === 'turn_end' && (event.status === 'completed' || event.status === 'discarded')) {
-      current.final = event.status;
+    const final = finalStatusOf(event);
+    if (final) {
+      current.final = final;
       current = undefined;
     }
   });
@@ -71,6 +83,29 @@ export function describeTurn(turn: TurnSlice): IncompleteTurn {
         ? 'pending tool execution'
         : 'awaiting LLM response';
   return { turn, resumePoint, pendingInquiries, pendingToolCalls, lastStop };
+}
+
+/**
+ * What a person must decide before a new message may go ahead of an incomplete turn (DESIGN §7):
+ * a pending inquiry, or a call that started and may have taken effect (its tool is not known to be
+ * free of side effects: `sideEffectFree` names the tools that are). Undefined: nothing to decide,
+ * the turn can be closed.
+ */
+export type TurnDecision = { kind: 'pending inquiry' | 'unknown outcome'; tool: string };
+
+export function decisionOf(incomplete: IncompleteTurn, sideEffectFree: ReadonlySet<string>): TurnDecision | undefined {
+  const inquiry = incomplete.pendingInquiries[0];
+  if (inquiry) return { kind: 'pending inquiry', tool: inquiry.inquiry.tool };
+  const started = startedPendingCalls(incomplete).find((call) => !sideEffectFree.has(call.name));
+  return started ? { kind: 'unknown outcome', tool: started.name } : undefined;
+}
+
+/** The pending calls that had started (a `tool_call_start` and no response): they may have run. */
+export function startedPendingCalls(incomplete: IncompleteTurn): EventOf<'tool_call_request'>[] {
+  const started = new Set(
+    incomplete.turn.events.flatMap((event) => (event.type === 'tool_call_start' ? [event.id] : [])),
+  );
+  return incomplete.pendingToolCalls.filter((call) => started.has(call.id));
 }
 
 /** The last turn when it is incomplete; earlier incomplete turns were superseded by later ones. */
@@ -121,4 +156,22 @@ export function turnToResume(
       ? 'Drop --continue to send the message as a new turn.'
       : 'Send a new message instead: jp query "..."',
   });
+}
+
+/**
+ * The events that close an unfinished turn that holds no decision (decisionOf): a result for each
+ * call that has none (it did not run, or ran without effects and its result was lost), then the
+ * final `turn_end` (interrupted, closed). The turn stays in the log and in what the model is sent.
+ */
+export function closingEvents(incomplete: IncompleteTurn): ConversationEvent[] {
+  const results: ConversationEvent[] = incomplete.pendingToolCalls.map((call) => ({
+    type: 'tool_call_response',
+    timestamp: now(),
+    id: call.id,
+    content:
+      'No result: jp stopped before this call ran or finished, and the turn was closed when the user sent a new message.',
+    is_error: true,
+    outcome: 'skipped',
+  }));
+  return [...results, { type: 'turn_end', timestamp: now(), status: 'interrupted', closed: true }];
 }

@@ -3,8 +3,9 @@
  * spec, without importing any provider SDK, so bad models and missing keys fail fast (exit 2).
  */
 import path from 'node:path';
+import type { LoadedConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
-import { UsageError } from '../errors.ts';
+import { JpError, UsageError } from '../errors.ts';
 
 /**
  * The providers jp has, the one list of them, with how `-m` names a model of each: the model error
@@ -95,6 +96,30 @@ function alternatives(): string {
     'Models you can use instead:',
     ...Object.values(providerModels).map((provider) => `  -m ${provider.form.padEnd(20)}${provider.description}`),
   ].join('\n');
+}
+
+/**
+ * resolveModelSpec on a loaded configuration: a provider whose table is in a workspace config that
+ * is not trusted (left out, `ignored`) is named as such, not as unknown.
+ */
+export function resolveModel(loaded: LoadedConfig, environment: NodeJS.ProcessEnv, cwd: string): ModelSpec {
+  try {
+    return resolveModelSpec(loaded.value, environment, cwd);
+  } catch (error) {
+    if (!JpError.isInstance(error) || error.code !== 'provider_unknown') throw error;
+    const prefix = (loaded.value.assistant?.model ?? '').split('/')[0] ?? '';
+    const untrusted = loaded.ignored.find((key) =>
+      [`providers.openai-compatible.${prefix}`, 'providers.openai-compatible', 'providers'].includes(key.key),
+    );
+    if (!untrusted) throw error;
+    throw new UsageError(
+      'provider_unknown',
+      `provider ${JSON.stringify(prefix)} is defined in ${untrusted.where}, but that workspace config is not trusted, so [providers.openai-compatible.${prefix}] is ignored`,
+      {
+        hint: `Review it, then run \`jp trust\` to use it (\`jp trust --show\` lists what it enables), or define [providers.openai-compatible.${prefix}] in your own config (~/.config/jp/config.toml).`,
+      },
+    );
+  }
 }
 
 export function resolveModelSpec(config: Config, environment: NodeJS.ProcessEnv, cwd: string): ModelSpec {

@@ -37,6 +37,12 @@ const runRequestSchema = z.object({
   reply: z.optional(z.string()),
   /** Drop the incomplete turn (marked discarded) before running the message. */
   discard_turn: z.boolean(),
+  /**
+   * Close the incomplete turn before running the message: it holds nothing a person must decide
+   * (DESIGN §7), so it ends as interrupted (kept, sent to the model) and its calls without a result
+   * get one saying they were not run.
+   */
+  close_turn: z.optional(z.boolean()),
   /** Started with --detach: no client is waited for, and the built-in detached policy is `defer`. */
   detached: z.boolean(),
   config: z.object({

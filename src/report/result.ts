@@ -224,6 +224,8 @@ export function exitCodeFromLog(events: readonly ConversationEvent[]): { exitCod
   const last = turns[turns.length - 1];
   if (!last) return { exitCode: 0, description: 'no turns yet' };
   if (last.final === 'discarded') return { exitCode: 0, description: 'the last turn was discarded' };
+  // Closed for a new message whose turn never started: that run failed.
+  if (last.final === 'interrupted') return { exitCode: 1, description: 'the last turn was closed unfinished' };
   if (last.final === 'completed') {
     const summary = summarizeTurn(last.events);
     const denied = summary.permission_denials.length + summary.unanswered.length > 0;

@@ -5,8 +5,13 @@
  * persisting. `finish` tells the Notification hooks a deferred run is waiting, updates the metadata and closes the log. Whoever
  * hosts it (server/hosted-run.ts) owns the lock, the registry entry and the connections.
  */
+import { changedTurns } from '../checkpoint/change-sets.ts';
 import { titleFrom, updateMetadata } from '../conversation/store.ts';
-import { foreignSettingsWarning } from '../conversation/config-delta.ts';
+import {
+  connectionSettingsWarning,
+  explainRecordedKeys,
+  foreignSettingsWarning,
+} from '../conversation/config-delta.ts';
 import type { BuiltinDetachedDefault } from '../config/policy.ts';
 import { toJpError, type JpError } from '../errors.ts';
 import type { ChatModel } from '../llm/types.ts';
@@ -185,7 +190,7 @@ export class Run implements RunControl {
         warnings: () => this.warnings(),
       });
     } catch (error) {
-      const jpError = toJpError(error);
+      const jpError = explainRecordedKeys(toJpError(error), request.conversation_id, setup.recorded);
       logger.error('run failed', { code: jpError.code, error: jpError.message });
       result = this.errorResult(jpError);
     }
@@ -230,6 +235,13 @@ export class Run implements RunControl {
         message: foreignSettingsWarning(this.options.request.conversation_id, foreign),
         keys: [...foreign],
       });
+    const connection = this.options.setup.connectionSettings;
+    if (connection.length > 0)
+      warnings.push({
+        code: 'conversation_settings_ignored',
+        message: connectionSettingsWarning(this.options.request.conversation_id, connection),
+        keys: [...connection],
+      });
     return warnings;
   }
 
@@ -240,6 +252,8 @@ export class Run implements RunControl {
       const kept = updateMetadata(conversationsDirectory, this.options.request.conversation_id, (metadata) => {
         if (!metadata.title && message) metadata.title = titleFrom(this.options.setup.secrets.redact(message));
         metadata.updated_at = new Date().toISOString();
+        const changed = changedTurns(this.options.setup.events);
+        if (changed.length > 0) metadata.changed_turns = changed;
       });
       if (kept) {
         logger.warn('metadata.json was damaged; rebuilt it from the log', {

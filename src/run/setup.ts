@@ -6,7 +6,7 @@
  * The run's secrets are added to the process's (secretVariables) before anything of the run is made.
  */
 import path from 'node:path';
-import { recordedSettings } from '../conversation/config-delta.ts';
+import { explainRecordedKeys, recordedKeys, recordedSettings, type RecordedKey } from '../conversation/config-delta.ts';
 import type { ConversationEvent } from '../conversation/events.ts';
 import { ConversationLog } from '../conversation/log.ts';
 import { LogSeal } from '../conversation/seal.ts';
@@ -14,8 +14,8 @@ import { eventsFile } from '../conversation/store.ts';
 import { loadConfig, type LoadedConfig } from '../config/load.ts';
 import { userConfigFile } from '../config/paths.ts';
 import { safeDirectories } from '../config/safe-directories.ts';
-import { UsageError } from '../errors.ts';
-import { resolveModelSpec, secretVariables, type ModelSpec } from '../llm/resolve.ts';
+import { JpError, UsageError } from '../errors.ts';
+import { resolveModel, secretVariables, type ModelSpec } from '../llm/resolve.ts';
 import type { Secrets } from '../redact.ts';
 import { configuredMcpServers, registerMcpEnvironmentSecrets, type ConfiguredServer } from '../tools/mcp/config.ts';
 import { buildToolRegistry } from '../tools/registry.ts';
@@ -48,6 +48,10 @@ export interface RunSetup {
   seal: LogSeal;
   /** Keys of config_delta events in the log this user's jp did not record: ignored. */
   foreignSettings: string[];
+  /** Connection keys an older jp recorded in the log: ignored (conversation/config-delta.ts). */
+  connectionSettings: string[];
+  /** The recorded settings in force in this run (none overridden by its command line), for errors that name one. */
+  recorded: RecordedKey[];
 }
 
 /**
@@ -72,13 +76,16 @@ export function setUpRun(
   if (!workspace.isDefault) assertWorkspaceOwnership(workspace.root, workspaceOwnershipProblems(workspace.root));
   const lock = takeLock(workspace);
   let log: ConversationLog | undefined;
+  let recorded: RecordedKey[] = [];
+  let config: LoadedConfig | undefined;
   try {
     const opened = ConversationLog.open(eventsFile(workspace.conversationsDirectory, request.conversation_id));
     log = opened.log;
     // Settings recorded by earlier queries on this conversation (config_delta events this user's jp sealed).
     const seal = LogSeal.forUser(dataHome(environment));
-    const { delta, foreignKeys } = recordedSettings(request.conversation_id, opened.events, seal);
-    const config = loadConfig({
+    const { delta, foreignKeys, connectionKeys } = recordedSettings(request.conversation_id, opened.events, seal);
+    recorded = recordedKeys(request.conversation_id, opened.events, seal);
+    config = loadConfig({
       userFile: request.config.user_file,
       workspaceFile: request.config.workspace_file,
       environment,
@@ -89,7 +96,7 @@ export function setUpRun(
     });
     secrets.add(environment, secretVariables(config.value));
     refusePlantedDestination(config, request.config.workspace_trust_state);
-    const model = resolveModelSpec(config.value, environment, request.cwd);
+    const model = resolveModel(config, environment, request.cwd);
     // File tools never reach jp's own rules and state: the user's config directory and jp's data.
     const protectedDirectories = [
       path.dirname(request.config.user_file ?? userConfigFile(environment)),
@@ -118,6 +125,8 @@ export function setUpRun(
       mcpServers,
       seal,
       foreignSettings: foreignKeys,
+      connectionSettings: connectionKeys,
+      recorded: recordedInForce(recorded, config),
     };
   } catch (error) {
     try {
@@ -125,8 +134,20 @@ export function setUpRun(
     } finally {
       lock.release();
     }
-    throw error;
+    // An error that names a setting the conversation recorded says so, and how to change it.
+    if (!JpError.isInstance(error)) throw error;
+    const inForce = config
+      ? recordedInForce(recorded, config)
+      : error.message.includes(`conversation ${request.conversation_id}`)
+        ? recorded
+        : [];
+    throw explainRecordedKeys(error, request.conversation_id, inForce);
   }
+}
+
+/** The recorded settings the run uses: those its command line did not override. */
+function recordedInForce(recorded: RecordedKey[], config: LoadedConfig): RecordedKey[] {
+  return recorded.filter((entry) => config.sources.get(entry.key)?.kind === 'conversation');
 }
 
 /**

@@ -6,10 +6,18 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import type { ConversationEvent } from '../conversation/events.ts';
+import { checkpointSettings, RunCheckpoints } from '../checkpoint/recorder.ts';
+import type { ConversationEvent, EventOf } from '../conversation/events.ts';
 import { now } from '../conversation/events.ts';
-import { changesDelta, foreignSettingsWarning, recordedSettings } from '../conversation/config-delta.ts';
-import { findIncompleteTurn } from '../conversation/turn-state.ts';
+import {
+  changesDelta,
+  connectionSettingsWarning,
+  explainRecordedKeys,
+  foreignSettingsWarning,
+  recordedSettings,
+  withoutConnectionKeys,
+} from '../conversation/config-delta.ts';
+import { closingEvents, findIncompleteTurn } from '../conversation/turn-state.ts';
 import { commandLineOverrides } from '../config/load.ts';
 import { userConfigFile } from '../config/paths.ts';
 import type { BuiltinDetachedDefault } from '../config/policy.ts';
@@ -57,15 +65,28 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
     events.push({ type: 'turn_end', timestamp: now(), status: 'discarded' });
     live.sync();
   }
-  const overrides = commandLineOverrides(config);
+  const unfinished = request.close_turn ? findIncompleteTurn(events) : undefined;
+  if (unfinished) {
+    for (const event of closingEvents(unfinished)) {
+      live.append(event);
+      events.push(event);
+    }
+    live.sync();
+  }
+  // What the command line set, but never where and how to reach a provider (config-delta.ts).
+  const overrides = withoutConnectionKeys(commandLineOverrides(config)).kept;
   if (setup.foreignSettings.length > 0)
     live.notice('warning', foreignSettingsWarning(request.conversation_id, setup.foreignSettings));
+  if (setup.connectionSettings.length > 0)
+    live.notice('warning', connectionSettingsWarning(request.conversation_id, setup.connectionSettings));
   if (changesDelta(recordedSettings(request.conversation_id, events, seal).delta, overrides)) {
-    const event = seal.seal(
-      request.conversation_id,
-      { type: 'config_delta', timestamp: now(), delta: overrides } as ConversationEvent,
-      events,
-    );
+    const recorded: EventOf<'config_delta'> = {
+      type: 'config_delta',
+      timestamp: now(),
+      delta: overrides,
+      ...(request.query ? { query: setup.secrets.redact(request.query) } : {}),
+    };
+    const event = seal.seal(request.conversation_id, recorded, events);
     live.append(event);
     events.push(event);
   }
@@ -84,6 +105,7 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
   );
   const systemPrompt = runSystemPrompt(sequence, tools, sessionContext);
   const assistant = config.value.assistant;
+  const checkpoints = runCheckpoints(sequence);
   /** UserPromptSubmit: a blocked prompt is never sent; what the hooks add goes with it to the model. */
   const submitted = async (prompt: string): Promise<{ blocked: string } | { context: string | undefined }> => {
     const decided = await hooks?.promptSubmitted(prompt, sequence.stopSignal());
@@ -126,6 +148,7 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
         ? { compactionThreshold: assistant.compaction.threshold }
         : {}),
       systemPrompt,
+      ...(checkpoints ? { checkpoints } : {}),
       signal: sequence.stopSignal(),
       message,
       resume,
@@ -168,6 +191,9 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
   } else {
     outcome = await turnWithReplies(false, request.message ?? '');
   }
+  // An error that names a setting the conversation recorded says so, and how to change it.
+  if (outcome.error)
+    outcome = { ...outcome, error: explainRecordedKeys(outcome.error, request.conversation_id, setup.recorded) };
   return buildTurnResult({
     conversationId: request.conversation_id,
     query: query || lastRequestContent(events),
@@ -177,6 +203,21 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
     startedAt: request.started_at,
     warnings: sequence.warnings(),
     secrets: setup.secrets,
+  });
+}
+
+/** The run's checkpoints of the tool root (DESIGN §10), with the settings of `[checkpoints]`; none when they are off. */
+function runCheckpoints(sequence: TurnSequence): RunCheckpoints | undefined {
+  const { request, setup, live } = sequence;
+  const settings = checkpointSettings(setup.config.value);
+  if (!settings.enabled) return undefined;
+  return new RunCheckpoints({
+    userDirectory: setup.workspace.userDirectory,
+    root: request.workspace.tool_root,
+    environment: setup.environment,
+    conversationId: request.conversation_id,
+    settings,
+    warn: (message) => live.notice('warning', message),
   });
 }
 

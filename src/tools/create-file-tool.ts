@@ -22,6 +22,7 @@ export function createCreateFileTool(scope: FileToolScope): Tool {
       content: z.string().check(z.describe('The whole content of the new file')),
     }),
     sideEffects: true,
+    writesFile: ({ path: requested }) => requested,
     execute: ({ path: requested, content }, context) =>
       guard(requested, async () => {
         const file = resolveForFileTool(context.toolRoot, requested, scope.protectedDirectories);

@@ -31,6 +31,7 @@ export function createModifyFileTool(scope: FileToolScope): Tool {
       ),
     }),
     sideEffects: true,
+    writesFile: ({ path: requested }) => requested,
     execute: ({ path: requested, old_string: oldString, new_string: newString, edits }, context) =>
       guard(requested, async () => {
         const single = oldString !== undefined || newString !== undefined;

@@ -102,6 +102,8 @@ export interface Tool {
   confined?: boolean;
   /** The call asks to run outside the sandbox (run_command's `escalate: true`): what for, and why. */
   escalation?(argumentsValue: unknown): { needs: EscalationNeed; justification: string } | undefined;
+  /** The file a call writes, as the model named it (jp's file tools): kept by checkpoints even when ignored. */
+  writesFile?(argumentsValue: unknown): string | undefined;
   /** False once the tool can no longer be called (its MCP server stopped): it is not offered any more. */
   available?(): boolean;
   validate(argumentsValue: unknown): Validation;
@@ -140,6 +142,7 @@ export function defineTool<Schema extends z.ZodMiniType>(definition: {
   tellsWhoAnswered?: boolean;
   confined?: boolean;
   escalation?(argumentsValue: z.infer<Schema>): { needs: EscalationNeed; justification: string } | undefined;
+  writesFile?(argumentsValue: z.infer<Schema>): string | undefined;
   execute(argumentsValue: z.infer<Schema>, context: ToolContext): Promise<ToolResult>;
 }): Tool {
   // Generated on first use: building JSON Schemas at start-up would slow down every command.
@@ -163,6 +166,14 @@ export function defineTool<Schema extends z.ZodMiniType>(definition: {
     ...(definition.confined ? { confined: true } : {}),
     ...(definition.escalation
       ? { escalation: (argumentsValue: unknown) => definition.escalation!(argumentsValue as z.infer<Schema>) }
+      : {}),
+    ...(definition.writesFile
+      ? {
+          writesFile: (argumentsValue: unknown) => {
+            const result = definition.schema.safeParse(argumentsValue);
+            return result.success ? definition.writesFile!(result.data) : undefined;
+          },
+        }
       : {}),
     validate(argumentsValue) {
       const result = definition.schema.safeParse(argumentsValue);

@@ -32,6 +32,7 @@ import { streamStep, type StepResult } from './step-stream.ts';
 import { processToolCalls } from './tool-batch.ts';
 import type { ToolCallContext } from './tool-calls.ts';
 import type { CommandSandbox } from '../sandbox/engine.ts';
+import type { CheckpointRecorder } from '../checkpoint/recorder.ts';
 
 export interface TurnOptions {
   host: TurnHost;
@@ -62,6 +63,8 @@ export interface TurnOptions {
    * the last one the log holds; a resumed turn keeps the one recorded.
    */
   systemPrompt: SystemPromptRecord;
+  /** Records the workspace's state around each tool batch that can change it (DESIGN §10); none: no checkpoints. */
+  checkpoints?: CheckpointRecorder;
   /** Aborted to stop the run; its reason is a StopRequest. */
   signal: AbortSignal;
   /** A new user message starts a new turn; undefined with `resume`. */
@@ -345,7 +348,19 @@ export class TurnRun {
   /** A step's tool calls (tool-batch.ts). */
   private processToolCalls(calls: EventOf<'tool_call_request'>[]): Promise<'done' | 'deferred'> {
     return processToolCalls(
-      { calls: this.toolContext, inquiries: this.resolverContext, turnEvents: () => this.turnEvents() },
+      {
+        calls: this.toolContext,
+        inquiries: this.resolverContext,
+        turnEvents: () => this.turnEvents(),
+        ...(this.options.checkpoints
+          ? {
+              checkpoints: {
+                recorder: this.options.checkpoints,
+                turn: this.events.slice(0, this.turnStart + 1).filter((event) => event.type === 'turn_start').length,
+              },
+            }
+          : {}),
+      },
       calls,
     );
   }

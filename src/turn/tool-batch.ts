@@ -2,9 +2,11 @@
  * A step's batch of tool calls (DESIGN §9): a deferred call does not stop the others; consecutive
  * calls that only read and run unattended run at the same time, their events still reach the log
  * in call order (the first unfinished call's as they happen, the others' once those before them are
- * done). Each call goes through processToolCall (tool-calls.ts).
+ * done). Each call goes through processToolCall (tool-calls.ts). A batch with a call that can
+ * change anything is framed by checkpoints of the workspace (DESIGN §10), before and after it.
  */
 import type { ConversationEvent, EventOf } from '../conversation/events.ts';
+import type { CheckpointRecorder } from '../checkpoint/recorder.ts';
 import { resolveResultMode, resolveRunMode } from '../config/policy.ts';
 import { InquiryResolver, type ResolverContext } from './inquiries.ts';
 import { processToolCall, type CallOutcome, type ToolCallContext } from './tool-calls.ts';
@@ -15,9 +17,37 @@ export interface ToolBatchContext {
   inquiries: ResolverContext;
   /** The events of the turn so far. */
   turnEvents(): ConversationEvent[];
+  /** The run's checkpoints, and the number of this turn (1 for the conversation's first); none when the run keeps none. */
+  checkpoints?: { recorder: CheckpointRecorder; turn: number };
 }
 
 export async function processToolCalls(
+  context: ToolBatchContext,
+  calls: EventOf<'tool_call_request'>[],
+): Promise<'done' | 'deferred'> {
+  const writes = calls.some((call) => context.calls.tools.get(call.name)?.sideEffects === true);
+  if (!writes) return processBatch(context, calls);
+  await checkpoint(context, 'before', calls);
+  try {
+    return await processBatch(context, calls);
+  } finally {
+    await checkpoint(context, 'after', calls);
+  }
+}
+
+/** Records the workspace's state and names it in the log; the files jp's file tools write are kept even when ignored. */
+async function checkpoint(
+  context: ToolBatchContext,
+  when: 'before' | 'after',
+  calls: EventOf<'tool_call_request'>[],
+): Promise<void> {
+  if (!context.checkpoints) return;
+  const files = calls.flatMap((call) => context.calls.tools.get(call.name)?.writesFile?.(call.arguments) ?? []);
+  const event = await context.checkpoints.recorder.record(when, files, context.checkpoints.turn);
+  if (event) context.calls.append(event);
+}
+
+async function processBatch(
   context: ToolBatchContext,
   calls: EventOf<'tool_call_request'>[],
 ): Promise<'done' | 'deferred'> {

@@ -95,6 +95,18 @@ export function safeDirectoryHint(root: string): string {
   ].join('\n');
 }
 
+/** The ownership problems of the workspace at `root` that the user has not accepted; empty: jp may use it. */
+export function refusedOwnership(root: string): OwnershipProblem[] {
+  const problems = workspaceOwnershipProblems(root);
+  return problems.length === 0 || isAccepted(root) ? [] : problems;
+}
+
+/** The warning for a workspace passed over on the way up (workspace.ts findWorkspaceRoot). */
+export function skippedWorkspaceWarning(skipped: { root: string; problems: readonly OwnershipProblem[] }): string {
+  const problems = skipped.problems.map((entry) => `${entry.path} ${entry.problem}`).join('; ');
+  return `ignoring the workspace ${skipped.root} (${problems}): jp goes on as if it were not there. \`jp init\` makes a workspace in your directory; to use that one as it is, list ${JSON.stringify(skipped.root)} in [safe] directories of your user config.`;
+}
+
 /** Refuses a workspace with ownership problems, unless the user declared it safe (see acceptOwnership). */
 export function assertWorkspaceOwnership(root: string, problems: readonly OwnershipProblem[]): void {
   if (problems.length === 0 || isAccepted(root)) return;

@@ -4,8 +4,9 @@
  *
  * The session key is, in order: `$JP_SESSION`; the controlling terminal's session (the session
  * leader's pid and start time, so a reused pid is a new session); a terminal multiplexer pane id
- * (TMUX_PANE, WEZTERM_PANE, TERM_SESSION_ID, ITERM_SESSION_ID); and with no terminal at all the
- * shared session `no-terminal` (cron, CI, setsid): set JP_SESSION to keep such runs apart.
+ * (TMUX_PANE, WEZTERM_PANE, TERM_SESSION_ID, ITERM_SESSION_ID). With none of them (cron, CI,
+ * setsid) there is no session: nothing is remembered, so each headless query starts a new
+ * conversation unless it names one, and `JP_SESSION` chains such runs on purpose.
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
@@ -14,10 +15,11 @@ import { processStartTime, readProcStat } from './process-identity.ts';
 
 export interface SessionKey {
   key: string;
-  source: 'JP_SESSION' | 'terminal' | 'pane' | 'no-terminal';
+  source: 'JP_SESSION' | 'terminal' | 'pane';
 }
 
-export function sessionKey(environment: NodeJS.ProcessEnv): SessionKey {
+/** This process's session; undefined with no terminal and no `JP_SESSION` (no session at all). */
+export function sessionKey(environment: NodeJS.ProcessEnv): SessionKey | undefined {
   const explicit = environment.JP_SESSION;
   if (explicit) return { key: `env-${sanitize(explicit)}`, source: 'JP_SESSION' };
   const stat = readProcStat('self');
@@ -29,8 +31,12 @@ export function sessionKey(environment: NodeJS.ProcessEnv): SessionKey {
     const value = environment[name];
     if (value) return { key: `pane-${sanitize(`${name}-${value}`)}`, source: 'pane' };
   }
-  return { key: 'no-terminal', source: 'no-terminal' };
+  return undefined;
 }
+
+/** What to tell a user who needs a session and has none, for a hint. */
+export const noSessionHint =
+  'Without a terminal and JP_SESSION there is no session, so nothing is active: each headless `jp query` starts a new conversation (its `--json` result carries the id). Name the conversation (<cid> or --id=<cid>; `jp conversation ls` lists them), or set JP_SESSION=<name> to chain runs.';
 
 function sanitize(value: string): string {
   return value.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100);
@@ -58,15 +64,22 @@ function readSession(sessionsDirectory: string, key: SessionKey): SessionFile | 
   return undefined;
 }
 
-export function activeConversation(sessionsDirectory: string, key: SessionKey): string | undefined {
+export function activeConversation(sessionsDirectory: string, key: SessionKey | undefined): string | undefined {
+  if (!key) return undefined;
   return readSession(sessionsDirectory, key)?.active ?? undefined;
 }
 
 /**
  * Makes a conversation the session's active one. Returns how to take that back (for a run that then
  * failed to start): the session file is put back as it was, unless something else changed it since.
+ * With no session there is nothing to remember it in: nothing is written.
  */
-export function activateConversation(sessionsDirectory: string, key: SessionKey, conversationId: string): () => void {
+export function activateConversation(
+  sessionsDirectory: string,
+  key: SessionKey | undefined,
+  conversationId: string,
+): () => void {
+  if (!key) return () => {};
   const current = readSession(sessionsDirectory, key);
   if (current?.active === conversationId) return () => {};
   const history = [{ id: conversationId, activated_at: new Date().toISOString() }, ...(current?.history ?? [])]
@@ -90,7 +103,12 @@ export function activateConversation(sessionsDirectory: string, key: SessionKey,
 }
 
 /** Forgets a removed conversation in this session. */
-export function deactivateConversation(sessionsDirectory: string, key: SessionKey, conversationId: string): void {
+export function deactivateConversation(
+  sessionsDirectory: string,
+  key: SessionKey | undefined,
+  conversationId: string,
+): void {
+  if (!key) return;
   const current = readSession(sessionsDirectory, key);
   if (!current) return;
   const history = current.history.filter((entry) => entry.id !== conversationId);

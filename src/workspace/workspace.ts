@@ -9,6 +9,7 @@ import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { DamagedFileError } from '../errors.ts';
 import { describeFileType, ensurePrivateDirectory } from './files.ts';
+import { refusedOwnership, type OwnershipProblem } from './ownership.ts';
 
 export const workspaceDirectoryName = '.jp';
 
@@ -27,24 +28,46 @@ export interface Workspace {
   toolRoot: string;
   /** `$XDG_DATA_HOME/jp/workspace/<id>`: processes, locks, sessions, logs. */
   userDirectory: string;
+  /**
+   * Workspaces found on the way up that jp refused (another user could write them; ownership.ts)
+   * and passed over, nearest first: the caller warns about each once.
+   */
+  skipped: SkippedWorkspace[];
+}
+
+export interface SkippedWorkspace {
+  root: string;
+  problems: OwnershipProblem[];
 }
 
 export function dataHome(environment: NodeJS.ProcessEnv): string {
   return environment.XDG_DATA_HOME || path.join(environment.HOME || os.homedir(), '.local', 'share');
 }
 
-/** The nearest directory at or above `start` that contains `.jp/`. */
-export function findWorkspaceRoot(start: string): string | undefined {
+/**
+ * The nearest directory at or above `start` that contains a `.jp/` jp may use. One another user
+ * could write (another owner, group- or world-writable, unless the user's safe.directories accepts
+ * it) is passed over as if it were not there, and named in `skipped`: on a shared host another
+ * user's `/tmp/.jp` must neither be used nor stop jp in every directory below it.
+ */
+export function findWorkspaceRoot(start: string): { root: string | undefined; skipped: SkippedWorkspace[] } {
+  const skipped: SkippedWorkspace[] = [];
   let directory = path.resolve(start);
   for (;;) {
     const candidate = path.join(directory, workspaceDirectoryName);
+    let found = false;
     try {
-      if (statSync(candidate).isDirectory()) return directory;
+      found = statSync(candidate).isDirectory();
     } catch {
       // not here; keep looking upward
     }
+    if (found) {
+      const problems = refusedOwnership(directory);
+      if (problems.length === 0) return { root: directory, skipped };
+      skipped.push({ root: directory, problems });
+    }
     const parent = path.dirname(directory);
-    if (parent === directory) return undefined;
+    if (parent === directory) return { root: undefined, skipped };
     directory = parent;
   }
 }
@@ -54,9 +77,12 @@ export function defaultWorkspaceRoot(environment: NodeJS.ProcessEnv): string {
 }
 
 export function resolveWorkspace(cwd: string, environment: NodeJS.ProcessEnv): Workspace {
-  const found = findWorkspaceRoot(cwd);
+  const { root: found, skipped } = findWorkspaceRoot(cwd);
   const root = found ?? defaultWorkspaceRoot(environment);
-  return describeWorkspace(root, found === undefined, found === undefined ? path.resolve(cwd) : root, environment);
+  return {
+    ...describeWorkspace(root, found === undefined, found === undefined ? path.resolve(cwd) : root, environment),
+    skipped,
+  };
 }
 
 export function describeWorkspace(
@@ -84,6 +110,7 @@ export function describeWorkspace(
     isDefault,
     toolRoot,
     userDirectory: path.join(dataHome(environment), 'jp', 'workspace', id),
+    skipped: [],
   };
 }
 

@@ -635,7 +635,10 @@ describe('jp conversation compact', () => {
       assert.equal(run.code, 0, run.stderr);
     }
     const cid = conversationIds(sandbox)[0]!;
-    const compacted = await runJp(sandbox, ['conversation', 'compact', cid, '--json'], { env: model.env });
+    // Where to reach the provider is never recorded in the conversation: given again (its -c).
+    const compacted = await runJp(sandbox, ['conversation', 'compact', cid, '--json', ...model.args.slice(2)], {
+      env: model.env,
+    });
     assert.equal(compacted.code, 0, compacted.stderr);
     const line = JSON.parse(compacted.stdout.trim());
     assert.equal(line.type, 'compaction');

@@ -119,9 +119,10 @@ describe('--id=<cid> on every conversation subcommand', () => {
     assert.equal((await runJp(sandbox, ['conversation', 'rm', `--id=${copy}`])).code, 0);
     assert.deepEqual(conversationIds(sandbox), []);
 
-    const missing = await runJp(sandbox, ['conversation', 'wait']);
+    // (wait and kill take the active conversation now, as print and attach do: rm still needs one.)
+    const missing = await runJp(sandbox, ['conversation', 'rm']);
     assert.equal(missing.code, 2);
-    assert.match(missing.stderr, /jp conversation wait needs a conversation id/);
+    assert.match(missing.stderr, /jp conversation rm needs a conversation id/);
     assert.match(missing.stderr, /--id=<cid>/);
   });
 });

@@ -130,7 +130,7 @@ describe('--detach', () => {
 
     const terminal = runInTerminal(
       sandbox,
-      `node ${shellQuote(jpBinary)} query --continue --id=${conversationId}; echo EXIT=$?`,
+      `node ${shellQuote(jpBinary)} query --continue --id=${conversationId} ${model.args.map(shellQuote).join(' ')}; echo EXIT=$?`,
       { env: model.env },
     );
     await terminal.waitFor('Run run_command?');

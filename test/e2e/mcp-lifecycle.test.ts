@@ -228,10 +228,22 @@ describe('MCP server lifecycle', { concurrency: 4 }, () => {
         request.messages.some((message) => message.text === `${sandbox.root} ${text}`),
       )!.toolNames;
     assert.ok(!offered('untrusted').some((name) => name.startsWith('mcp__')), 'no MCP tool offered');
+    // Listed (exit 0), never started: its state says why it offers nothing, and what starts it.
     const listedUntrusted = await runJp(sandbox, ['mcp', 'ls']);
     assert.equal(listedUntrusted.code, 0, listedUntrusted.stderr);
-    assert.equal(listedUntrusted.stdout, '');
-    assert.match(listedUntrusted.stderr, /ignoring mcp\.servers\.everything .*not trusted.*jp trust/);
+    assert.match(
+      listedUntrusted.stdout,
+      /^everything\s+stdio\s+untrusted: not started: .*\.jp\/config\.toml:\d+ is not trusted; review it, then `jp trust` starts it\n$/,
+    );
+    const listedJson = JSON.parse((await runJp(sandbox, ['mcp', 'ls', '--json'])).stdout);
+    assert.deepEqual(
+      listedJson.servers.map((server: { name: string; state: string; tools: unknown[] }) => [
+        server.name,
+        server.state,
+        server.tools.length,
+      ]),
+      [['everything', 'untrusted', 0]],
+    );
     assert.equal((await runJp(sandbox, ['trust'])).code, 0);
     assert.match((await runJp(sandbox, ['mcp', 'ls'])).stdout, /^everything\s+stdio\s+ready/m);
     const trusted = await runJp(sandbox, ['query', '--new', ...args, `${sandbox.root} trusted`], {

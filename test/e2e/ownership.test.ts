@@ -9,6 +9,8 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { methods } from '@agentclientprotocol/sdk';
+import { initialize, startEditor } from '../support/acp.ts';
 import { readEvents, runJp, type Sandbox, testProvider, useCleanup } from '../support/jp.ts';
 
 const cleanup = useCleanup();
@@ -89,41 +91,93 @@ describe("another user's .jp/ in a shared parent directory", { skip }, () => {
     ['a 0777 project directory', 0o777],
     ['a 1777 directory, as /tmp', 0o1777],
   ] as const) {
-    it(`is refused with the way out, and nothing of it runs: ${name}`, async () => {
+    it(`is ignored with one warning, nothing of it runs, and jp goes on without it: ${name}`, async () => {
       const { sandbox, shared, project } = sharedSandbox(mode);
       plantAsOtherUser(shared);
       const script = testProvider(sandbox, { steps: [{ parts: [{ text: 'answered' }] }] });
-      const result = await runJp(sandbox, ['query', ...script, '--id=jp-c1767225600000001', 'follow-up'], {
+      const warning = new RegExp(
+        `ignoring the workspace ${shared} \\(${shared}/\\.jp is owned by another user \\(uid ${uid}; you are uid 0\\)[^\\n]*\\): jp goes on as if it were not there\\. \`jp init\` makes a workspace in your directory; to use that one as it is, list ".*shared" in \\[safe\\] directories`,
+      );
+      const named = await runJp(sandbox, ['query', ...script, '--id=jp-c1767225600000001', 'follow-up'], {
         cwd: project,
       });
-      assert.equal(result.code, 1, result.stderr);
-      assert.match(
-        result.stderr,
-        new RegExp(
-          `refusing the workspace ${shared}: ${shared}/\\.jp is owned by another user \\(uid ${uid}; you are uid 0\\)`,
-        ),
+      assert.equal(named.code, 2, named.stderr);
+      assert.match(named.stderr, warning);
+      assert.match(named.stderr, /no conversation jp-c1767225600000001 in the workspace at .*default-workspace/);
+
+      const query = await runJp(
+        sandbox,
+        ['query', '-m', 'test', '-c', `providers.test.script=${path.join(sandbox.workspace, 'script.json')}`, 'hello'],
+        {
+          cwd: project,
+        },
       );
-      assert.match(
-        result.stderr,
-        /\[safe\]\n\s+directories = \[".*shared"\]/,
-        'the hint shows the setting that accepts it',
-      );
-      assert.equal(sandbox.exists('../shared/PWN'), false);
+      assert.equal(query.code, 0, query.stderr);
+      assert.equal(query.stdout, 'answered\n');
+      assert.equal(query.stderr.match(/ignoring the workspace/g)?.length, 1, `one warning:\n${query.stderr}`);
+      assert.equal(sandbox.exists('../shared/PWN'), false, 'nothing of its config or conversations ran');
       for (const command of [
         ['conversation', 'ls'],
         ['config', 'show'],
       ]) {
-        const refused = await runJp(sandbox, command, { cwd: project });
-        assert.equal(refused.code, 1, `${command.join(' ')}: ${refused.stderr}`);
-        assert.match(refused.stderr, /refusing the workspace/);
+        const run = await runJp(sandbox, command, { cwd: project });
+        assert.equal(run.code, 0, `${command.join(' ')}: ${run.stderr}`);
+        assert.match(run.stderr, warning);
+        assert.doesNotMatch(
+          run.stdout,
+          /jp-c1767225600000001|conversation\.tools\.run_command\.run/,
+          'nothing of it is shown as ours',
+        );
       }
 
+      // `jp init` makes a workspace here: no more warning, and it is this one that is used.
+      const initialized = await runJp(sandbox, ['init'], { cwd: project });
+      assert.equal(initialized.code, 0, initialized.stderr);
+      assert.doesNotMatch(initialized.stderr, /nests inside/, 'a skipped workspace is not one to nest in');
+      const here = await runJp(sandbox, ['conversation', 'ls', '--json'], { cwd: project });
+      assert.equal(here.code, 0, here.stderr);
+      assert.equal(here.stderr, '');
+      assert.deepEqual(JSON.parse(here.stdout), []);
+
+      // [safe] directories stays the way to adopt it.
+      const outside = path.join(shared, 'other');
+      mkdirSync(outside);
       writeUserConfig(sandbox, `[safe]\ndirectories = [${JSON.stringify(shared)}]\n`);
-      const accepted = await runJp(sandbox, ['conversation', 'ls'], { cwd: project });
+      const accepted = await runJp(sandbox, ['conversation', 'ls'], { cwd: outside });
       assert.equal(accepted.code, 0, accepted.stderr);
+      assert.equal(accepted.stderr, '');
       assert.match(accepted.stdout, /jp-c1767225600000001/);
     });
   }
+
+  it("jp init over another user's .jp/ refuses with the way out, and changes nothing", async () => {
+    const { sandbox, shared } = sharedSandbox(0o1777);
+    plantAsOtherUser(shared);
+    const refused = await runJp(sandbox, ['init'], { cwd: shared });
+    assert.equal(refused.code, 1, refused.stderr);
+    assert.match(
+      refused.stderr,
+      new RegExp(`cannot make a workspace in ${shared}: ${shared}/\\.jp is owned by another user`),
+    );
+    assert.match(refused.stderr, /\[safe\]\n\s+directories = \[".*shared"\]/);
+    assert.equal(sandbox.exists('../shared/.jp/.gitignore'), false);
+  });
+
+  it('jp acp started under it still serves a session, in the default workspace', async () => {
+    const { sandbox, shared, project } = sharedSandbox(0o1777);
+    plantAsOtherUser(shared);
+    const editor = startEditor(sandbox, { cwd: project });
+    cleanup.add(() => editor.close());
+    await initialize(editor);
+    const { sessionId } = await editor.connection.agent.request(methods.agent.session.new, {
+      cwd: project,
+      mcpServers: [],
+    });
+    assert.match(sessionId, /^jp-c\d+$/);
+    assert.equal(await editor.close(), 0, editor.stderr());
+    assert.match(editor.stderr(), /ignoring the workspace/);
+    assert.equal(sandbox.exists('../shared/PWN'), false);
+  });
 });
 
 describe('a workspace of this user with a part another user could write', { skip }, () => {
@@ -157,12 +211,12 @@ describe('a workspace of this user with a part another user could write', { skip
     assert.equal(stillWorks.code, 0, stillWorks.stderr);
   });
 
-  it('refuses a group-writable .jp/ that jp did not make so', async () => {
+  it('ignores a group-writable .jp/ that jp did not make so, with a warning saying why', async () => {
     const sandbox = cleanup.sandbox();
     chmodSync(path.join(sandbox.workspace, '.jp'), 0o775);
     const result = await runJp(sandbox, ['conversation', 'ls']);
-    assert.equal(result.code, 1, result.stderr);
-    assert.match(result.stderr, /\.jp is writable by its group \(mode 775\)/);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stderr, /ignoring the workspace .*\.jp is writable by its group \(mode 775\)/);
   });
 
   it('skips a socket runtime directory the other user made first, for a private one', async () => {

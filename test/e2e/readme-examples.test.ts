@@ -139,7 +139,8 @@ function readmeExamples(markdown: string): Example[] {
     if (!inShellBlock) continue;
     const start = index;
     let text = line.replace(/^\s*\$ /, '');
-    while (text.endsWith('\\') && index + 1 < lines.length) text = text.slice(0, -1) + '\n' + lines[++index]!;
+    // The backslash stays: bash reads the lines as one command, as a reader of the README does.
+    while (text.endsWith('\\') && index + 1 < lines.length) text = text + '\n' + lines[++index]!;
     const heredoc = /<<(-?)\s*['"]?(\w+)['"]?/.exec(withoutComment(text));
     if (heredoc) {
       const marker = heredoc[2]!;

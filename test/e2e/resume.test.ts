@@ -77,7 +77,7 @@ describe('defer round trip', () => {
 
     const terminal = runInTerminal(
       sandbox,
-      `node ${shellQuote(jpBinary)} query --continue --id=${conversationId}; echo EXIT=$?`,
+      `node ${shellQuote(jpBinary)} query --continue --id=${conversationId} ${model.args.map(shellQuote).join(' ')}; echo EXIT=$?`,
       { env: model.env },
     );
     await terminal.waitFor('Run fs_create_file?');

@@ -276,6 +276,13 @@ describe('workspace trust', () => {
     'env_vars = ["MY_TOKEN"]',
   ].join('\n');
 
+  it('a workspace may not turn checkpoints off without trust, and may keep them on', () => {
+    const keys = (text: string): string[] =>
+      keysNeedingTrust(parseToml(text) as Record<string, unknown>).map((key) => key.key);
+    assert.deepEqual(keys('[checkpoints]\nenabled = false\n'), ['checkpoints.enabled']);
+    assert.deepEqual(keys('[checkpoints]\nenabled = true\nmax_files = 10\n'), []);
+  });
+
   it('names every key that needs trust once, the outermost, and nothing that does not', () => {
     const keys = keysNeedingTrust(parseToml(workspace) as Record<string, unknown>).map((key) => key.key);
     assert.deepEqual(keys, [

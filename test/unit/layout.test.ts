@@ -75,6 +75,7 @@ const layers: string[][] = [
   ['turn'],
   ['tools'],
   ['sandbox'],
+  ['checkpoint'],
   ['conversation'],
   ['llm'],
   ['config'],

@@ -242,6 +242,41 @@ const validEvents: Record<string, Json[]> = {
     },
     { type: 'compaction', timestamp: ts, summary: '', replaces: [0, 3], reason: 'manual' },
   ],
+  checkpoint: [
+    {
+      type: 'checkpoint',
+      timestamp: ts,
+      when: 'before',
+      root: '/home/me/project',
+      commit: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+    },
+    {
+      type: 'checkpoint',
+      timestamp: ts,
+      when: 'after',
+      turn: 2,
+      root: '/home/me/project',
+      commit: 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb',
+      changed: 2,
+      files: ['src/a.ts', 'run.sh'],
+      not_covered: [
+        { path: 'data/huge.bin', reason: 'size' },
+        { path: 'vendor/lib', reason: 'repository' },
+      ],
+    },
+  ],
+  undo: [
+    {
+      type: 'undo',
+      timestamp: ts,
+      root: '/home/me/project',
+      undone: ['turn 2', 'turn 3'],
+      before: 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb',
+      after: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+      files: ['src/a.ts'],
+      forced: ['src/a.ts'],
+    },
+  ],
   system_prompt: [
     { type: 'system_prompt', timestamp: ts, text: 'You are jp.', files: [] },
     {
@@ -325,6 +360,50 @@ const invalidEvents: [string, unknown][] = [
   [
     'compaction with a negative position',
     { type: 'compaction', timestamp: ts, summary: 's', replaces: [-1, 3], reason: 'manual' },
+  ],
+  [
+    'checkpoint with turn 0',
+    {
+      type: 'checkpoint',
+      timestamp: ts,
+      when: 'before',
+      turn: 0,
+      root: '/w',
+      commit: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+    },
+  ],
+  ['checkpoint without its commit', { type: 'checkpoint', timestamp: ts, when: 'before', root: '/w' }],
+  [
+    'checkpoint at an unknown moment',
+    {
+      type: 'checkpoint',
+      timestamp: ts,
+      when: 'during',
+      root: '/w',
+      commit: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+    },
+  ],
+  [
+    'checkpoint with an unknown not-covered reason',
+    {
+      type: 'checkpoint',
+      timestamp: ts,
+      when: 'after',
+      root: '/w',
+      commit: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+      not_covered: [{ path: 'x', reason: 'big' }],
+    },
+  ],
+  [
+    'undo without files',
+    {
+      type: 'undo',
+      timestamp: ts,
+      root: '/w',
+      undone: [],
+      before: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+      after: 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb',
+    },
   ],
   ['system_prompt without text', { type: 'system_prompt', timestamp: ts, files: [] }],
   [
@@ -480,6 +559,41 @@ const stdoutLines: Record<string, Json[]> = {
   ],
   initialized: [line('initialized', { path: '/home/me/project/.jp' }, null)],
   forked: [line('forked', { forked_from: 'jp-c1740832496789000' })],
+  file_changes: [
+    line('file_changes', {
+      changes: ['turn 2'],
+      files: [
+        {
+          path: 'a.txt',
+          root: '/w',
+          change: 'modified',
+          binary: false,
+          added_lines: 1,
+          removed_lines: 1,
+          mode: '100755',
+        },
+        {
+          path: 'logo.png',
+          root: '/w',
+          change: 'added',
+          binary: true,
+          added_lines: null,
+          removed_lines: null,
+          mode: '100644',
+        },
+        { path: 'old.txt', root: '/w', change: 'deleted', binary: false, added_lines: 0, removed_lines: 1, mode: null },
+      ],
+      not_covered: [{ path: 'huge.bin', reason: 'size', root: '/w' }],
+    }),
+  ],
+  undone: [
+    line('undone', {
+      undone: ['turn 2'],
+      files: [{ path: 'a.txt', root: '/w', change: 'modified' }],
+      forced: [],
+      not_covered: [],
+    }),
+  ],
   config: [
     line(
       'config',
@@ -712,6 +826,7 @@ const listed = [
     resume_point: null,
     active: false,
     usage: null,
+    changed_turns: [],
   },
   {
     id: 'jp-c1740832496789001',
@@ -724,6 +839,7 @@ const listed = [
     tool: null,
     resume_point: null,
     active: true,
+    changed_turns: [1, 3],
     usage: {
       input_tokens: 5000,
       output_tokens: 70,
@@ -745,6 +861,7 @@ const listed = [
     resume_point: null,
     active: false,
     usage: null,
+    changed_turns: [],
   },
   {
     id: 'jp-c1740832496789003',
@@ -758,6 +875,7 @@ const listed = [
     resume_point: 'awaiting LLM response',
     active: false,
     usage: null,
+    changed_turns: [],
   },
 ];
 

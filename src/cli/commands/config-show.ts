@@ -107,8 +107,18 @@ function sandboxFacts(loaded: LoadedConfig): Record<string, unknown> {
   };
 }
 
-export async function configShowCommand(context: CommandContext, options: { effective?: string }): Promise<number> {
-  const loaded = await context.config();
+export async function configShowCommand(
+  context: CommandContext,
+  options: { effective?: string; id?: string },
+): Promise<number> {
+  // With --id, the conversation's recorded settings are a layer, as in a query on it, and listed.
+  const recorded = options.id === undefined ? undefined : await conversationSettings(context, options.id);
+  const loaded = await context.config(
+    [],
+    recorded ? { id: recorded.settings.conversationId, delta: recorded.settings.delta } : undefined,
+  );
+  const recordedLines = recorded ? recorded.lines(loaded) : [];
+  const recordedJson = recorded ? { conversation: recorded.json(loaded) } : {};
   if (options.effective !== undefined) {
     const tool = options.effective;
     const { isMcpToolName, knownToolNames } = await import('../../tools/registry.ts');
@@ -164,6 +174,7 @@ export async function configShowCommand(context: CommandContext, options: { effe
       const result = resolveResultMode(loaded, tool);
       context.jsonLine(context.stdout, 'effective_config', {
         tool,
+        ...recordedJson,
         ...(mcp ? { mcp: { server: mcp.server, note: mcp.note } } : {}),
         run: { value: run.value, key: run.key, layer: run.layer },
         result: { value: result.value, key: result.key, layer: result.layer },
@@ -194,6 +205,7 @@ export async function configShowCommand(context: CommandContext, options: { effe
       lines.push(
         `  IGNORED until \`jp trust\`: ${key.key} = ${JSON.stringify(key.value)} (${key.where}; ${key.reason})`,
       );
+    lines.push(...recordedLines);
     context.stdout.write(lines.join('\n') + '\n');
     return 0;
   }
@@ -214,6 +226,7 @@ export async function configShowCommand(context: CommandContext, options: { effe
       included: file.included,
     }));
     context.jsonLine(context.stdout, 'config', {
+      ...recordedJson,
       keys,
       ...(loaded.ignored.length > 0 ? { ignored } : {}),
       instruction_files: files,
@@ -251,6 +264,7 @@ export async function configShowCommand(context: CommandContext, options: { effe
       );
   }
   for (const warning of instructions.warnings) lines.push(`#   warning: ${warning}`);
+  lines.push(...recordedLines);
   context.stdout.write(lines.join('\n') + '\n');
   return 0;
 }
@@ -264,4 +278,15 @@ function instructionFilesHere(context: CommandContext, loaded: LoadedConfig): In
     userDirectory: path.dirname(userConfigFile(context.facts.environment)),
     extraNames: loaded.value.assistant?.instruction_files ?? [],
   });
+}
+
+/** The conversation's recorded settings (config-recorded.ts, loaded only for --id). */
+async function conversationSettings(context: CommandContext, id: string) {
+  const shown = await import('./config-recorded.ts');
+  const settings = shown.readConversationSettings(context, id);
+  return {
+    settings,
+    lines: (loaded: LoadedConfig) => shown.conversationSettingsLines(settings, loaded),
+    json: (loaded: LoadedConfig) => shown.conversationSettingsJson(settings, loaded),
+  };
 }

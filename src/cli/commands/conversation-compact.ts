@@ -13,7 +13,7 @@ import { readEventLog } from '../../conversation/reader.ts';
 import { eventsFile } from '../../conversation/store.ts';
 import { contextWindow } from '../../llm/context-window.ts';
 import { createChatModel } from '../../llm/create.ts';
-import { resolveModelSpec } from '../../llm/resolve.ts';
+import { resolveModel } from '../../llm/resolve.ts';
 import { hooksOf } from '../../hooks/setup.ts';
 import { compactHistory } from '../../turn/compact.ts';
 import { estimateTokens } from '../../turn/compaction.ts';
@@ -35,7 +35,7 @@ export async function conversationCompactCommand(context: CommandContext, id: st
   if (recorded.foreignKeys.length > 0) context.warn(foreignSettingsWarning(conversationId, recorded.foreignKeys));
   const config = await context.config([], { id: conversationId, delta: recorded.delta });
   await context.registerSecrets();
-  const spec = resolveModelSpec(config.value, context.facts.environment, context.facts.cwd);
+  const spec = resolveModel(config, context.facts.environment, context.facts.cwd);
   const lock = acquireLock(userSubdirectory(workspace, 'locks'), conversationId, { waitSeconds: 0, role: 'client' });
   try {
     const opened = ConversationLog.open(file);

@@ -1,5 +1,5 @@
 /**
- * `jp conversation kill <cid> [--force]`. Graceful: a `shutdown` message; the server persists,
+ * `jp conversation kill [<cid>] [--force]` (default: the active conversation). Graceful: a `shutdown` message; the server persists,
  * ends the turn as interrupted (resumable), kills its tool process groups and exits. `--force`:
  * SIGKILL to the registered pid (to its whole process group when it leads one: its MCP servers are
  * in it) after checking its start time, then to the tool process groups it recorded and to the
@@ -16,7 +16,7 @@ import { removeDeadLock, runningByLock, type LockOwner } from '../../workspace/l
 import { isSameProcessAlive } from '../../workspace/process-identity.ts';
 import { userSubdirectory } from '../../workspace/workspace.ts';
 import type { CommandContext } from '../context.ts';
-import { requireExisting } from '../../conversation/targets.ts';
+import { targetConversation } from '../../conversation/targets.ts';
 
 const gracefulWaitMilliseconds = 10_000;
 
@@ -35,11 +35,11 @@ async function waitForExit(pid: number, startTime: string, milliseconds: number)
 
 export async function conversationKillCommand(
   context: CommandContext,
-  id: string,
+  id: string | undefined,
   options: { force?: boolean },
 ): Promise<number> {
   const workspace = context.workspace();
-  const conversationId = requireExisting(workspace, id);
+  const conversationId = targetConversation(workspace, context.facts.environment, id);
   const processes = userSubdirectory(workspace, 'processes');
   const recorded = readEntry(processes, conversationId);
   const entry = liveEntry(processes, conversationId);

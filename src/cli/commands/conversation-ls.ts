@@ -5,7 +5,6 @@
  * with nothing (more) to say. Never takes a lock; never loads the config.
  */
 import path from 'node:path';
-import type { ConversationEvent } from '../../conversation/events.ts';
 import { addUsage, type Usage } from '../../llm/types.ts';
 import { readEventLog } from '../../conversation/reader.ts';
 import {
@@ -16,7 +15,12 @@ import {
   listConversationIds,
   readMetadata,
 } from '../../conversation/store.ts';
-import { conversationStatus, formatStatus, type ConversationStatus } from '../../conversation/turn-state.ts';
+import {
+  conversationStatus,
+  formatStatus,
+  isFinalTurnEnd,
+  type ConversationStatus,
+} from '../../conversation/turn-state.ts';
 import { DamagedFileError } from '../../errors.ts';
 import { liveEntries, sweepRunLogs } from '../../server/registry.ts';
 import { lockHolder, removeDeadLocks, runningByLock } from '../../workspace/lock.ts';
@@ -44,10 +48,8 @@ export interface ListedConversation {
   active: boolean;
   /** Tokens of every model request the conversation made (its `usage` events); null when none reported any. */
   usage: Usage | null;
-}
-
-function isFinalEnd(event: ConversationEvent): boolean {
-  return event.type === 'turn_end' && (event.status === 'completed' || event.status === 'discarded');
+  /** Turns that changed files (their checkpoints say so; `jp conversation diff --turn N`), as its last run left them. */
+  changed_turns: number[];
 }
 
 /**
@@ -65,12 +67,13 @@ function readLog(
     // Most conversations end with a final turn_end: for the status, reading the last line is enough.
     const tail = lastCompleteEvent(file);
     if (tail.kind === 'empty') return { status: { kind: 'idle' }, usage: null };
-    if (!withUsage && tail.kind === 'event' && isFinalEnd(tail.event)) return { status: { kind: 'idle' }, usage: null };
+    if (!withUsage && tail.kind === 'event' && isFinalTurnEnd(tail.event))
+      return { status: { kind: 'idle' }, usage: null };
     const { events } = readEventLog(file);
     let usage: Usage | null = null;
     for (const event of events) if (event.type === 'usage') usage = addUsage(usage, event.usage);
     return {
-      status: tail.kind === 'event' && isFinalEnd(tail.event) ? { kind: 'idle' } : conversationStatus(events),
+      status: tail.kind === 'event' && isFinalTurnEnd(tail.event) ? { kind: 'idle' } : conversationStatus(events),
       usage,
     };
   } catch (error) {
@@ -122,6 +125,7 @@ export function listConversations(
       resume_point: status.kind === 'interrupted' ? status.resumePoint : null,
       active: id === active,
       usage: read?.usage ?? null,
+      changed_turns: metadata.changed_turns ?? [],
     };
   });
 }
@@ -150,7 +154,9 @@ export function conversationLsCommand(context: CommandContext): number {
   for (const conversation of conversations) {
     const updated = conversation.updated_at.replace('T', ' ').slice(0, 16);
     // A title is the model's or a log's text: shown visibly, on one line.
-    const title = cut(visible(conversation.title ?? '', { singleLine: true }), titleWidth);
+    const changed =
+      conversation.changed_turns.length > 0 ? `[changed files: turn ${conversation.changed_turns.join(', ')}] ` : '';
+    const title = cut(changed + visible(conversation.title ?? '', { singleLine: true }), titleWidth);
     lines.push(
       `${conversation.active ? '*' : ' '} ${conversation.id.padEnd(idWidth)} ${updated.padEnd(16)} ${cut(visible(conversation.status, { singleLine: true }), statusWidth).padEnd(statusWidth)} ${title}`.trimEnd(),
     );

@@ -10,6 +10,7 @@ import { removeConversation } from '../../conversation/store.ts';
 import { acquireLock } from '../../workspace/lock.ts';
 import { activateConversation, deactivateConversation, sessionKey } from '../../workspace/session.ts';
 import { dataHome, userSubdirectory } from '../../workspace/workspace.ts';
+import { UsageError } from '../../errors.ts';
 import type { CommandContext } from '../context.ts';
 import { requireExisting } from '../../conversation/targets.ts';
 
@@ -36,7 +37,17 @@ export function conversationRmCommand(context: CommandContext, id: string): numb
 export function conversationUseCommand(context: CommandContext, id: string): number {
   const workspace = context.workspace();
   const conversationId = requireExisting(workspace, id);
-  activateConversation(userSubdirectory(workspace, 'sessions'), sessionKey(context.facts.environment), conversationId);
+  const session = sessionKey(context.facts.environment);
+  if (!session) {
+    throw new UsageError(
+      'no_session',
+      `cannot make ${conversationId} active: with no terminal and no JP_SESSION this run has no session to remember it in`,
+      {
+        hint: `Name it in each command instead (--id=${conversationId}), or set JP_SESSION=<name> for the runs that share it.`,
+      },
+    );
+  }
+  activateConversation(userSubdirectory(workspace, 'sessions'), session, conversationId);
   context.status(`${conversationId} is now this session's active conversation.`);
   return 0;
 }
@@ -51,9 +62,14 @@ export function conversationForkCommand(context: CommandContext, id: string): nu
   );
   if (forked.foreignSettings.length > 0) context.warn(foreignSettingsWarning(source, forked.foreignSettings));
   const fork = forked.metadata;
-  activateConversation(userSubdirectory(workspace, 'sessions'), sessionKey(context.facts.environment), fork.id);
+  const session = sessionKey(context.facts.environment);
+  activateConversation(userSubdirectory(workspace, 'sessions'), session, fork.id);
   if (context.format === 'json') context.jsonLine(context.stdout, 'forked', { forked_from: source }, fork.id);
   else context.stdout.write(`${fork.id}\n`);
-  context.status(`Forked ${source} into ${fork.id}; it is now this session's active conversation.`);
+  context.status(
+    session
+      ? `Forked ${source} into ${fork.id}; it is now this session's active conversation.`
+      : `Forked ${source} into ${fork.id}.`,
+  );
   return 0;
 }

@@ -1,5 +1,5 @@
 /**
- * `jp conversation wait <cid>`: blocks until the conversation's run stops, then exits with that
+ * `jp conversation wait [<cid>]` (default: the active conversation): blocks until the conversation's run stops, then exits with that
  * run's exit code (0, 3, 4, ...), so scripts can `cid=$(jp query --detach ...); jp conversation wait "$cid"`.
  * It watches as a read-only client; if the server is already gone, the code is derived from the log.
  */
@@ -11,7 +11,7 @@ import { isEntryAlive, liveEntry } from '../../server/registry.ts';
 import { exitCodeFromLog, type ResultObject } from '../../report/result.ts';
 import { userSubdirectory } from '../../workspace/workspace.ts';
 import type { CommandContext } from '../context.ts';
-import { requireExisting } from '../../conversation/targets.ts';
+import { targetConversation } from '../../conversation/targets.ts';
 
 function sleep(milliseconds: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, milliseconds));
@@ -34,9 +34,9 @@ async function watch(socketPath: string): Promise<ResultObject | undefined> {
   });
 }
 
-export async function conversationWaitCommand(context: CommandContext, id: string): Promise<number> {
+export async function conversationWaitCommand(context: CommandContext, id: string | undefined): Promise<number> {
   const workspace = context.workspace();
-  const conversationId = requireExisting(workspace, id);
+  const conversationId = targetConversation(workspace, context.facts.environment, id);
   const processes = userSubdirectory(workspace, 'processes');
   const entry = liveEntry(processes, conversationId);
   if (entry) {

@@ -2,12 +2,12 @@
  * `jp mcp ls [--json]`: every configured MCP server with its transport and state (ready, failed and
  * why, disabled) and the tools it offers under their jp names. The servers are started as a run
  * would start them (same limits, same environment), listed, and ended; those of an untrusted
- * workspace config are not, and a warning says so.
+ * workspace config are listed as `untrusted`, never started. It exits 0 whenever it could list:
+ * a server that failed to start, or is not trusted, is a state of the listing, not its failure.
  */
 import { runSandboxes } from '../../sandbox/engine.ts';
 import type { LoadedConfig } from '../../config/load.ts';
 import { secretVariables } from '../../llm/resolve.ts';
-import { someNames } from '../../plural.ts';
 import { registerMcpEnvironmentSecrets } from '../../tools/mcp/config.ts';
 import { configuredMcpServers, McpServers, type McpServerStatus } from '../../tools/mcp/servers.ts';
 import type { CommandContext } from '../context.ts';
@@ -20,7 +20,10 @@ function firstLine(text: string, limit = 100): string {
   return line.length > limit ? `${line.slice(0, limit - 1)}…` : line;
 }
 
-function stateText(status: McpServerStatus): string {
+/** A line of the listing: a configured server's status, or one of an untrusted config (never started). */
+type ListedServer = Omit<McpServerStatus, 'state'> & { state: McpServerStatus['state'] | 'untrusted' };
+
+function stateText(status: ListedServer): string {
   switch (status.state) {
     case 'ready':
       return `ready  ${status.tools.length} tool${status.tools.length === 1 ? '' : 's'}`;
@@ -65,14 +68,26 @@ export async function startConfiguredMcpServers(context: CommandContext, loaded:
   });
 }
 
+/**
+ * The servers of an untrusted workspace config: listed, never started, in the state `untrusted`,
+ * with what starts them. Listing them (exit 0) says why they offer nothing, where a warning alone
+ * left an empty list.
+ */
+function untrustedServers(loaded: LoadedConfig): ListedServer[] {
+  return loaded.ignored
+    .filter((key) => key.path.length === 3 && key.path[0] === 'mcp' && key.path[1] === 'servers')
+    .map((key) => ({
+      name: key.path[2]!,
+      transport: typeof key.value === 'object' && key.value !== null && 'url' in key.value ? 'http' : 'stdio',
+      state: 'untrusted',
+      problem: `not started: ${key.where} is not trusted; review it, then \`jp trust\` starts it`,
+      tools: [],
+    }));
+}
+
 export async function mcpLsCommand(context: CommandContext): Promise<number> {
   const loaded = await context.config();
-  const ignored = loaded.ignored.filter((key) => key.key.startsWith('mcp.'));
-  if (ignored.length > 0 && loaded.workspace) {
-    context.warn(
-      `ignoring ${someNames(ignored.map((key) => key.key))} in ${loaded.workspace.file}: this workspace config is not trusted. Review it, then run \`jp trust\` to use these settings.`,
-    );
-  }
+  const untrusted = untrustedServers(loaded);
   // Starting a server can take seconds (an `npx -y` one downloads first): say so before waiting.
   const enabled = configuredMcpServers(loaded, context.facts.environment, context.workspace().toolRoot).filter(
     (server) => server.enabled,
@@ -85,17 +100,18 @@ export async function mcpLsCommand(context: CommandContext): Promise<number> {
     );
   }
   const running = await startConfiguredMcpServers(context, loaded);
-  const statuses = running.statuses();
+  const statuses: ListedServer[] = [...running.statuses(), ...untrusted].sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  );
   await running.close();
   if (context.format === 'json') {
     context.jsonLine(context.stdout, 'mcp_servers', { servers: statuses });
     return 0;
   }
   if (statuses.length === 0) {
-    if (ignored.length === 0)
-      context.status(
-        'No MCP servers are configured: add [mcp.servers.<name>] to your config (see "MCP servers" in the README).',
-      );
+    context.status(
+      'No MCP servers are configured: add [mcp.servers.<name>] to your config (see "MCP servers" in the README).',
+    );
     return 0;
   }
   const nameWidth = Math.max(...statuses.map((status) => status.name.length));

@@ -7,7 +7,6 @@
  */
 import type { Prepared } from './prepared-query.ts';
 import path from 'node:path';
-import { findIncompleteTurn, turnToResume } from '../../conversation/turn-state.ts';
 import { readEventLog } from '../../conversation/reader.ts';
 import {
   conversationExists,
@@ -22,10 +21,9 @@ import { LogSeal } from '../../conversation/seal.ts';
 import { createRenderer } from '../../client/create-renderer.ts';
 import { JsonRenderer } from '../../client/json-renderer.ts';
 import type { Renderer } from '../../client/renderer.ts';
-import { TerminalPrompter } from '../../client/prompts.ts';
 import { connectToServer } from '../../client/socket-link.ts';
 import { TerminalOutput } from '../../client/terminal-output.ts';
-import { JpError, toJpError, UsageError } from '../../errors.ts';
+import { toJpError, UsageError } from '../../errors.ts';
 import type { Secrets } from '../../redact.ts';
 import { buildErrorResult, resultQuery, untrustedKeysWarning, type ResultWarning } from '../../report/result.ts';
 import { decideWorkspaceTrust } from '../workspace-trust.ts';
@@ -38,9 +36,10 @@ import { activateConversation, activeConversation, sessionKey } from '../../work
 import { dataHome, prepareWorkspace, userSubdirectory } from '../../workspace/workspace.ts';
 import { createTerminalClient, finishOutcome, withClientSignals } from '../client-session.ts';
 import type { CommandContext, FlagValue } from '../context.ts';
-import { canPrompt, watchedLive } from '../facts.ts';
+import { watchedLive } from '../facts.ts';
+import { settleIncompleteTurn } from './incomplete-turn.ts';
 import { combineInput, defaultStdinWaitMilliseconds, readStandardInput } from '../stdin.ts';
-import { requireExisting } from '../../conversation/targets.ts';
+import { noActiveConversation, noSessionMessage, requireExisting } from '../../conversation/targets.ts';
 
 export interface QueryFlags {
   new?: boolean;
@@ -194,16 +193,17 @@ async function prepare(
   if (flags.id !== undefined) existing = requireExisting(workspace, flags.id);
   else if (flags.fork !== undefined) {
     // A bare --fork arrives as '' (see program.ts): the active conversation.
-    forkSource =
-      typeof flags.fork === 'string' && flags.fork !== ''
-        ? requireExisting(workspace, flags.fork)
-        : activeConversation(sessions, session);
+    const named = typeof flags.fork === 'string' && flags.fork !== '' ? flags.fork : undefined;
+    if (named === undefined && !session) throw noActiveConversation(noSessionMessage('--fork names no conversation'));
+    forkSource = named !== undefined ? requireExisting(workspace, named) : activeConversation(sessions, session);
     if (!forkSource || !conversationExists(workspace.conversationsDirectory, forkSource)) {
       throw new UsageError('no_active_conversation', '--fork needs a conversation: this session has no active one', {
         hint: 'Give one: --fork=<cid>.',
       });
     }
   } else if (!flags.new) {
+    // With no session (no terminal, no JP_SESSION) nothing is active: a new conversation, unless --continue.
+    if (!session && flags.continue) throw noActiveConversation(noSessionMessage('--continue names no conversation'));
     const active = activeConversation(sessions, session);
     if (active && conversationExists(workspace.conversationsDirectory, active)) existing = active;
     else if (flags.continue) {
@@ -241,19 +241,12 @@ async function prepare(
   }
   try {
     const events = readEventLog(eventsFile(workspace.conversationsDirectory, conversationId)).events;
-    let resume = flags.continue ?? false;
-    let discard = flags.discardTurn ?? false;
-    const incomplete = resume
-      ? turnToResume(conversationId, events, Boolean(messageArgument))
-      : findIncompleteTurn(events);
-    if (incomplete && !resume && !discard) {
-      const choice = await askAboutIncompleteTurn(context, conversationId, incomplete.resumePoint, {
-        target: flags.id !== undefined ? ` --id=${conversationId}` : '',
-        message: messageArgument,
-      });
-      if (choice === 'resume') resume = true;
-      else discard = true;
-    }
+    const { resume, discard, close } = await settleIncompleteTurn(context, conversationId, events, {
+      continue: flags.continue ?? false,
+      discardTurn: flags.discardTurn ?? false,
+      target: flags.id !== undefined ? ` --id=${conversationId}` : '',
+      message: messageArgument,
+    });
     const request: RunRequest = {
       conversation_id: conversationId,
       workspace: { root: workspace.root, is_default: workspace.isDefault, tool_root: workspace.toolRoot },
@@ -261,6 +254,7 @@ async function prepare(
       message: message && message.trim() !== '' ? message : null,
       resume,
       discard_turn: discard,
+      ...(close ? { close_turn: true } : {}),
       detached: flags.detach ?? false,
       config: {
         user_file: context.configInputs().userFile,
@@ -290,61 +284,6 @@ async function prepare(
     // A failed command leaves nothing behind: a conversation it created is removed again.
     if (existing === undefined) removeConversation(workspace.conversationsDirectory, conversationId);
     throw error;
-  }
-}
-
-/** A message as the user would type it again: double quotes where that is safe, else single. */
-function shellQuoted(message: string | undefined): string {
-  if (message === undefined || message.length > 60 || message.includes('\n')) return '"..."';
-  if (!/["$`\\!]/.test(message)) return `"${message}"`;
-  return `'${message.replace(/'/g, `'\\''`)}'`;
-}
-
-/** The ways on from an incomplete turn, as exact commands with what each does, aligned. */
-function incompleteTurnMenu(target: string, message: string | undefined): string {
-  const quoted = shellQuoted(message);
-  const rows: [string, string][] = [
-    [`jp query --continue${target}`, 'finish the interrupted turn'],
-    [`jp query --discard-turn${target} ${quoted}`, 'drop it (kept on disk, marked discarded) and send this message'],
-    [`jp query --new ${quoted}`, 'send this message in a new conversation'],
-  ];
-  const width = Math.max(...rows.map(([command]) => command.length));
-  return rows.map(([command, effect]) => `${command.padEnd(width)}   ${effect}`).join('\n');
-}
-
-/** A new message on a conversation with an incomplete turn: resume it, drop it, or stop. */
-async function askAboutIncompleteTurn(
-  context: CommandContext,
-  conversationId: string,
-  resumePoint: string,
-  asked: { target: string; message: string | undefined },
-): Promise<'resume' | 'discard'> {
-  const hint = incompleteTurnMenu(asked.target, asked.message);
-  if (!canPrompt(context.facts)) {
-    throw new UsageError(
-      'incomplete_turn',
-      `conversation ${conversationId} has an incomplete turn (${resumePoint}); nothing was sent. Choose:`,
-      { hint },
-    );
-  }
-  const prompter = new TerminalPrompter({ environment: context.facts.environment });
-  try {
-    const choice = await prompter.choose<'resume' | 'discard' | 'cancel'>(
-      `Conversation ${conversationId} has an incomplete turn (${resumePoint}).`,
-      [
-        { value: 'resume', name: 'resume it, then send the new message' },
-        { value: 'discard', name: 'discard it (kept on disk, marked discarded) and send the new message' },
-        { value: 'cancel', name: 'cancel: do nothing' },
-      ],
-      new AbortController().signal,
-    );
-    if (choice === 'cancel') throw new UsageError('cancelled', 'cancelled: nothing was sent', { hint });
-    return choice;
-  } catch (error) {
-    if (JpError.isInstance(error)) throw error;
-    throw new UsageError('cancelled', 'cancelled: nothing was sent', { hint });
-  } finally {
-    prompter.close();
   }
 }
 

@@ -412,18 +412,24 @@ export class AcpAgent {
   /** A slash command: the jp command runs; what it says is the answer; a failure is the prompt's error. */
   private async runCommand(
     session: Session,
-    command: { name: string; arguments: string[] },
+    command: { name: string; arguments: string[]; diff: boolean },
   ): Promise<{ stopReason: StopReason }> {
     this.options.logger.info('acp: command', { session: session.id, command: command.name });
     const outcome = await session.context.jpCommand(command.arguments);
-    const said = visible(`${outcome.stdout}${outcome.stderr}`.trim());
+    const output = visible(outcome.stdout.trimEnd());
+    const status = visible(outcome.stderr.trim());
     if (outcome.code !== 0)
-      throw new RequestError(errorCodes.internal, `/${command.name} failed: ${said || `exit code ${outcome.code}`}`, {
-        exit_code: outcome.code,
-      });
+      throw new RequestError(
+        errorCodes.internal,
+        `/${command.name} failed: ${status || output || `exit code ${outcome.code}`}`,
+        { exit_code: outcome.code },
+      );
+    const shown = [command.diff && output !== '' ? `\`\`\`diff\n${output}\n\`\`\`` : output, status]
+      .filter((part) => part !== '')
+      .join('\n\n');
     await this.update(session.id, {
       sessionUpdate: 'agent_message_chunk',
-      content: { type: 'text', text: said === '' ? `/${command.name}: done.` : said },
+      content: { type: 'text', text: shown === '' ? `/${command.name}: done.` : shown },
     });
     return { stopReason: 'end_turn' };
   }

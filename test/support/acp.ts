@@ -38,6 +38,8 @@ export interface Editor {
   onElicitation: (request: CreateElicitationRequest) => Promise<CreateElicitationResponse>;
   /** The editor's open buffers by absolute path (what fs/read_text_file answers; else the request fails). */
   buffers: Map<string, string>;
+  /** When set, fs/write_text_file is refused as acpx refuses it: `Internal error` with this reason in `data.details`. */
+  refuseWrites: string | undefined;
   /** Every fs/read_text_file path and fs/write_text_file asked of the editor, in order. */
   fileReads: string[];
   fileWrites: { path: string; content: string }[];
@@ -134,6 +136,7 @@ export function startEditor(
     }),
     onElicitation: async () => ({ action: 'cancel' }),
     buffers: new Map(),
+    refuseWrites: undefined,
     fileReads: [],
     fileWrites: [],
     stdout: () => Buffer.concat(received),
@@ -170,6 +173,7 @@ export function startEditor(
     })
     .onRequest(methods.client.fs.writeTextFile, ({ params }) => {
       editor.fileWrites.push({ path: params.path, content: params.content });
+      if (editor.refuseWrites !== undefined) throw RequestError.internalError({ details: editor.refuseWrites });
       editor.buffers.set(params.path, params.content);
       return {};
     })

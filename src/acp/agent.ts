@@ -43,6 +43,7 @@ import { availableCommands, commandOf } from './commands.ts';
 import { editorPeer } from './editor-peer.ts';
 import { messageOfPrompt } from './prompt-content.ts';
 import { runPrompt } from './prompt-turn.ts';
+import { readStoredSession, storeSession } from './session-store.ts';
 import { type AcpSessionContext, type RunSettings, readRunSettings, Session } from './session.ts';
 import { configOptionIds, isModeId, SessionSettings } from './session-settings.ts';
 import { UpdateMapper } from './updates.ts';
@@ -273,7 +274,11 @@ export class AcpAgent {
     if (held) throw held;
     if (this.sessions.get(id)?.prompting)
       throw new RequestError(errorCodes.invalidParams, `session ${id} has a prompt running`);
-    const session = new Session({ id, cwd, context, workspace, editorServers });
+    const sessionSettings = new SessionSettings();
+    const stored = readStoredSession(workspace, id);
+    if (stored.mode) sessionSettings.mode = stored.mode;
+    if (stored.model) sessionSettings.model = stored.model;
+    const session = new Session({ id, cwd, context, workspace, editorServers, settings: sessionSettings });
     const settings = await session.runSettings();
     for (const update of this.notes(settings.trust, settings)) await this.update(id, update);
     if (replay) {
@@ -290,6 +295,14 @@ export class AcpAgent {
     });
     this.updateAfterResponse(id, [this.commandsUpdate()]);
     return this.state(session, settings);
+  }
+
+  /** Keeps the session's mode and model choice for its next connection (session-store.ts). */
+  private remember(session: Session): void {
+    storeSession(session.workspace, session.id, {
+      mode: session.settings.mode,
+      ...(session.settings.model !== undefined ? { model: session.settings.model } : {}),
+    });
   }
 
   private closeSession(sessionId: string): Record<string, never> {
@@ -339,6 +352,7 @@ export class AcpAgent {
           .join(', ')}.`,
       });
     session.settings.mode = modeId;
+    this.remember(session);
     this.options.logger.info('acp: mode', { session: sessionId, mode: modeId });
     const settings = await session.runSettings();
     this.updateAfterResponse(sessionId, [
@@ -379,6 +393,7 @@ export class AcpAgent {
       session.settings.model = previous;
       throw error;
     }
+    this.remember(session);
     this.options.logger.info('acp: model', { session: sessionId, model: value });
     return { configOptions: this.state(session, await session.runSettings()).configOptions };
   }

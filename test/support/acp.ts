@@ -215,7 +215,7 @@ export function textOf(
     .join('');
 }
 
-type JsonRpcMessage = {
+export type JsonRpcMessage = {
   jsonrpc: string;
   id?: number | string | null;
   method?: string;
@@ -297,38 +297,48 @@ const requestDefinitions: Record<string, string> = {
   'elicitation/create': 'CreateElicitationRequest',
   'fs/read_text_file': 'ReadTextFileRequest',
   'fs/write_text_file': 'WriteTextFileRequest',
+  'terminal/create': 'CreateTerminalRequest',
+  'terminal/output': 'TerminalOutputRequest',
+  'terminal/wait_for_exit': 'WaitForTerminalExitRequest',
+  'terminal/kill': 'KillTerminalRequest',
+  'terminal/release': 'ReleaseTerminalRequest',
 };
 
 /**
- * Checks everything the agent sent in this session against the SDK's schema: each message as an
- * ACP message, each notification's and request's params and each response's result against the
- * definition of its method. Returns how many messages were checked.
+ * Checks one message the agent sent against the SDK's schema: as an ACP message, then a
+ * notification's or request's params, or a response's result (`answers`: the method of the
+ * request it answers), against the definition of its method.
+ */
+export function validateAgentMessage(sent: JsonRpcMessage, answers: string | undefined): void {
+  const { message, definition } = schemaValidators();
+  const problem = message(sent);
+  assert.equal(problem, undefined, `not an ACP message: ${JSON.stringify(sent).slice(0, 300)}: ${problem}`);
+  if (sent.method === 'session/update')
+    assert.equal(definition('SessionNotification', sent.params), undefined, JSON.stringify(sent).slice(0, 300));
+  else if (sent.method !== undefined && sent.id !== undefined) {
+    const name = requestDefinitions[sent.method];
+    assert.ok(name, `the agent sent an unexpected request ${sent.method}`);
+    assert.equal(definition(name, sent.params), undefined, JSON.stringify(sent).slice(0, 300));
+  } else if (sent.method === undefined && 'result' in sent) {
+    const name = answers && responseDefinitions[answers];
+    if (name)
+      assert.equal(
+        definition(name, sent.result),
+        undefined,
+        `${answers} response: ${JSON.stringify(sent).slice(0, 300)}`,
+      );
+  } else if (sent.method === undefined) {
+    assert.equal(definition('Error', sent.error), undefined, JSON.stringify(sent).slice(0, 300));
+  }
+}
+
+/**
+ * Checks everything the agent sent in this session against the SDK's schema (validateAgentMessage).
+ * Returns how many messages were checked.
  */
 export function validateTraffic(editor: Editor): number {
-  const { message, definition } = schemaValidators();
-  const methodOfRequest = editor.sentRequests;
   const messages = stdoutMessages(editor);
-  for (const sent of messages) {
-    const problem = message(sent);
-    assert.equal(problem, undefined, `not an ACP message: ${JSON.stringify(sent).slice(0, 300)}: ${problem}`);
-    if (sent.method === 'session/update')
-      assert.equal(definition('SessionNotification', sent.params), undefined, JSON.stringify(sent).slice(0, 300));
-    else if (sent.method !== undefined && sent.id !== undefined) {
-      const name = requestDefinitions[sent.method];
-      assert.ok(name, `the agent sent an unexpected request ${sent.method}`);
-      assert.equal(definition(name, sent.params), undefined, JSON.stringify(sent).slice(0, 300));
-    } else if (sent.method === undefined && 'result' in sent) {
-      const method = methodOfRequest.get(String(sent.id));
-      const name = method && responseDefinitions[method];
-      if (name)
-        assert.equal(
-          definition(name, sent.result),
-          undefined,
-          `${method} response: ${JSON.stringify(sent).slice(0, 300)}`,
-        );
-    } else if (sent.method === undefined) {
-      assert.equal(definition('Error', sent.error), undefined, JSON.stringify(sent).slice(0, 300));
-    }
-  }
+  for (const sent of messages)
+    validateAgentMessage(sent, sent.method === undefined ? editor.sentRequests.get(String(sent.id)) : undefined);
   return messages.length;
 }

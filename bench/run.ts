@@ -23,6 +23,7 @@ const sections: Record<string, () => Promise<{ default: Section }>> = {
   sandbox: () => import('./sections/sandbox.ts'),
   cache: () => import('./sections/cache.ts'),
   checkpoints: () => import('./sections/checkpoints.ts'),
+  web: () => import('./sections/web.ts'),
 };
 
 const chosen = process.argv.slice(2);

@@ -2,7 +2,7 @@
 // dynamic imports become chunks beside it (dist/*.mjs), so that each command loads only the code it
 // runs (`jp conversation ls` never parses the provider SDKs or the markdown renderer).
 import { build } from 'esbuild';
-import { chmodSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -54,3 +54,20 @@ await build({
   logLevel: 'warning',
 });
 chmodSync(path.join(root, 'dist', 'jp.mjs'), 0o755);
+
+// The page of `jp web` (page/): one script with marked and DOMPurify in it, its style sheet and
+// document, served from dist/page/ by the installed package (no CDN, no build at install time).
+await build({
+  absWorkingDir: root,
+  entryPoints: { app: 'page/app.ts' },
+  outdir: 'dist/page',
+  bundle: true,
+  format: 'iife',
+  platform: 'browser',
+  target: ['chrome110', 'firefox110', 'safari16'],
+  minify: true,
+  legalComments: 'none',
+  logLevel: 'warning',
+});
+for (const name of ['index.html', 'app.css', 'icon.svg'])
+  copyFileSync(path.join(root, 'page', name), path.join(root, 'dist', 'page', name));

@@ -194,7 +194,7 @@ export function asSystemError(error: unknown): SystemError | undefined {
   switch (errno.code) {
     case 'EROFS':
       return new SystemError(errno.code, `cannot write${where}: the file system is read-only${doing}`, {
-        hint: 'jp writes its conversations in .jp/ of the workspace and its state under $XDG_DATA_HOME/jp. Run it where both can be written, or use another workspace (`jp init` in a writable directory).',
+        hint: 'jp writes its conversations in .jp/ of the workspace and its state under $XDG_DATA_HOME/jp. Run it where both can be written: point XDG_DATA_HOME at a writable directory (XDG_DATA_HOME=~/.local/share is the default), or use another workspace (`jp init` in a writable directory).',
         cause: error,
       });
     case 'EACCES':

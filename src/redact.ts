@@ -8,9 +8,11 @@
  * entry point (the command context, the query server) and passed to whatever writes: the logger,
  * the run and its turns, the results, the MCP connections. Exact values
  * only, no guessing from shapes: a value shorter than 8 characters is not redacted (it would blank
- * out ordinary words). The one place a name decides is a variable jp is given literally to pass on
- * (an MCP server's `env`): there a name ending in `_TOKEN`, `_API_KEY`, `_SECRET` or `_PASSWORD`
- * marks its value a secret (isSecretName).
+ * out ordinary words). The places a name decides are the values jp is given literally to pass on: an
+ * MCP server's `env`, where a name ending in `_TOKEN`, `_API_KEY`, `_SECRET` or `_PASSWORD` marks
+ * its value a secret (isSecretName), and its `headers`, where `Authorization`, `Cookie` and names
+ * with `token`, `key`, `secret`, `auth` or `password` do (isSecretHeader; the credential after an
+ * `Authorization` scheme such as `Bearer` is a secret of its own too).
  *
  * A secret is also redacted in its JSON-escaped forms (once and twice escaped: a log line is JSON,
  * and it may quote a JSON text such as a provider's raw body), so a secret holding `"` or `\` is
@@ -23,6 +25,11 @@ const minimumSecretLength = 8;
 /** Whether a variable given literally to a tool (an MCP server's `env`) holds a secret by its name. */
 export function isSecretName(name: string): boolean {
   return /_(TOKEN|API_KEY|SECRET|PASSWORD)$/i.test(name);
+}
+
+/** Whether an HTTP header jp is given literally (an MCP server's `headers`) carries a secret by its name. */
+export function isSecretHeader(name: string): boolean {
+  return /^(proxy-)?authorization$|^cookie$|token|key|secret|auth|password/i.test(name);
 }
 
 /** The secret and the forms it takes inside a JSON string, and inside a JSON string quoted in one. */
@@ -51,6 +58,18 @@ export class Secrets {
   /** Adds the values of `variables` whose names mark them secret (isSecretName). */
   addNamed(variables: Record<string, string>): void {
     this.add(variables, Object.keys(variables).filter(isSecretName));
+  }
+
+  /** Adds the values of the headers whose names mark them secret (isSecretHeader), and their credentials. */
+  addHeaders(headers: Record<string, string>): void {
+    const values: Record<string, string> = {};
+    for (const [name, value] of Object.entries(headers)) {
+      if (!isSecretHeader(name)) continue;
+      values[name] = value;
+      const credential = /^\S+\s+(\S+)$/.exec(value.trim())?.[1];
+      if (credential !== undefined) values[`${name} credential`] = credential;
+    }
+    this.add(values, Object.keys(values));
   }
 
   redact(text: string): string {

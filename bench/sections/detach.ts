@@ -3,10 +3,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { createSandbox, jpBinary } from '../../test/support/jp.ts';
+import { createSandbox, jpBinary, runCapability } from '../../test/support/jp.ts';
 import { floorEnvironment, median, medianOf, ms, nodeStartOnce, timeProcess, type Section } from '../support.ts';
 
-function firstLiveEvent(socketPath: string): Promise<number> {
+function firstLiveEvent(socketPath: string, capability: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const socket = net.createConnection(socketPath);
@@ -14,7 +14,9 @@ function firstLiveEvent(socketPath: string): Promise<number> {
     let greeted = false;
     socket.on('error', reject);
     socket.on('connect', () =>
-      socket.write(JSON.stringify({ type: 'hello', version: 1, can_prompt: false, read_only: true }) + '\n'),
+      socket.write(
+        JSON.stringify({ type: 'hello', version: 2, capability, can_prompt: false, read_only: true }) + '\n',
+      ),
     );
     socket.on('data', (chunk) => {
       buffered += chunk.toString();
@@ -61,7 +63,7 @@ const detach: Section = async (bench) => {
     const conversationId = detached.stdout.trim();
     const socketPath = path.join(sandbox.userDirectory(), 'processes', `${conversationId}.sock`);
     // Protocol level: connect, hello, first live message after the server's hello.
-    protocolTimes.push(await firstLiveEvent(socketPath));
+    protocolTimes.push(await firstLiveEvent(socketPath, runCapability(sandbox, conversationId)));
     // Whole command: `jp conversation attach --tail=0` until its first stdout byte.
     attachTimes.push(
       await new Promise<number>((resolve) => {

@@ -2,7 +2,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fuzzServer, openFileDescriptors, residentMemoryKilobytes } from '../../test/support/fuzz.ts';
-import { createSandbox, eventually, runJp, sleep } from '../../test/support/jp.ts';
+import { createSandbox, eventually, runCapability, runJp, sleep } from '../../test/support/jp.ts';
 import { megabytes, type Section } from '../support.ts';
 
 const fuzz: Section = async (bench) => {
@@ -54,7 +54,7 @@ const fuzz: Section = async (bench) => {
   let peak = baseline;
   const sampler = setInterval(() => (peak = Math.max(peak, residentMemoryKilobytes(entry.pid))), 25);
   const started = performance.now();
-  await fuzzServer(entry.socket_path, { frames: 10_000, concurrency: 20 });
+  await fuzzServer(entry.socket_path, runCapability(sandbox, conversationId), { frames: 10_000, concurrency: 20 });
   const elapsed = performance.now() - started;
   clearInterval(sampler);
   await eventually('fds back to baseline', () => openFileDescriptors(entry.pid) === descriptors);

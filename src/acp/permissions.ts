@@ -92,6 +92,7 @@ const escalationNeeds = {
   network: 'it needs the network',
   write: 'it needs to write outside the workspace',
   unconfined: 'it cannot run in the sandbox',
+  git: 'it writes inside .git/, where git runs programs from outside the sandbox',
 } as const;
 
 function unreachable(value: never): never {
@@ -127,6 +128,8 @@ export function permissionTitleOf(inquiry: Inquiry, toolTitle: string | undefine
     case 'deliver_tool_result':
       return `Send the result of ${toolTitle ?? visible(inquiry.tool)} to the model?`;
     case 'escalate':
+      if (inquiry.needs === 'git')
+        return `Write inside .git/ (git runs programs from there): ${toolTitle ?? visible(inquiry.tool)}`;
       return `Run outside the sandbox (${escalationNeeds[inquiry.needs]}): ${toolTitle ?? visible(inquiry.tool)}`;
     case 'tool_question':
       return visible(inquiry.question.text);

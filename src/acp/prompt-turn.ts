@@ -77,6 +77,7 @@ export async function runPrompt(
     mapper: new UpdateMapper(workspace.toolRoot, contextWindowTokens()),
     logger,
     conversationId: sessionId,
+    capability: spawned.capability,
   });
   session.running = client;
   const running = client.run();

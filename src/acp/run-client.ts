@@ -32,6 +32,7 @@ export class AcpRunClient {
   private readonly mapper: UpdateMapper;
   private readonly logger: Logger;
   private readonly conversationId: string;
+  private readonly capability: string;
   /** The tool call each inquiry is about, from its inquiry_request event (which comes first). */
   private readonly toolCallOfInquiry = new Map<string, string>();
   private readonly inquiries: PendingInquiry[] = [];
@@ -49,7 +50,10 @@ export class AcpRunClient {
     mapper: UpdateMapper;
     logger: Logger;
     conversationId: string;
+    /** The run's capability (DESIGN §8): shown in the hello. */
+    capability: string;
   }) {
+    this.capability = options.capability;
     this.link = options.link;
     this.peer = options.peer;
     this.mapper = options.mapper;
@@ -72,6 +76,7 @@ export class AcpRunClient {
     this.link.send({
       type: 'hello',
       version: PROTOCOL_VERSION,
+      capability: this.capability,
       can_prompt: true,
       owner: true,
       ...(files.read || files.write ? { editor_files: files } : {}),

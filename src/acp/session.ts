@@ -95,8 +95,11 @@ export class Session {
   /** The settings this user's jp recorded in the conversation (the model of an earlier `-m`...). */
   private recorded(): { id: string; delta: Record<string, unknown> } {
     const events = readEventLog(eventsFile(this.workspace.conversationsDirectory, this.id)).events;
-    const seal = LogSeal.forUser(dataHome(this.context.environment));
-    return { id: this.id, delta: recordedSettings(this.id, events, seal).delta };
+    const seal = LogSeal.forUser(dataHome(this.context.environment)).at({
+      conversationId: this.id,
+      workspaceId: this.workspace.id,
+    });
+    return { id: this.id, delta: recordedSettings(events, seal).delta };
   }
 
   runSettings(): Promise<RunSettings> {

@@ -59,6 +59,7 @@ export function createTerminalClient(
     conversationId: string;
     readOnly: boolean;
     owner: boolean;
+    capability: string;
     history: HistoryMode;
   },
 ): TerminalClient {

@@ -145,9 +145,10 @@ export class CommandContext {
    */
   registerSecrets(): Promise<void> {
     this.secretsRegistered ??= import('./secret-variables.ts').then(
-      ({ clientSecretVariables, clientMcpEnvironments }) => {
+      ({ clientSecretVariables, clientMcpEnvironments, clientMcpHeaders }) => {
         this.secrets.add(this.facts.environment, clientSecretVariables(this.configInputs()));
         for (const environment of clientMcpEnvironments(this.configInputs())) this.secrets.addNamed(environment);
+        for (const headers of clientMcpHeaders(this.configInputs())) this.secrets.addHeaders(headers);
       },
     );
     return this.secretsRegistered;

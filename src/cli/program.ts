@@ -81,6 +81,7 @@ export function buildProgram(
     .option('--max-tokens <n>', 'token budget of this turn (input + output), like --max-turns')
     .option('--no-server', 'run the turn inside this process (no socket, no detach)')
     .option('--sandbox <mode>', 'how commands the model runs are confined: workspace-write, read-only or off')
+    .option('--stdio', 'speak the client protocol on stdin/stdout instead of drawing the run (for programs: jp web)')
     .action(
       wrap(
         async (context, command) => {
@@ -255,6 +256,15 @@ export function buildProgram(
     .description('what the command sandbox can do on this machine; exits non-zero when it cannot run')
     .action(wrap(async (context) => (await import('./commands/sandbox-check.ts')).sandboxCheckCommand(context)));
 
+  const seal = program
+    .command('seal')
+    .description('the key that proves which conversation logs your jp wrote')
+    .exitOverride();
+  addGlobalOptions(seal);
+  leaf(seal, 'rotate')
+    .description('make a new log seal key: what was sealed with the old one stays readable and carries no authority')
+    .action(wrap(async (context) => (await import('./commands/seal-rotate.ts')).sealRotateCommand(context)));
+
   const mcp = program.command('mcp').description('MCP servers').exitOverride();
   addGlobalOptions(mcp);
   leaf(mcp, 'ls')
@@ -277,6 +287,18 @@ export function buildProgram(
         { launchWorkspace: false },
       ),
     );
+
+  leaf(program, 'web')
+    .description('serve a page showing every run (this machine, and SSH hosts): watch, answer, continue, stop')
+    .option('--port <n>', 'the port (default: a free one)')
+    .option('--bind <address>', 'listen on this address instead of 127.0.0.1 (read the README first)')
+    .option(
+      '--host <ssh-host>',
+      'an SSH host whose runs to show too (repeatable; adds to [web] hosts)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option('--stdio', "serve this machine's runs on stdin/stdout to a jp web elsewhere (what --host runs over ssh)")
+    .action(wrap(async (context, command) => (await import('./commands/web.ts')).webCommand(context, command.opts())));
 
   leaf(program, 'completion')
     .description('print the shell completion script (commands, flags, providers, conversation ids)')

@@ -49,19 +49,29 @@ export function clientSecretVariables(inputs: LayerInputs): string[] {
  * secrets: isSecretName), trusted or not: a layer only adds secrets.
  */
 export function clientMcpEnvironments(inputs: LayerInputs): Record<string, string>[] {
-  const environments: Record<string, string>[] = [];
+  return mcpTables(inputs, 'env');
+}
+
+/** The `headers` of every MCP server in the config layers (their secret ones are registered, isSecretHeader). */
+export function clientMcpHeaders(inputs: LayerInputs): Record<string, string>[] {
+  return mcpTables(inputs, 'headers');
+}
+
+function mcpTables(inputs: LayerInputs, table: 'env' | 'headers'): Record<string, string>[] {
+  const tables: Record<string, string>[] = [];
   for (const layer of readLayers(inputs)) {
     const servers = isTable(layer) && isTable(layer.mcp) && isTable(layer.mcp.servers) ? layer.mcp.servers : {};
     for (const server of Object.values(servers)) {
-      if (!isTable(server) || !isTable(server.env)) continue;
-      environments.push(
+      const values = isTable(server) ? server[table] : undefined;
+      if (!isTable(values)) continue;
+      tables.push(
         Object.fromEntries(
-          Object.entries(server.env).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+          Object.entries(values).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
         ),
       );
     }
   }
-  return environments;
+  return tables;
 }
 
 function readLayers(inputs: LayerInputs): unknown[] {

@@ -73,7 +73,7 @@ function userLayer(file: string | undefined, parse: (source: string) => unknown)
 
 /** A value as the user must see it to decide: whole (never cut), on one line, control characters shown visibly. */
 export function fullValue(value: unknown): string {
-  return visible(JSON.stringify(value) ?? String(value), { singleLine: true });
+  return visible(JSON.stringify(value) ?? String(value), { singleLine: true, invisible: true });
 }
 
 /** The settings as recorded with a trust decision: dotted key → JSON of its value. */
@@ -102,16 +102,16 @@ export function describeUntrusted(
           : recorded !== (JSON.stringify(key.value) ?? 'null')
             ? '  [CHANGED since you last trusted it]'
             : '';
-    lines.push(`${indent}${visible(key.key, { singleLine: true })} = ${fullValue(key.value)}${mark}`);
+    lines.push(`${indent}${visible(key.key, { singleLine: true, invisible: true })} = ${fullValue(key.value)}${mark}`);
     if (recorded !== undefined && mark !== '')
-      lines.push(`${indent}    was: ${visible(recorded, { singleLine: true })}`);
+      lines.push(`${indent}    was: ${visible(recorded, { singleLine: true, invisible: true })}`);
     lines.push(`${indent}    (${key.reason})`);
   }
   const current = new Set(keys.map((key) => key.key));
   for (const [key, value] of Object.entries(lastTrusted ?? {})) {
     if (!current.has(key))
       lines.push(
-        `${indent}${visible(key, { singleLine: true })}  [REMOVED since you last trusted it; was ${visible(value, { singleLine: true })}]`,
+        `${indent}${visible(key, { singleLine: true, invisible: true })}  [REMOVED since you last trusted it; was ${visible(value, { singleLine: true, invisible: true })}]`,
       );
   }
   return lines;
@@ -129,7 +129,7 @@ export function changedSinceTrust(
   const removed = Object.keys(lastTrusted).filter((key) => !keys.some((entry) => entry.key === key));
   const all = [...changed, ...removed];
   return all.length > 0
-    ? `changed since you last trusted it: ${all.map((key) => visible(key, { singleLine: true })).join(', ')}`
+    ? `changed since you last trusted it: ${all.map((key) => visible(key, { singleLine: true, invisible: true })).join(', ')}`
     : 'no setting that needs trust changed since you last trusted it (other content or a script it runs did)';
 }
 
@@ -163,7 +163,7 @@ async function askForTrust(context: CommandContext, state: WorkspaceConfigState)
   const { TerminalPrompter } = await import('../client/prompts.ts');
   const prompter = new TerminalPrompter({ environment: context.facts.environment });
   const changed = changedSinceTrust(state.needingTrust, state.lastTrusted);
-  const title = `This workspace's config ${visible(state.file, { singleLine: true })} has settings that need your trust${changed ? ` (${changed})` : ''}:`;
+  const title = `This workspace's config ${visible(state.file, { singleLine: true, invisible: true })} has settings that need your trust${changed ? ` (${changed})` : ''}:`;
   const lines = [
     ...describeUntrusted(state.needingTrust, '  ', state.lastTrusted),
     'If not, they are ignored, in this run and the next ones (`jp trust` changes that later).',

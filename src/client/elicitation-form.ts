@@ -14,8 +14,8 @@ type Prompts = typeof import('@inquirer/prompts');
 /** A field's line: its title or name, what it is for, and its constraints. */
 export function fieldLabel(field: FormField): string {
   // Titles and descriptions come from the server: shown with control characters made visible.
-  const parts = [visible(field.title ?? field.name, { singleLine: true })];
-  if (field.description) parts.push(`— ${visible(field.description, { singleLine: true })}`);
+  const parts = [visible(field.title ?? field.name, { singleLine: true, invisible: true })];
+  if (field.description) parts.push(`— ${visible(field.description, { singleLine: true, invisible: true })}`);
   const limits: string[] = [];
   if (field.minimum !== undefined || field.maximum !== undefined)
     limits.push(`${field.minimum ?? '…'} to ${field.maximum ?? '…'}`);
@@ -108,7 +108,7 @@ async function askField(prompts: Prompts, field: FormField, context: PromptConte
         {
           message,
           choices: (field.options ?? []).map((option) => ({
-            name: visible(option.label, { singleLine: true }),
+            name: visible(option.label, { singleLine: true, invisible: true }),
             value: option.value,
             checked: defaults.includes(option.value),
           })),
@@ -131,7 +131,7 @@ export async function fillInForm(tool: string, question: Question, context: () =
   const fields = question.fields ?? [];
   const start = await prompts.select(
     {
-      message: `${visible(tool, { singleLine: true })} asks: ${visible(question.text)}`,
+      message: `${visible(tool, { singleLine: true, invisible: true })} asks: ${visible(question.text, { invisible: true })}`,
       choices: [
         { name: `answer (${fields.length} field${fields.length === 1 ? '' : 's'})`, value: 'answer' },
         { name: 'decline: do not give this information', value: 'decline' },
@@ -146,7 +146,10 @@ export async function fillInForm(tool: string, question: Question, context: () =
     if (value !== undefined) content[field.name] = value;
   }
   const send = await prompts.confirm(
-    { message: `Send these answers to ${visible(tool, { singleLine: true })}? (no: decline)`, default: true },
+    {
+      message: `Send these answers to ${visible(tool, { singleLine: true, invisible: true })}? (no: decline)`,
+      default: true,
+    },
     context(),
   );
   return send ? { action: 'accept', content } : { action: 'decline' };

@@ -160,7 +160,7 @@ function plainLines(text: string): PayloadLine[] {
 export function describeCall(tool: string, argumentsValue: unknown, read: ReadForPreview): CallView {
   const record = isRecord(argumentsValue) ? argumentsValue : undefined;
   const path = typeof record?.path === 'string' ? record.path : undefined;
-  const safeTool = visible(tool, { singleLine: true });
+  const safeTool = visible(tool, { singleLine: true, invisible: true });
   let view: CallView;
   if (tool === 'fs_modify_file' && path !== undefined && editsOf(argumentsValue)) {
     view = { title: `${safeTool} ${path}`, lines: diffLines(read(path), editsOf(argumentsValue)!, path) };
@@ -183,8 +183,11 @@ export function describeCall(tool: string, argumentsValue: unknown, read: ReadFo
     view = { title: safeTool, lines: plainLines(JSON.stringify(argumentsValue, null, 2) ?? 'null') };
   }
   return {
-    title: visible(view.title, { singleLine: true }),
-    lines: view.lines.map((line) => ({ kind: line.kind, text: visible(line.text, { singleLine: true }) })),
+    title: visible(view.title, { singleLine: true, invisible: true }),
+    lines: view.lines.map((line) => ({
+      kind: line.kind,
+      text: visible(line.text, { singleLine: true, invisible: true }),
+    })),
   };
 }
 

@@ -157,7 +157,7 @@ export class TerminalPrompter {
         const { question } = inquiry;
         const prompts = await import('@inquirer/prompts');
         // The question and its options come from a tool or the model: shown visibly, answered with the originals.
-        const message = `${visible(inquiry.tool, { singleLine: true })} asks: ${visible(question.text)}`;
+        const message = `${visible(inquiry.tool, { singleLine: true, invisible: true })} asks: ${visible(question.text, { invisible: true })}`;
         const value = await this.session(async (context): Promise<JsonValue> => {
           switch (question.answer_type) {
             case 'boolean':
@@ -170,7 +170,7 @@ export class TerminalPrompter {
                 {
                   message,
                   choices: (question.options ?? []).map((option) => ({
-                    name: visible(option, { singleLine: true }),
+                    name: visible(option, { singleLine: true, invisible: true }),
                     value: option,
                   })),
                   ...(typeof question.default === 'string' ? { default: question.default } : {}),
@@ -182,7 +182,7 @@ export class TerminalPrompter {
                 {
                   message,
                   ...(typeof question.default === 'string'
-                    ? { default: visible(question.default, { singleLine: true }) }
+                    ? { default: visible(question.default, { singleLine: true, invisible: true }) }
                     : {}),
                 },
                 context(),
@@ -232,9 +232,9 @@ export class TerminalPrompter {
       ? 'e'
       : await this.keyChoice(
           {
-            title: `⚙ ${view.title}${sandbox === undefined ? '' : ` [sandbox: ${visible(sandbox, { singleLine: true })}]`}`,
+            title: `⚙ ${view.title}${sandbox === undefined ? '' : ` [sandbox: ${visible(sandbox, { singleLine: true, invisible: true })}]`}`,
             payload: view.lines,
-            question: `Run ${visible(inquiry.tool, { singleLine: true })}?`,
+            question: `Run ${visible(inquiry.tool, { singleLine: true, invisible: true })}?`,
             keys: [
               { key: 'y', meaning: 'run', needsAll: true },
               { key: 'Y', meaning: 'run, and for the rest of this turn', needsAll: true },
@@ -268,17 +268,20 @@ export class TerminalPrompter {
 
   /**
    * y run it outside the sandbox · n keep it in (it is not run) · p show all of it. The call is
-   * shown as a permission prompt shows it, with why it asks to leave the sandbox.
+   * shown as a permission prompt shows it, with why it asks to leave the sandbox. A file tool's
+   * write inside `.git/` (needs `git`) is asked the same way, saying what git would run from there.
    */
   private async escalation(
     inquiry: InquiryOf<'escalate'>,
     context: () => PromptContext,
     terminal: TerminalStreams,
   ): Promise<AnswerOf<'escalate'>> {
+    const gitWrite = inquiry.needs === 'git';
     const needs = {
       network: ' (it needs the network)',
       write: ' (it needs to write outside the workspace)',
       unconfined: '',
+      git: '',
     }[inquiry.needs];
     const view = describeCall(inquiry.tool, inquiry.arguments, (file) =>
       readForPreview(this.options.workspaceRoot, file),
@@ -291,13 +294,15 @@ export class TerminalPrompter {
           ...view.lines,
           ...why.map((line, index) => ({
             kind: 'note' as const,
-            text: `${index === 0 ? 'Why: ' : '     '}${visible(line, { singleLine: true })}`,
+            text: `${index === 0 ? 'Why: ' : '     '}${visible(line, { singleLine: true, invisible: true })}`,
           })),
         ],
-        question: `Run ${visible(inquiry.tool, { singleLine: true })} outside the sandbox${needs}?`,
+        question: gitWrite
+          ? `Let ${visible(inquiry.tool, { singleLine: true, invisible: true })} write inside .git/, where git runs programs from?`
+          : `Run ${visible(inquiry.tool, { singleLine: true, invisible: true })} outside the sandbox${needs}?`,
         keys: [
-          { key: 'y', meaning: 'run it outside the sandbox', needsAll: true },
-          { key: 'n', meaning: 'do not run it' },
+          { key: 'y', meaning: gitWrite ? 'write it' : 'run it outside the sandbox', needsAll: true },
+          { key: 'n', meaning: gitWrite ? 'do not write it' : 'do not run it' },
           { key: 'p', meaning: 'show all of it' },
         ],
         enter: 'n',
@@ -318,11 +323,11 @@ export class TerminalPrompter {
       ? 'e'
       : await this.keyChoice(
           {
-            title: `⚙ ${visible(inquiry.tool, { singleLine: true })} result${inquiry.is_error ? ' (an error)' : ''}`,
+            title: `⚙ ${visible(inquiry.tool, { singleLine: true, invisible: true })} result${inquiry.is_error ? ' (an error)' : ''}`,
             payload: inquiry.result
               .split('\n')
-              .map((line) => ({ kind: 'plain' as const, text: visible(line, { singleLine: true }) })),
-            question: `Send the result of ${visible(inquiry.tool, { singleLine: true })} to the assistant?`,
+              .map((line) => ({ kind: 'plain' as const, text: visible(line, { singleLine: true, invisible: true }) })),
+            question: `Send the result of ${visible(inquiry.tool, { singleLine: true, invisible: true })} to the assistant?`,
             keys: [
               { key: 'y', meaning: 'send it' },
               { key: 'n', meaning: 'withhold it' },
@@ -347,7 +352,7 @@ export class TerminalPrompter {
   private async edit(what: string, text: string, extension: string, terminal: TerminalStreams): Promise<string> {
     this.print(
       terminal,
-      `Editing ${visible(what, { singleLine: true })} in ${this.options.environment.VISUAL?.trim() || this.options.environment.EDITOR?.trim() || 'vi'}…\n`,
+      `Editing ${visible(what, { singleLine: true, invisible: true })} in ${this.options.environment.VISUAL?.trim() || this.options.environment.EDITOR?.trim() || 'vi'}…\n`,
     );
     return this.keyboard.released(() => editInTerminal(text, { environment: this.options.environment, extension }));
   }

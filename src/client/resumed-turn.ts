@@ -55,7 +55,9 @@ export function resumedTurn(
           : inquiry?.kind === 'run_tool'
             ? 'run it?'
             : inquiry?.kind === 'escalate'
-              ? 'run it outside the sandbox?'
+              ? inquiry.needs === 'git'
+                ? 'write inside .git/?'
+                : 'run it outside the sandbox?'
               : started.has(event.id)
                 ? 'was running when jp stopped'
                 : 'not run yet';

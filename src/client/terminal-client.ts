@@ -49,6 +49,8 @@ export interface TerminalClientOptions {
    * goes away any other way, the run stops. An attached client never owns the run.
    */
   owner: boolean;
+  /** The run's capability, shown in the hello (DESIGN §8 "Capability"). */
+  capability: string;
   history: HistoryMode;
   eventsFile: string;
   conversationId: string;
@@ -122,6 +124,7 @@ export class TerminalClient {
     link.send({
       type: 'hello',
       version: PROTOCOL_VERSION,
+      capability: this.options.capability,
       can_prompt: this.options.prompter !== undefined && !this.options.readOnly,
       read_only: this.options.readOnly,
       ...(this.options.owner ? { owner: true } : {}),

@@ -18,6 +18,7 @@ import type { InquiryKind } from '../inquiry/types.ts';
 import { addUsage, describeUsage as usageLine, type Source, type Usage } from '../llm/types.ts';
 import type { ResultObject } from '../report/result.ts';
 import { commandResult, cutToWidth, firstLine, oneLine } from './chrome-text.ts';
+import { fileChangesLine } from './file-changes-line.ts';
 import { MarkdownStream, type MarkdownModules } from './markdown.ts';
 import { resumedTurn } from './resumed-turn.ts';
 import { chatResponseParts, StreamedText, summarizeArguments, type Renderer } from './renderer.ts';
@@ -308,17 +309,8 @@ export class TextRenderer implements Renderer {
 
   /** A batch that changed files (its `after` checkpoint), or an undo: which files, and the command that shows them. */
   private fileChanges(event: EventOf<'checkpoint'> | EventOf<'undo'>): void {
-    const files = event.type === 'undo' ? event.files : (event.files ?? []);
-    const count = event.type === 'undo' ? event.files.length : (event.changed ?? 0);
-    if (event.type === 'checkpoint' && (event.when !== 'after' || count === 0)) return;
-    const named = files.slice(0, 3).map((file) => oneLine(file));
-    const list = `${named.join(', ')}${count > named.length ? ` and ${count - named.length} more` : ''}`;
-    const turn = event.type === 'checkpoint' && event.turn !== undefined ? ` --turn ${event.turn}` : '';
-    const text =
-      event.type === 'undo'
-        ? `[undo of ${event.undone.join(', ')}: restored ${list}]`
-        : `[changed ${count === 1 ? '1 file' : `${count} files`}: ${list} (jp conversation diff${turn}; undo)]`;
-    this.chrome(this.paint(text, 'muted'));
+    const text = fileChangesLine(event);
+    if (text) this.chrome(this.paint(text, 'muted'));
   }
 
   /**

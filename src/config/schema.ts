@@ -123,7 +123,10 @@ const mcpServerConfig = z.strictObject({
   enabled: z.optional(z.boolean()),
   /** Let the server's tool annotations (readOnlyHint) relax jp's defaults for its tools. */
   trust_annotations: z.optional(z.boolean()),
-  /** Start the server (stdio) inside the command sandbox, under `[sandbox]`. */
+  /**
+   * Start the server (stdio) inside the command sandbox, under `[sandbox]`. Default: true for a
+   * server the workspace config defines (repository code), false for the user's own.
+   */
   sandbox: z.optional(z.boolean()),
 });
 
@@ -268,6 +271,15 @@ export const configSchema = z.strictObject({
       writable_roots: z.optional(z.array(z.string().check(z.minLength(1)))),
       /** Paths hidden from sandboxed commands besides the built-in list; every layer's list counts. */
       hidden_paths: z.optional(z.array(z.string().check(z.minLength(1)))),
+      /**
+       * Hide all of the home directory but the workspace, writable_roots and readable_roots (off by
+       * default: per-user toolchains live there, see the README).
+       */
+      hide_home: z.optional(z.boolean()),
+      /** With hide_home: directories shown read-only (`~/.rustup`, `~/.cargo`, `~/.pyenv`...). */
+      readable_roots: z.optional(z.array(z.string().check(z.minLength(1)))),
+      /** Linux: the bubblewrap program when it is not at a system path (/usr/bin/bwrap...); never looked up on PATH. */
+      bwrap_path: z.optional(z.string().check(z.regex(/^\//, 'an absolute path'))),
     }),
   ),
   /** The workspace's state recorded before each change the model makes, for `jp conversation diff` and `undo` (DESIGN §10). */
@@ -278,6 +290,17 @@ export const configSchema = z.strictObject({
       max_file_size: z.optional(positiveInteger),
       /** A workspace with more files than this (not ignored) is not checkpointed; said once per run. */
       max_files: z.optional(positiveInteger),
+    }),
+  ),
+  /** `jp web`: the SSH hosts whose runs the page shows too, and how it reaches them. */
+  web: z.optional(
+    z.strictObject({
+      /** `user@devbox`, `devbox` (a Host of ~/.ssh/config) or `ssh://user@host:port`. */
+      hosts: z.optional(z.array(z.string().check(z.minLength(1)))),
+      /** The ssh program and its options (default `["ssh"]`), before the host. */
+      ssh_command: z.optional(z.array(z.string().check(z.minLength(1))).check(z.minLength(1))),
+      /** What starts jp on a host (default `jp`), as the host's shell reads it. */
+      remote_command: z.optional(z.string().check(z.minLength(1))),
     }),
   ),
   /**

@@ -139,6 +139,19 @@ export const trustRequiringKeys: readonly TrustRule[] = [
   { key: 'conversation.hooks', reason: 'runs a command' },
   { key: 'hooks', reason: 'runs commands of its choosing, outside the sandbox, at points of every run (hooks)' },
   {
+    key: 'secrets.env_vars',
+    reason:
+      'hides the values of these variables wherever they appear, in what you approve too (a command would show [REDACTED] where one of them is)',
+    // A union over the layers (config/load.ts): what the user's own layers list together needs no trust.
+    when: (value, _path, own) => {
+      const mine = own.flatMap((layer) => {
+        const listed = tableAt(layer, ['secrets']).env_vars;
+        return Array.isArray(listed) ? listed : [];
+      });
+      return Array.isArray(value) && value.some((name) => !mine.includes(name));
+    },
+  },
+  {
     key: 'sandbox.mode',
     reason: 'confines the commands the model runs less than you do',
     when: (value, _path, own) =>
@@ -158,6 +171,20 @@ export const trustRequiringKeys: readonly TrustRule[] = [
     },
   },
   {
+    key: 'sandbox.hide_home',
+    reason: 'shows the commands the model runs your home directory, which you hide',
+    when: (value, _path, own) => value === false && ownSandbox(own, 'hide_home') === true,
+  },
+  {
+    key: 'sandbox.readable_roots',
+    reason: 'shows the commands the model runs parts of your home directory, which you hide',
+    when: (value, _path, own) => {
+      const allowed = ownSandbox(own, 'readable_roots');
+      return Array.isArray(value) && value.some((root) => !(Array.isArray(allowed) && allowed.includes(root)));
+    },
+  },
+  { key: 'sandbox.bwrap_path', reason: 'chooses the program that confines the commands the model runs' },
+  {
     key: 'checkpoints.enabled',
     reason: 'turns off the checkpoints that let you undo what the model changes',
     when: (value) => value === false,
@@ -167,6 +194,7 @@ export const trustRequiringKeys: readonly TrustRule[] = [
     reason:
       "reads the files of these names in your jp config directory, not only the repository's, into what the model is told",
   },
+  { key: 'web', reason: 'makes jp web start ssh to hosts of its choosing and run commands there' },
   { key: 'mcp.servers.*', reason: 'starts a program or connects to a server, and offers its tools to the model' },
   {
     key: 'assistant.request.max_retries',

@@ -2,18 +2,21 @@
  * Per-conversation settings: each query records the values it was given with --cfg and flags
  * (e.g. `-m`) as a `config_delta` event, sealed (seal.ts), and later queries on the conversation
  * start from them, so `jp query --continue` or a follow-up keeps the model it was started with.
- * Only deltas this user's jp recorded count: one without a valid seal (a conversation committed to
- * a repository, copied, or edited) configures nothing and is named in a warning.
+ * Only deltas this user's jp recorded, there, count: one without a valid seal for its place (a
+ * conversation committed to a repository, copied, edited, or sealed with a key since rotated)
+ * configures nothing and is named in a warning.
  *
  * Where and how to reach a provider is not the conversation's (`connectionKey`): a provider's
  * `base_url`, `api` and `api_key_env`, and an OpenAI-compatible server's whole table, describe
  * this machine's way to the model, like the key itself, and are never recorded; one recorded by an
- * older jp is ignored. A one-off `-c …base_url=` therefore never sticks to later queries.
+ * older jp is ignored. A one-off `-c …base_url=` therefore never sticks to later queries. Nor are
+ * secrets (recordableSettings).
  */
 import { mergeTables } from '../config/load.ts';
 import { type JpError, withMoreHint } from '../errors.ts';
+import type { Secrets } from '../redact.ts';
 import type { ConversationEvent } from './events.ts';
-import { canonicalJson, type LogSeal } from './seal.ts';
+import { canonicalJson, type PlacedSeal } from './seal.ts';
 
 export interface RecordedSettings {
   /** What this user's jp recorded: the conversation's settings. */
@@ -54,17 +57,13 @@ export function withoutConnectionKeys(delta: Record<string, unknown>): {
   return { kept, dropped };
 }
 
-export function recordedSettings(
-  conversationId: string,
-  events: readonly ConversationEvent[],
-  seal: LogSeal,
-): RecordedSettings {
+export function recordedSettings(events: readonly ConversationEvent[], seal: PlacedSeal): RecordedSettings {
   let delta: Record<string, unknown> = {};
   const foreign = new Set<string>();
   const connection = new Set<string>();
-  events.forEach((event, index) => {
+  events.forEach((event) => {
     if (event.type !== 'config_delta') return;
-    if (seal.verifies(conversationId, event, events.slice(0, index))) {
+    if (seal.verifies(event, events)) {
       const { kept, dropped } = withoutConnectionKeys(event.delta);
       delta = mergeTables(delta, kept);
       for (const key of dropped) connection.add(key);
@@ -77,14 +76,10 @@ export function recordedSettings(
  * Each setting the conversation's settings hold (recordedSettings' delta), with the event that set
  * it last: its time, and its query (the event's own, else the first message sent after it).
  */
-export function recordedKeys(
-  conversationId: string,
-  events: readonly ConversationEvent[],
-  seal: LogSeal,
-): RecordedKey[] {
+export function recordedKeys(events: readonly ConversationEvent[], seal: PlacedSeal): RecordedKey[] {
   const byKey = new Map<string, RecordedKey>();
   events.forEach((event, index) => {
-    if (event.type !== 'config_delta' || !seal.verifies(conversationId, event, events.slice(0, index))) return;
+    if (event.type !== 'config_delta' || !seal.verifies(event, events)) return;
     const query = event.query ?? nextMessage(events, index);
     for (const [path, value] of leaves(withoutConnectionKeys(event.delta).kept)) {
       const key = path.join('.');
@@ -139,7 +134,7 @@ export function explainRecordedKeys(error: JpError, conversationId: string, keys
 
 /** The warning a run gives for deltas it ignored. */
 export function foreignSettingsWarning(conversationId: string, keys: readonly string[]): string {
-  return `ignoring settings recorded in conversation ${conversationId} that your jp did not record (${keys.join(', ')}): a conversation copied, committed or edited configures nothing. Pass them with --cfg if you want them.`;
+  return `ignoring settings recorded in conversation ${conversationId} that your jp did not record (${keys.join(', ')}): a conversation copied, committed, edited, or recorded before \`jp seal rotate\` configures nothing. Pass them with --cfg if you want them.`;
 }
 
 /** The warning a run gives for connection keys an older jp recorded. */
@@ -166,6 +161,54 @@ function leafKeys(value: unknown, prefix = ''): string[] {
   const entries = Object.entries(value);
   if (entries.length === 0) return prefix ? [prefix] : [];
   return entries.flatMap(([key, inner]) => leafKeys(inner, prefix ? `${prefix}.${key}` : key));
+}
+
+/**
+ * Tables whose values are literal secrets passed on to a program or a server (an MCP server's `env`
+ * and `headers`): given with --cfg, they configure the query they are given to and are never
+ * recorded (`*` is any one key).
+ */
+const secretBearingTables = [
+  ['mcp', 'servers', '*', 'env'],
+  ['mcp', 'servers', '*', 'headers'],
+];
+
+/**
+ * What of a query's --cfg and flags may be recorded in its conversation: everything but the
+ * secret-bearing tables and any value that holds a secret jp knows (Secrets). `withheld` names what
+ * was left out, by dotted key, for the notice that says to give it again.
+ */
+export function recordableSettings(
+  overrides: Record<string, unknown>,
+  secrets: Secrets,
+): { delta: Record<string, unknown>; withheld: string[] } {
+  const withheld: string[] = [];
+  const keep = (value: unknown, keyPath: string[]): unknown => {
+    const dotted = keyPath.join('.');
+    const secretTable = secretBearingTables.some(
+      (pattern) =>
+        pattern.length === keyPath.length && pattern.every((part, index) => part === '*' || part === keyPath[index]),
+    );
+    if (secretTable || (typeof value === 'string' && secrets.redact(value) !== value)) {
+      withheld.push(dotted);
+      return undefined;
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      if (Array.isArray(value) && value.some((item) => typeof item === 'string' && secrets.redact(item) !== item)) {
+        withheld.push(dotted);
+        return undefined;
+      }
+      return value;
+    }
+    const kept: Record<string, unknown> = {};
+    for (const [key, inner] of Object.entries(value)) {
+      const result = keep(inner, [...keyPath, key]);
+      if (result !== undefined) kept[key] = result;
+    }
+    return Object.keys(kept).length > 0 || Object.keys(value).length === 0 ? kept : undefined;
+  };
+  const delta = (keep(overrides, []) ?? {}) as Record<string, unknown>;
+  return { delta, withheld: withheld.sort() };
 }
 
 /** Whether recording `overrides` would change what the conversation already has. */

@@ -89,6 +89,8 @@ export type ConversationEvent =
       reason?: string;
       /** With `by: "hook"`: the command of the PermissionRequest hook that answered. */
       hook?: string;
+      /** With `by: "user"`: the client the user answered in, as it named itself (`jp web`). */
+      client?: string;
       /** Proof that this user's jp recorded this answer to this inquiry (conversation/seal.ts); without one it is never re-used. */
       seal?: string;
     }

@@ -18,7 +18,13 @@ export interface Fork {
   foreignSettings: string[];
 }
 
-export function forkConversation(conversationsDirectory: string, sourceId: string, seal: LogSeal): Fork {
+/** `workspaceId`: the workspace of both conversations (Workspace.id), part of every seal's place. */
+export function forkConversation(
+  conversationsDirectory: string,
+  sourceId: string,
+  seal: LogSeal,
+  workspaceId: string,
+): Fork {
   const source = readEventLog(eventsFile(conversationsDirectory, sourceId));
   const turns = splitTurns(source.events);
   // Turns that are over and sent to the model: completed, and closed unfinished (not discarded).
@@ -43,12 +49,12 @@ export function forkConversation(conversationsDirectory: string, sourceId: strin
     }
     copiedUpTo.push(copied.length - 1);
   }
-  const { delta, foreignKeys } = recordedSettings(sourceId, source.events, seal);
+  const { delta, foreignKeys } = recordedSettings(source.events, seal.at({ conversationId: sourceId, workspaceId }));
   const sourceTitle = readMetadata(conversationsDirectory, sourceId).title;
   const log = (id: string): string => {
     const settings: ConversationEvent[] =
       Object.keys(delta).length > 0
-        ? [seal.seal(id, { type: 'config_delta', timestamp: now(), delta } as ConversationEvent, [])]
+        ? [seal.at({ conversationId: id, workspaceId }).seal({ type: 'config_delta', timestamp: now(), delta }, copied)]
         : [];
     return [...copied, ...settings].map((event) => JSON.stringify(event) + '\n').join('');
   };

@@ -1,16 +1,19 @@
 /**
- * Which parts of a conversation log this user's jp wrote (DESIGN §10). A log is a record that
- * travels: `.jp/conversations/` is committed with a repository, and anyone who can write a file can
- * write an event. The events that carry settings or consent are sealed when jp writes them: an
+ * Which parts of a conversation log this user's jp wrote, and where (DESIGN §10). A log is a record
+ * that travels: `.jp/conversations/` is committed with a repository, and anyone who can write a file
+ * can write an event. The events that carry settings or consent are sealed when jp writes them: an
  * HMAC-SHA256 with a key kept user-locally (`$XDG_DATA_HOME/jp/log-seal.key`, 0600 in a 0700
- * directory, made on first use), over the event's meaning bound to its conversation:
- *   - `config_delta`: the conversation id and the delta;
- *   - `tool_call_request` (jp's own tools): the conversation id, the call id, the tool and its arguments;
- *   - `inquiry_response`: the conversation id, the inquiry's id, its tool call, the inquiry as asked,
- *     the answer and who gave it.
+ * directory, made on first use; `jp seal rotate` replaces it), over the event's meaning bound to its
+ * place: the conversation id, the workspace id (its root's real path: a copy elsewhere is another
+ * workspace) and the event's position in the log (its 0-based index), and
+ *   - `config_delta`: the delta;
+ *   - `tool_call_request` (jp's own tools): the call id, the tool and its arguments;
+ *   - `inquiry_response`: the inquiry's id, its tool call, the inquiry as asked (the last request of
+ *     that id before the answer), the answer and who gave it.
  * A repository, another user or a model cannot make a seal that verifies: they do not have the key.
- * An event without a valid seal is read and shown like any other, but configures nothing and
- * approves nothing.
+ * A sealed event copied to another conversation, workspace or position (a new turn, another order)
+ * does not verify there. An event without a valid seal is read and shown like any other, but
+ * configures nothing and approves nothing; so is every event sealed with a key since rotated.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { linkSync, lstatSync } from 'node:fs';
@@ -47,6 +50,16 @@ export function sealKeyFile(dataHome: string): string {
   return path.join(dataHome, 'jp', 'log-seal.key');
 }
 
+/** Where a log lives: what every seal in it is bound to, besides the event's position. */
+export interface SealPlace {
+  conversationId: string;
+  /** Workspace.id: `<basename>-<12 hex of the root's real path>`. */
+  workspaceId: string;
+}
+
+/** The version of the sealed meaning; seals of another version (or none) verify nowhere. */
+const sealVersion = 'jp-seal-2';
+
 export class LogSeal {
   private readonly key: Buffer;
 
@@ -62,7 +75,7 @@ export class LogSeal {
     ensurePrivateDirectory(path.dirname(file));
     const temporary = temporaryNameFor(file);
     try {
-      writeFileAtomic(temporary, randomBytes(32).toString('hex') + '\n');
+      writeFileAtomic(temporary, newKeyText());
       linkSync(temporary, file); // fails if another process made it first: then its key is the key
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
@@ -74,72 +87,95 @@ export class LogSeal {
     return new LogSeal(made);
   }
 
-  /** The seal of `event` in conversation `conversationId`; `events` is the log before it (an answer's inquiry is looked up there). */
-  sealOf(conversationId: string, event: SealedEvent, events: readonly ConversationEvent[]): string | undefined {
-    const parts = this.meaning(conversationId, event, events);
-    return parts === undefined ? undefined : createHmac('sha256', this.key).update(canonicalJson(parts)).digest('hex');
+  /**
+   * Replaces this user's key with a new one (`jp seal rotate`), atomically. Everything sealed with
+   * the old key stays readable and carries no authority from now on: settings recorded in
+   * conversations are ignored (and named), recorded approvals are asked again.
+   */
+  static rotate(dataHome: string): void {
+    const file = sealKeyFile(dataHome);
+    readKey(file); // an unsafe or damaged key is refused as on any use, with its way out
+    ensurePrivateDirectory(path.dirname(file));
+    writeFileAtomic(file, newKeyText());
   }
 
-  /** Whether this user's jp wrote `event` in this conversation, as it is. */
-  verifies(conversationId: string, event: SealedEvent, events: readonly ConversationEvent[]): boolean {
+  /** This seal at one place: what seals and verifies the events of that conversation's log. */
+  at(place: SealPlace): PlacedSeal {
+    return new PlacedSeal(this.key, place);
+  }
+}
+
+/** A LogSeal bound to one conversation of one workspace. */
+export class PlacedSeal {
+  readonly place: SealPlace;
+  private readonly key: Buffer;
+
+  constructor(key: Buffer, place: SealPlace) {
+    this.key = key;
+    this.place = place;
+  }
+
+  /** `event` with its seal (when it is one jp seals), for the position after `log`: it is appended next. */
+  seal<E extends ConversationEvent>(event: E, log: readonly ConversationEvent[]): E {
+    if (!isSealable(event)) return event;
+    const seal = this.sealAt(event, log.length, log);
+    return seal === undefined ? event : { ...event, seal };
+  }
+
+  /**
+   * Whether this user's jp wrote `event` here, as it is: in this conversation and workspace, at the
+   * position it has in `log` (the whole log, which holds this very event object).
+   */
+  verifies(event: SealedEvent, log: readonly ConversationEvent[]): boolean {
     const recorded = (event as { seal?: unknown }).seal;
     if (typeof recorded !== 'string' || !/^[0-9a-f]{64}$/.test(recorded)) return false;
-    const expected = this.sealOf(conversationId, event, events);
+    const position = log.indexOf(event);
+    if (position === -1) return false;
+    const expected = this.sealAt(event, position, log);
     return expected !== undefined && timingSafeEqual(Buffer.from(expected, 'hex'), Buffer.from(recorded, 'hex'));
   }
 
-  /** `event` with its seal (when it is one jp seals). */
-  seal<E extends ConversationEvent>(conversationId: string, event: E, events: readonly ConversationEvent[]): E {
-    if (!isSealable(event)) return event;
-    const { seal: _old, ...unsealed } = event as E & { seal?: string };
-    const seal = this.sealOf(conversationId, unsealed as unknown as SealedEvent, events);
-    return (seal === undefined ? unsealed : { ...unsealed, seal }) as E;
+  private sealAt(event: SealedEvent, position: number, log: readonly ConversationEvent[]): string | undefined {
+    const meaning = meaningOf(event, log, position);
+    if (meaning === undefined) return undefined;
+    const bound = [sealVersion, this.place.conversationId, this.place.workspaceId, position, ...meaning];
+    return createHmac('sha256', this.key).update(canonicalJson(bound)).digest('hex');
   }
+}
 
-  private meaning(
-    conversationId: string,
-    event: SealedEvent,
-    events: readonly ConversationEvent[],
-  ): unknown[] | undefined {
-    switch (event.type) {
-      case 'config_delta':
-        return ['config_delta', conversationId, event.delta];
-      case 'tool_call_request':
-        return [
-          'tool_call_request',
-          conversationId,
-          event.id,
-          event.name,
-          event.arguments ?? null,
-          event.provider_executed === true,
-        ];
-      case 'inquiry_response': {
-        const request = findInquiryRequest(events, event.id);
-        if (!request) return undefined;
-        return [
-          'inquiry_response',
-          conversationId,
-          event.id,
-          request.tool_call_id,
-          request.inquiry,
-          event.answer ?? null,
-          event.by,
-        ];
-      }
+/** What a seal says of an event at `position` of `log` (an answer's inquiry is looked up before it). */
+function meaningOf(event: SealedEvent, log: readonly ConversationEvent[], position: number): unknown[] | undefined {
+  switch (event.type) {
+    case 'config_delta':
+      return ['config_delta', event.delta];
+    case 'tool_call_request':
+      return ['tool_call_request', event.id, event.name, event.arguments ?? null, event.provider_executed === true];
+    case 'inquiry_response': {
+      const request = findInquiryRequest(log, event.id, position);
+      if (!request) return undefined;
+      return ['inquiry_response', event.id, request.tool_call_id, request.inquiry, event.answer ?? null, event.by];
     }
   }
+}
+
+function newKeyText(): string {
+  return `${randomBytes(32).toString('hex')}\n`;
 }
 
 export function isSealable(event: ConversationEvent): event is SealedEvent {
   return event.type === 'config_delta' || event.type === 'tool_call_request' || event.type === 'inquiry_response';
 }
 
-/** The last inquiry_request with this id (an inquiry asked again under its id is the same inquiry). */
+/**
+ * The last inquiry_request with this id before `end` (an inquiry asked again under its id is the same
+ * inquiry).
+ */
 export function findInquiryRequest(
   events: readonly ConversationEvent[],
   id: string,
+  end = events.length,
 ): EventOf<'inquiry_request'> | undefined {
-  for (let index = events.length - 1; index >= 0; index--) {
+  for (let index = end - 1; index >= 0; index--) {
     const event = events[index]!;
     if (event.type === 'inquiry_request' && event.id === id) return event;
   }

@@ -24,7 +24,14 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { asDiskFull, DamagedFileError, JpError, UsageError } from '../errors.ts';
-import { describeFileType, openRegularFile, readRegularFile, writeAll, writeFileAtomic } from '../workspace/files.ts';
+import {
+  describeFileType,
+  makeDirectories,
+  openRegularFile,
+  readRegularFile,
+  writeAll,
+  writeFileAtomic,
+} from '../workspace/files.ts';
 import type { ConversationEvent } from './events.ts';
 import { readEventLog } from './reader.ts';
 
@@ -78,7 +85,7 @@ export function createConversation(
   conversationsDirectory: string,
   initial: NewConversation = {},
 ): ConversationMetadata {
-  mkdirSync(conversationsDirectory, { recursive: true, mode: 0o700 });
+  makeDirectories(conversationsDirectory, 0o700);
   removeAbandonedConversations(conversationsDirectory);
   const pending = scratchName(conversationsDirectory, pendingPrefix);
   let writing = pending;

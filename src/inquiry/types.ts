@@ -36,8 +36,11 @@ export type Inquiry =
    */
   | { kind: 'escalate'; tool: string; arguments: unknown; needs: EscalationNeed; justification: string };
 
-/** What a command needs that the sandbox withholds; `unconfined` when it cannot say (or the sandbox cannot start). */
-export type EscalationNeed = 'network' | 'write' | 'unconfined';
+/**
+ * What a command needs that the sandbox withholds; `unconfined` when it cannot say (or the sandbox
+ * cannot start); `git`: a file tool writes inside `.git/`, where git takes programs to run from.
+ */
+export type EscalationNeed = 'network' | 'write' | 'unconfined' | 'git';
 
 export type InquiryKind = Inquiry['kind'];
 

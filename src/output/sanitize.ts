@@ -10,6 +10,10 @@
  * - C1 controls (U+0080–U+009F, which some terminals obey as CSI/OSC introducers) as `\x9b`.
  * - Bidirectional overrides and isolates (U+202A–U+202E, U+2066–U+2069), which can make a command
  *   read differently from what runs, as `<U+202E>`.
+ * - With `invisible` (what a person approves or trusts: permission payloads, questions, `jp trust`),
+ *   every other invisible or format character too (Unicode Cf and default-ignorable code points:
+ *   U+200B, U+2060, U+FEFF, U+3164, variation selectors, tags…) as `<U+200B>`: a command with a
+ *   zero-width character in it must not look like the one without.
  *
  * Pure: the same input gives the same output; text with nothing to neutralise is returned as is.
  * `--format json` output is data and never passes through here.
@@ -18,6 +22,8 @@
 export interface VisibleOptions {
   /** Newlines and tabs are shown as `^J` / `^I` too (titles, one-line summaries). */
   singleLine?: boolean;
+  /** Invisible and format characters are shown as `<U+…>` too (see the file comment). */
+  invisible?: boolean;
 }
 
 // C0 (but not what is kept), DEL, C1, bidi controls.
@@ -33,12 +39,24 @@ function show(character: string, singleLine: boolean): string {
   return `<U+${code.toString(16).toUpperCase()}>`;
 }
 
+// Unicode Cf and default-ignorable code points (the bidi controls among them are `unsafe` already).
+const invisibleGlobal = /[\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
+
 /** `text` with every control character and escape sequence shown visibly (see the file comment). */
 export function visible(text: string, options: VisibleOptions = {}): string {
-  if (!unsafe.test(text)) return text;
+  const shown = options.invisible
+    ? text.replace(invisibleGlobal, (character) =>
+        unsafe.test(character) ? character : `<U+${codePointHex(character)}>`,
+      )
+    : text;
+  if (!unsafe.test(shown)) return shown;
   const singleLine = options.singleLine === true;
-  const lines = singleLine ? text : text.replace(/\r\n/g, '\n');
+  const lines = singleLine ? shown : shown.replace(/\r\n/g, '\n');
   return lines.replace(unsafeGlobal, (character) => show(character, singleLine));
+}
+
+function codePointHex(character: string): string {
+  return character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
 }
 
 /** Whether `text` holds anything `visible` would change (newline and tab kept). */

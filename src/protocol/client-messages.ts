@@ -1,6 +1,6 @@
 /**
- * Validation of messages received from clients (untrusted input): used by the server only, so the
- * client never loads zod. Imports nothing from the project outside this module.
+ * Validation of messages received from clients (untrusted input): used by the server, and by the
+ * relay of `jp query --stdio` for what its program sends; the terminal client never loads zod. Imports nothing from the project outside this module.
  */
 import * as z from 'zod/mini';
 import type { ClientMessage } from './messages.ts';
@@ -10,11 +10,13 @@ type JsonObject = { [key: string]: unknown };
 const clientHelloSchema = z.object({
   type: z.literal('hello'),
   version: z.number(),
+  capability: z.optional(z.string().check(z.maxLength(256))),
   can_prompt: z.boolean(),
   read_only: z.optional(z.boolean()),
   owner: z.optional(z.boolean()),
   kill: z.optional(z.boolean()),
   editor_files: z.optional(z.object({ read: z.boolean(), write: z.boolean() })),
+  client: z.optional(z.string().check(z.maxLength(100))),
 });
 
 const clientMessageSchema = z.discriminatedUnion('type', [

@@ -4,7 +4,8 @@
  * modules, and this module imports nothing from the project. Validation of what clients send is
  * in client-messages.ts (it needs zod, which a client does not load).
  */
-export const PROTOCOL_VERSION = 1;
+/** 2: a hello carries the run's capability (ClientHello.capability); version 1 servers took any client. */
+export const PROTOCOL_VERSION = 2;
 
 type JsonObject = { [key: string]: unknown };
 
@@ -37,6 +38,12 @@ export type ShutdownReason = 'user' | 'interrupt' | 'terminate' | 'output_closed
 export interface ClientHello {
   type: 'hello';
   version: number;
+  /**
+   * The run's capability: a secret the run makes, given to the client that started it and kept in
+   * a 0600 file of jp's private state (`processes/<cid>.capability`) for `attach`, `wait` and `kill`.
+   * A hello without it is refused (`capability_required`), whatever it asks for.
+   */
+  capability?: string | undefined;
   can_prompt: boolean;
   read_only?: boolean | undefined;
   /**
@@ -55,6 +62,11 @@ export interface ClientHello {
    * tools ask it with `file_request`, so unsaved buffers are seen and edits land in the editor.
    */
   editor_files?: { read: boolean; write: boolean } | undefined;
+  /**
+   * Which client this is, in a few words (`jp web`, `jp conversation attach`): recorded as `client`
+   * on the inquiry_response of an answer this client gives.
+   */
+  client?: string | undefined;
 }
 
 export type ClientMessage =

@@ -166,6 +166,12 @@ export class Run implements RunControl {
     if (setup.config.ignored.length > 0)
       logger.warn('untrusted workspace config: keys ignored', { keys: setup.config.ignored.map((key) => key.key) });
     this.mcp.start();
+    // The sandbox's start-up check runs while the run waits for its client and its model, not at its first command.
+    // (A failure surfaces where a command awaits the same check.)
+    if ([...setup.tools.values()].some((tool) => tool.confined))
+      this.sandbox()
+        .confined.availability()
+        .catch(() => undefined);
     if (!request.detached) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([

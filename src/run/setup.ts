@@ -9,10 +9,10 @@ import path from 'node:path';
 import { explainRecordedKeys, recordedKeys, recordedSettings, type RecordedKey } from '../conversation/config-delta.ts';
 import type { ConversationEvent } from '../conversation/events.ts';
 import { ConversationLog } from '../conversation/log.ts';
-import { LogSeal } from '../conversation/seal.ts';
+import { LogSeal, type PlacedSeal } from '../conversation/seal.ts';
 import { eventsFile } from '../conversation/store.ts';
 import { loadConfig, type LoadedConfig } from '../config/load.ts';
-import { userConfigFile } from '../config/paths.ts';
+import { jpDirectories, userConfigFile } from '../config/paths.ts';
 import { safeDirectories } from '../config/safe-directories.ts';
 import { JpError, UsageError } from '../errors.ts';
 import { resolveModel, secretVariables, type ModelSpec } from '../llm/resolve.ts';
@@ -45,7 +45,7 @@ export interface RunSetup {
   /** Started when the run starts; none with --no-tools. */
   mcpServers: ConfiguredServer[];
   /** This user's seal of the events that carry settings or consent (conversation/seal.ts). */
-  seal: LogSeal;
+  seal: PlacedSeal;
   /** Keys of config_delta events in the log this user's jp did not record: ignored. */
   foreignSettings: string[];
   /** Connection keys an older jp recorded in the log: ignored (conversation/config-delta.ts). */
@@ -82,9 +82,12 @@ export function setUpRun(
     const opened = ConversationLog.open(eventsFile(workspace.conversationsDirectory, request.conversation_id));
     log = opened.log;
     // Settings recorded by earlier queries on this conversation (config_delta events this user's jp sealed).
-    const seal = LogSeal.forUser(dataHome(environment));
-    const { delta, foreignKeys, connectionKeys } = recordedSettings(request.conversation_id, opened.events, seal);
-    recorded = recordedKeys(request.conversation_id, opened.events, seal);
+    const seal = LogSeal.forUser(dataHome(environment)).at({
+      conversationId: request.conversation_id,
+      workspaceId: workspace.id,
+    });
+    const { delta, foreignKeys, connectionKeys } = recordedSettings(opened.events, seal);
+    recorded = recordedKeys(opened.events, seal);
     config = loadConfig({
       userFile: request.config.user_file,
       workspaceFile: request.config.workspace_file,
@@ -97,10 +100,10 @@ export function setUpRun(
     secrets.add(environment, secretVariables(config.value));
     refusePlantedDestination(config, request.config.workspace_trust_state);
     const model = resolveModel(config, environment, request.cwd);
-    // File tools never reach jp's own rules and state: the user's config directory and jp's data.
+    // File tools never reach jp's own rules and state: the user's config directory and every directory of jp's.
     const protectedDirectories = [
       path.dirname(request.config.user_file ?? userConfigFile(environment)),
-      path.join(dataHome(environment), 'jp'),
+      ...jpDirectories(environment),
     ];
     const tools = buildToolRegistry(
       config.value,

@@ -14,6 +14,7 @@ import {
   connectionSettingsWarning,
   explainRecordedKeys,
   foreignSettingsWarning,
+  recordableSettings,
   recordedSettings,
   withoutConnectionKeys,
 } from '../conversation/config-delta.ts';
@@ -73,20 +74,29 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
     }
     live.sync();
   }
-  // What the command line set, but never where and how to reach a provider (config-delta.ts).
-  const overrides = withoutConnectionKeys(commandLineOverrides(config)).kept;
+  // What the command line set, but never where and how to reach a provider (config-delta.ts), and
+  // never what holds a secret: that configures this query only.
+  const { delta: overrides, withheld: secretSettings } = recordableSettings(
+    withoutConnectionKeys(commandLineOverrides(config)).kept,
+    setup.secrets,
+  );
+  if (secretSettings.length > 0)
+    live.notice(
+      'info',
+      `not recorded in conversation ${request.conversation_id}, as they hold secrets: ${secretSettings.join(', ')}; give them again with --cfg to the queries that need them`,
+    );
   if (setup.foreignSettings.length > 0)
     live.notice('warning', foreignSettingsWarning(request.conversation_id, setup.foreignSettings));
   if (setup.connectionSettings.length > 0)
     live.notice('warning', connectionSettingsWarning(request.conversation_id, setup.connectionSettings));
-  if (changesDelta(recordedSettings(request.conversation_id, events, seal).delta, overrides)) {
+  if (changesDelta(recordedSettings(events, seal).delta, overrides)) {
     const recorded: EventOf<'config_delta'> = {
       type: 'config_delta',
       timestamp: now(),
       delta: overrides,
       ...(request.query ? { query: setup.secrets.redact(request.query) } : {}),
     };
-    const event = seal.seal(request.conversation_id, recorded, events);
+    const event = seal.seal(recorded, events);
     live.append(event);
     events.push(event);
   }

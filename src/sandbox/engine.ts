@@ -5,27 +5,26 @@
  * caller asks to escalate instead).
  */
 import { spawnSync, execFile } from 'node:child_process';
-import {
-  accessSync,
-  constants,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  realpathSync,
-  rmdirSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { accessSync, constants, mkdtempSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { bubblewrapArguments, bubblewrapProbeArguments } from './bubblewrap.ts';
-import { bubblewrapProblem, noBubblewrap, noSeatbelt, unsupportedPlatform, type SandboxProblem } from './explain.ts';
-import { planSandbox, type FileSystemFacts, type PlanInput, type SandboxPlan } from './plan.ts';
+import {
+  bubblewrapProblem,
+  configuredBubblewrapMissing,
+  noBubblewrap,
+  noSeatbelt,
+  unsupportedPlatform,
+  writableBubblewrap,
+  type SandboxProblem,
+} from './explain.ts';
+import { isInside, planSandbox, type PlanInput, type SandboxPlan } from './plan.ts';
 import { seatbeltArguments } from './seatbelt.ts';
 import { describeSandboxSettings, sandboxSettingsOf, type SandboxSettings } from './settings.ts';
 import type { Config } from '../config/schema.ts';
-import { userConfigFile } from '../config/paths.ts';
-import { dataHome, workspaceDirectoryName } from '../workspace/workspace.ts';
+import { jpDirectories } from '../config/paths.ts';
+import { workspaceDirectoryName } from '../workspace/workspace.ts';
+import { createBeforeUse, realFileSystem, userAgentPaths, writableDirectoriesOf } from './hidden.ts';
 
 export type EngineName = 'bubblewrap' | 'seatbelt';
 
@@ -61,54 +60,60 @@ export interface CommandSandbox {
 export interface SandboxOptions {
   settings: SandboxSettings;
   toolRoot: string;
-  /** Read-only even inside writable directories: `<workspace>/.jp`, jp's user-local state. */
+  /** Read-only even inside writable directories: `<workspace>/.jp`. */
   protectedPaths: string[];
-  /** Hidden besides the built-in list (the user's jp config directory). */
-  extraHiddenPaths: string[];
   /**
-   * Directories made (0700) before a command runs, so that they can be hidden even when they do not
-   * exist yet: else a command whose writable directory contains them could create them (the user's
-   * jp config, inside a workspace that is the home directory).
+   * jp's own directories (config/paths.ts jpDirectories), listed afresh for each command (a socket
+   * directory made since counts): hidden, and made (0700) first when a command could make them
+   * (inside a writable directory; a workspace that is the home directory), so that it cannot plant
+   * a config, a seal key or a registry there for jp to trust later.
    */
-  createdBeforeUse?: string[];
+  jpDirectories: () => string[];
+  /** Hidden besides the built-in credentials and jp's directories, listed afresh for each command: the sockets that act for the user, histories. */
+  extraHiddenPaths: () => string[];
   environment: NodeJS.ProcessEnv;
   platform?: NodeJS.Platform;
 }
 
-/** The first executable `name` on `searchPath`. */
-export function findOnPath(name: string, searchPath: string | undefined): string | undefined {
-  for (const directory of (searchPath ?? '').split(path.delimiter)) {
-    if (!directory) continue;
-    const candidate = path.join(directory, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      if (statSync(candidate).isFile()) return candidate;
-    } catch {
-      // not here
-    }
+/** Where a system's package manager puts bubblewrap; PATH is never searched (a workspace directory may be on it). */
+export const systemBubblewrapPaths: readonly string[] = [
+  '/usr/bin/bwrap',
+  '/bin/bwrap',
+  '/usr/local/bin/bwrap',
+  '/run/current-system/sw/bin/bwrap',
+];
+
+function isExecutableFile(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return statSync(file).isFile();
+  } catch {
+    return false;
   }
-  return undefined;
 }
 
-export const realFileSystem: FileSystemFacts = {
-  realPath(file) {
-    // Most hidden paths do not exist: lstat says so without the cost of a thrown error.
-    if (!lstatSync(file, { throwIfNoEntry: false })) return undefined;
-    try {
-      return realpathSync.native(file);
-    } catch {
-      return undefined;
-    }
-  },
-  kind(file) {
-    try {
-      const stats = lstatSync(file);
-      return stats.isDirectory() ? 'directory' : stats.isFile() ? 'file' : 'other';
-    } catch {
-      return undefined;
-    }
-  },
-};
+/**
+ * The bubblewrap program: `sandbox.bwrap_path` when the user set it, else the first of the system
+ * paths. One that lies in a directory sandboxed commands may write is refused: a command could
+ * replace the sandbox of the next one.
+ */
+export function findBubblewrap(
+  configured: string | undefined,
+  writableDirectories: readonly string[],
+  candidates: readonly string[] = systemBubblewrapPaths,
+): { program: string } | { problem: SandboxProblem } {
+  const program = configured ?? candidates.find(isExecutableFile);
+  if (program === undefined) return { problem: noBubblewrap(candidates) };
+  if (configured !== undefined && !isExecutableFile(configured))
+    return { problem: configuredBubblewrapMissing(configured) };
+  const real = realFileSystem.realPath(program) ?? program;
+  const writable = writableDirectories.find((directory) => {
+    const realDirectory = realFileSystem.realPath(directory);
+    return realDirectory !== undefined && isInside(real, realDirectory);
+  });
+  if (writable !== undefined) return { problem: writableBubblewrap(program, writable) };
+  return { program };
+}
 
 function run(
   program: string,
@@ -124,17 +129,25 @@ function run(
   });
 }
 
-/** Finds the engine for this platform and checks it can start a command with the run's namespaces. */
+/**
+ * Finds the engine for this platform and checks it can start a command with the run's namespaces.
+ * `writableDirectories`: where sandboxed commands may write, which the engine must not come from.
+ * `version`: also ask the engine its version (`jp sandbox check`; a run does not need it).
+ */
 export async function probeSandbox(
   environment: NodeJS.ProcessEnv,
-  network: boolean,
-  platform: NodeJS.Platform = process.platform,
+  settings: Pick<SandboxSettings, 'network' | 'bwrapPath'>,
+  writableDirectories: readonly string[],
+  options: { platform?: NodeJS.Platform; version?: boolean } = {},
 ): Promise<Availability> {
+  const { network } = settings;
+  const platform = options.platform ?? process.platform;
   if (platform === 'linux') {
-    const program = findOnPath('bwrap', environment.PATH);
-    if (!program) return { ok: false, engine: 'bubblewrap', program: undefined, ...noBubblewrap };
+    const found = findBubblewrap(settings.bwrapPath, writableDirectories);
+    if ('problem' in found) return { ok: false, engine: 'bubblewrap', program: settings.bwrapPath, ...found.problem };
+    const { program } = found;
     const [version, probe] = await Promise.all([
-      run(program, ['--version'], environment),
+      options.version ? run(program, ['--version'], environment) : { stdout: '' },
       run(program, bubblewrapProbeArguments(network), environment),
     ]);
     if (probe.code !== 0) return { ok: false, engine: 'bubblewrap', program, ...bubblewrapProblem(probe.stderr) };
@@ -162,7 +175,12 @@ export function createCommandSandbox(options: SandboxOptions): CommandSandbox {
   let probed: Promise<Availability> | undefined;
   const availability = (): Promise<Availability> => {
     if (settings.mode === 'off') return Promise.resolve({ ok: true, engine: 'none', program: '', version: undefined });
-    probed ??= probeSandbox(options.environment, settings.network, options.platform);
+    probed ??= probeSandbox(
+      options.environment,
+      settings,
+      writableDirectoriesOf(settings, options.toolRoot, options.environment.HOME || os.homedir()),
+      { ...(options.platform ? { platform: options.platform } : {}) },
+    );
     return probed;
   };
   let known: Availability | undefined;
@@ -176,7 +194,10 @@ export function createCommandSandbox(options: SandboxOptions): CommandSandbox {
     prepare(command): PreparedCommand {
       if (settings.mode === 'off') return { ...command, environment: {}, cleanup: () => {} };
       if (!known?.ok) throw new Error('the sandbox was not checked before a command was prepared');
-      for (const directory of options.createdBeforeUse ?? []) mkdirSync(directory, { recursive: true, mode: 0o700 });
+      const home = options.environment.HOME || os.homedir();
+      const ownDirectories = options.jpDirectories();
+      const extraHiddenPaths = [...ownDirectories, ...options.extraHiddenPaths()];
+      createBeforeUse(writableDirectoriesOf(settings, options.toolRoot, home), ownDirectories);
       const temporaryDirectory = mkdtempSync(path.join(os.tmpdir(), 'jp-sandbox-'));
       const cleanup = (): void => {
         try {
@@ -185,13 +206,12 @@ export function createCommandSandbox(options: SandboxOptions): CommandSandbox {
           rmSync(temporaryDirectory, { recursive: true, force: true });
         }
       };
-      const home = options.environment.HOME || os.homedir();
       const input: PlanInput = {
         settings,
         toolRoot: options.toolRoot,
         protectedPaths: options.protectedPaths,
         home,
-        extraHiddenPaths: options.extraHiddenPaths,
+        extraHiddenPaths,
         temporaryDirectory,
         cwd: command.cwd,
       };
@@ -214,14 +234,6 @@ export function createCommandSandbox(options: SandboxOptions): CommandSandbox {
   };
 }
 
-/** Hidden besides the built-in list: the user's jp config, and the sockets that would act for the user. */
-export function defaultExtraHiddenPaths(environment: NodeJS.ProcessEnv, userConfigDirectory: string): string[] {
-  const extra = [userConfigDirectory, '/var/run/docker.sock', '/run/docker.sock'];
-  if (environment.SSH_AUTH_SOCK) extra.push(environment.SSH_AUTH_SOCK);
-  if (environment.XDG_RUNTIME_DIR) extra.push(environment.XDG_RUNTIME_DIR);
-  return extra;
-}
-
 /** For `jp sandbox check`: whether each namespace can be created on its own. */
 export function namespaceSupport(
   program: string,
@@ -242,8 +254,9 @@ export function namespaceSupport(
 
 /**
  * The sandboxes of one run: `confined` under the config's `[sandbox]`, `unconfined` for an
- * approved escalation. Read-only inside writable directories: the workspace's `.jp/` and all of
- * jp's user-local state; hidden: the user's jp config directory besides the built-in list.
+ * approved escalation. Read-only inside writable directories: the workspace's `.jp/` (and what git
+ * runs, plan.ts); hidden: the user's credentials, jp's own directories and the sockets that act for
+ * the user (hidden.ts).
  */
 export function runSandboxes(options: {
   config: Config;
@@ -252,12 +265,11 @@ export function runSandboxes(options: {
   environment: NodeJS.ProcessEnv;
 }): { confined: CommandSandbox; unconfined: CommandSandbox } {
   const { environment } = options;
-  const userConfigDirectory = path.dirname(userConfigFile(environment));
   const common = {
     toolRoot: options.toolRoot,
-    protectedPaths: [path.join(options.workspaceRoot, workspaceDirectoryName), path.join(dataHome(environment), 'jp')],
-    extraHiddenPaths: defaultExtraHiddenPaths(environment, userConfigDirectory),
-    createdBeforeUse: [userConfigDirectory],
+    protectedPaths: [path.join(options.workspaceRoot, workspaceDirectoryName)],
+    jpDirectories: () => jpDirectories(environment),
+    extraHiddenPaths: () => userAgentPaths(environment),
     environment,
   };
   const settings = sandboxSettingsOf(options.config);

@@ -76,10 +76,26 @@ export function bubblewrapProblem(stderr: string): SandboxProblem {
   };
 }
 
-export const noBubblewrap: SandboxProblem = {
-  cause: 'bubblewrap (bwrap) is not on PATH',
-  fix: `install it (\`sudo apt-get install bubblewrap\`, \`sudo dnf install bubblewrap\`, \`sudo pacman -S bubblewrap\`), ${offFix}`,
-};
+export function noBubblewrap(candidates: readonly string[]): SandboxProblem {
+  return {
+    cause: `bubblewrap (bwrap) is not installed (not at ${candidates.join(', ')}; PATH is not searched)`,
+    fix: `install it (\`sudo apt-get install bubblewrap\`, \`sudo dnf install bubblewrap\`, \`sudo pacman -S bubblewrap\`), or set sandbox.bwrap_path in your own config to where it is, ${offFix}`,
+  };
+}
+
+export function configuredBubblewrapMissing(program: string): SandboxProblem {
+  return {
+    cause: `sandbox.bwrap_path = ${JSON.stringify(program)} is not an executable file`,
+    fix: `correct sandbox.bwrap_path (or remove it: then jp looks at the system paths), ${offFix}`,
+  };
+}
+
+export function writableBubblewrap(program: string, directory: string): SandboxProblem {
+  return {
+    cause: `the sandbox program ${program} lies in ${directory}, which sandboxed commands may write: a command could replace the sandbox`,
+    fix: `install bubblewrap from your system's packages, or set sandbox.bwrap_path to a copy outside the workspace and writable_roots, ${offFix}`,
+  };
+}
 
 export const noSeatbelt: SandboxProblem = {
   cause: 'sandbox-exec (Seatbelt) was not found at /usr/bin/sandbox-exec',

@@ -28,8 +28,18 @@ export function seatbeltProfile(plan: SandboxPlan): string {
     '(allow file-write-data (literal "/dev/null") (literal "/dev/tty") (literal "/dev/zero"))',
     '(allow file-ioctl (literal "/dev/null") (literal "/dev/tty"))',
   ];
+  if (plan.emptied) {
+    // The home directory unreadable, then what is shown again (the last matching rule wins).
+    lines.push(`(deny file-read* (subpath ${quoted(plan.emptied)}))`);
+    const shown = [...plan.readable, ...plan.writable];
+    if (shown.length > 0)
+      lines.push(`(allow file-read* ${shown.map((directory) => `(subpath ${quoted(directory)})`).join(' ')})`);
+  }
   if (plan.writable.length > 0)
     lines.push(`(allow file-write* ${plan.writable.map((directory) => `(subpath ${quoted(directory)})`).join(' ')})`);
+  // A pinned directory stays writable inside, but itself cannot be renamed or removed.
+  if (plan.pinned.length > 0)
+    lines.push(`(deny file-write* ${plan.pinned.map((directory) => `(literal ${quoted(directory)})`).join(' ')})`);
   if (plan.readOnly.length > 0)
     lines.push(`(deny file-write* ${plan.readOnly.map((file) => `(subpath ${quoted(file)})`).join(' ')})`);
   if (plan.hidden.length > 0) {
@@ -39,6 +49,8 @@ export function seatbeltProfile(plan: SandboxPlan): string {
       )
       .join(' ');
     lines.push(`(deny file-read* file-write* ${rules})`);
+    // The command's own fresh TMPDIR stays usable even under a hidden directory ($XDG_RUNTIME_DIR).
+    lines.push(`(allow file-read* file-write* (subpath ${quoted(plan.temporaryDirectory)}))`);
   }
   if (plan.network) lines.push('(allow network*)', '(allow system-socket)');
   return `${lines.join('\n')}\n`;

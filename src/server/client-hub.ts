@@ -1,10 +1,12 @@
 /**
- * The clients of one run: each connection says hello first and gets a role (the one prompting
- * client, the owner that started the run, viewers, `jp conversation kill`), and what it may do
- * follows from its role (DESIGN §8 "Who owns a run"). The hub turns what clients say into the run's
+ * The clients of one run: each connection says hello first, proves it holds the run's capability,
+ * and gets a role (the one prompting client, the owner that started the run, viewers, `jp
+ * conversation kill`); what it may do follows from its role by the table of client-roles.ts
+ * (DESIGN §8 "Capability", "Who owns a run"). The hub turns what clients say into the run's
  * intents (RunControl: stop, detached) and carries what the run sends and asks (RunClients); it
  * never calls into a turn.
  */
+import { timingSafeEqual } from 'node:crypto';
 import type { ClientHello, ClientMessage, ServerMessage } from '../protocol/messages.ts';
 import { interruptActions, PROTOCOL_VERSION } from '../protocol/messages.ts';
 import type { Inquiry, PromptAction } from '../inquiry/types.ts';
@@ -15,6 +17,7 @@ import type { RunClients, RunControl } from '../run/clients.ts';
 import type { EditorFiles } from '../tools/tool.ts';
 import { StopRequest, type ClientAnswer } from '../turn/host.ts';
 import type { ClientConnection } from './connection.ts';
+import { admit, may, prompts, type ClientAction, type ClientRole } from './client-roles.ts';
 
 export interface ClientHubOptions {
   conversationId: string;
@@ -23,6 +26,8 @@ export interface ClientHubOptions {
   /** Label of this build, reported in version mismatch errors. */
   version: string;
   logger: Logger;
+  /** The run's capability (registry.ts): a hello without it is refused (client-roles.ts). */
+  capability: string;
 }
 
 interface PendingAsk {
@@ -41,17 +46,18 @@ const helloTimeoutMilliseconds = 10_000;
 export class ClientHub implements RunClients {
   private readonly options: ClientHubOptions;
   private control!: RunControl;
-  private readonly clients = new Set<ClientConnection>();
+  /** Every greeted connection and its role (client-roles.ts). */
+  private readonly clients = new Map<ClientConnection, ClientRole>();
   private promptingClient: ClientConnection | undefined;
   /** The foreground client that started the run, until it detaches. */
   private ownerClient: ClientConnection | undefined;
   private ownerClaimed = false;
-  /** Connections of `jp conversation kill`: besides the owner and the prompting client, the only ones whose `shutdown` stops the run. */
-  private readonly killClients = new WeakSet<ClientConnection>();
   private readonly pendingAsks = new Map<string, PendingAsk>();
   /** What the prompting client's editor offers for files (ClientHello.editor_files). */
   private readonly editorFilesOf = new WeakMap<ClientConnection, { read: boolean; write: boolean }>();
   private readonly pendingFileRequests = new Map<string, PendingFileRequest>();
+  /** The name each client gave in its hello (ClientHello.client). */
+  private readonly clientNames = new WeakMap<ClientConnection, string>();
   private fileRequestSequence = 0;
   private firstClientArrived!: () => void;
   private readonly firstClientPromise: Promise<void>;
@@ -113,22 +119,23 @@ export class ClientHub implements RunClients {
       connection.close();
       return;
     }
-    const kills = hello.kill === true;
-    const wantsToPrompt = hello.can_prompt && hello.read_only !== true && !kills;
-    if (wantsToPrompt && this.promptingClient && !this.promptingClient.closed) {
-      connection.send({
-        type: 'error',
-        code: 'prompting_client_attached',
-        message: `another client is already attached to ${this.options.conversationId} and answers its prompts; attach with --read-only to watch`,
-      });
+    const admission = admit(hello, {
+      holdsCapability: sameCapability(hello.capability, this.options.capability),
+      promptingTaken: this.promptingClient !== undefined && !this.promptingClient.closed,
+      ownerOpen: !this.options.detached && !this.ownerClaimed,
+    });
+    if (!admission.admitted) {
+      this.options.logger.info('refused a client', { connection: connection.id, code: admission.code });
+      connection.send({ type: 'error', code: admission.code, message: this.refusal(admission.code) });
       connection.close();
       return;
     }
-    this.clients.add(connection);
-    if (wantsToPrompt) this.promptingClient = connection;
-    if (wantsToPrompt && hello.editor_files) this.editorFilesOf.set(connection, hello.editor_files);
-    if (kills) this.killClients.add(connection);
-    if (hello.owner === true && hello.read_only !== true && !kills && !this.options.detached && !this.ownerClaimed) {
+    const role = admission.role;
+    this.clients.set(connection, role);
+    if (prompts(role)) this.promptingClient = connection;
+    if (prompts(role) && hello.editor_files) this.editorFilesOf.set(connection, hello.editor_files);
+    if (hello.client !== undefined) this.clientNames.set(connection, hello.client);
+    if (role === 'owner' || role === 'owner-prompting') {
       this.ownerClaimed = true;
       this.ownerClient = connection;
     }
@@ -138,11 +145,28 @@ export class ClientHub implements RunClients {
       conversation_id: this.options.conversationId,
       pid: process.pid,
       ...this.control.hello(),
-      prompting: wantsToPrompt,
+      prompting: prompts(role),
     });
-    this.options.logger.debug('client attached', { connection: connection.id, prompting: wantsToPrompt, kill: kills });
+    this.options.logger.debug('client attached', { connection: connection.id, role });
     // Viewers (attach --read-only, wait) and kill do not count: the run waits for the client that started it.
-    if (hello.read_only !== true && !kills) this.firstClientArrived();
+    if (may(role, 'hold-run')) this.firstClientArrived();
+  }
+
+  private refusal(code: 'capability_required' | 'prompting_client_attached'): string {
+    return code === 'capability_required'
+      ? `refused: this connection did not prove it may use ${this.options.conversationId} (its hello has no valid capability); connect with \`jp conversation attach ${this.options.conversationId}\`, which reads it from jp's private state`
+      : `another client is already attached to ${this.options.conversationId} and answers its prompts; attach with --read-only to watch`;
+  }
+
+  /** Whether the connection's role allows `action`; a refusal is logged, never acted on. */
+  private allows(connection: ClientConnection, action: ClientAction, what: string): boolean {
+    const role = this.clients.get(connection);
+    if (role !== undefined && may(role, action)) return true;
+    this.options.logger.info(`ignored ${what} from a client whose role does not allow it`, {
+      connection: connection.id,
+      role: role ?? 'none',
+    });
+    return false;
   }
 
   private detachClient(connection: ClientConnection): void {
@@ -178,66 +202,49 @@ export class ClientHub implements RunClients {
         return;
       case 'inquiry_response': {
         const ask = this.pendingAsks.get(message.id);
-        if (!ask || ask.connection !== connection) return;
+        if (!ask || ask.connection !== connection || !this.allows(connection, 'answer', 'an answer')) return;
         this.pendingAsks.delete(message.id);
-        ask.resolve({ answered: true, answer: message.answer });
+        ask.resolve({ answered: true, answer: message.answer, client: this.clientNames.get(connection) });
         return;
       }
       case 'file_response': {
         const request = this.pendingFileRequests.get(message.id);
-        if (!request || request.connection !== connection) return;
+        if (!request || request.connection !== connection || !this.allows(connection, 'answer', 'a file response'))
+          return;
         this.pendingFileRequests.delete(message.id);
         request.settle(message);
         return;
       }
       case 'inquiry_declined': {
         const ask = this.pendingAsks.get(message.id);
-        if (!ask || ask.connection !== connection) return;
+        if (!ask || ask.connection !== connection || !this.allows(connection, 'answer', 'a declined inquiry')) return;
         this.pendingAsks.delete(message.id);
         ask.resolve({ answered: false, declined: true, ...(message.reason ? { reason: message.reason } : {}) });
         return;
       }
-      case 'signal':
-        if (connection === this.promptingClient)
+      case 'signal': {
+        const role = this.clients.get(connection);
+        if (role !== undefined && may(role, 'interrupt-menu'))
           connection.send({ type: 'interrupt_menu', options: [...interruptActions] });
-        else if (connection === this.ownerClient) this.control.stop(new StopRequest('SIGINT'));
-        else
-          this.options.logger.info('ignored an interrupt from a client that neither owns the run nor prompts', {
-            connection: connection.id,
-          });
+        else if (this.allows(connection, 'interrupt-stop', 'an interrupt'))
+          this.control.stop(new StopRequest('SIGINT'));
         return;
+      }
       case 'interrupt_action':
-        if (connection !== this.promptingClient && connection !== this.ownerClient) {
-          this.options.logger.info('ignored an interrupt action from a client that neither owns the run nor prompts', {
-            connection: connection.id,
-          });
-          return;
-        }
+        if (!this.allows(connection, 'steer', 'an interrupt action')) return;
         this.interruptAction(connection, message.action, message.reply);
         return;
       case 'disconnect':
-        if (message.detach) this.control.detached();
-        if (connection === this.ownerClient) {
-          this.ownerClient = undefined;
+        if ((message.detach || connection === this.ownerClient) && this.allows(connection, 'detach-run', 'a detach'))
           this.control.detached();
-        }
+        if (connection === this.ownerClient) this.ownerClient = undefined;
         this.detachClient(connection);
         connection.close();
         return;
       case 'shutdown':
         // DESIGN §8: only the owner, the prompting client or `jp conversation kill` stops the run,
         // whatever the reason given; a viewer never does.
-        if (
-          connection !== this.ownerClient &&
-          connection !== this.promptingClient &&
-          !this.killClients.has(connection)
-        ) {
-          this.options.logger.info('ignored a shutdown from a client that neither owns the run, prompts nor kills it', {
-            connection: connection.id,
-            reason: message.reason,
-          });
-          return;
-        }
+        if (!this.allows(connection, 'stop', 'a shutdown')) return;
         this.control.stop(
           new StopRequest(
             message.reason === 'interrupt' ? 'SIGINT' : message.reason === 'terminate' ? 'SIGTERM' : 'shutdown',
@@ -277,7 +284,7 @@ export class ClientHub implements RunClients {
     // Checked first: this runs for every streamed piece, and a disabled level should cost nothing.
     if (this.clients.size > 0 && this.tracing)
       this.options.logger.trace('sent', { type: message.type, clients: this.clients.size });
-    for (const client of this.clients) client.send(message);
+    for (const [client, role] of this.clients) if (may(role, 'watch')) client.send(message);
   }
 
   hasPromptingClient(): boolean {
@@ -356,6 +363,14 @@ export class ClientHub implements RunClients {
   closeAll(reason: string, result?: ResultObject): void {
     if (result) this.broadcast({ type: 'turn_complete', result });
     this.broadcast({ type: 'process_exiting', reason });
-    for (const client of [...this.clients]) client.close();
+    for (const client of [...this.clients.keys()]) client.close();
   }
+}
+
+/** Whether `given` is the run's capability; compared in constant time. */
+function sameCapability(given: string | undefined, capability: string): boolean {
+  if (typeof given !== 'string') return false;
+  const left = Buffer.from(given);
+  const right = Buffer.from(capability);
+  return left.length === right.length && timingSafeEqual(left, right);
 }

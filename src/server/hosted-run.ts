@@ -17,7 +17,14 @@ import { processStartTime, ownProcessStartTime } from '../workspace/process-iden
 import { userSubdirectory } from '../workspace/workspace.ts';
 import { ClientHub } from './client-hub.ts';
 import type { ClientConnection } from './connection.ts';
-import { killToolProcesses, removeOwnEntry, writeEntry, type RegistryEntry } from './registry.ts';
+import {
+  killToolProcesses,
+  newCapability,
+  removeOwnEntry,
+  writeCapability,
+  writeEntry,
+  type RegistryEntry,
+} from './registry.ts';
 
 export interface HostedRunOptions {
   request: RunRequest;
@@ -33,6 +40,8 @@ export interface HostedRunOptions {
 
 export class HostedRun {
   readonly entry: RegistryEntry;
+  /** The run's capability (registry.ts): the client that starts the run is given it; every hello must show it. */
+  readonly capability = newCapability();
   private readonly options: HostedRunOptions;
   private readonly hub: ClientHub;
   private readonly run: Run;
@@ -61,6 +70,7 @@ export class HostedRun {
       detached: request.detached,
       version: options.version,
       logger,
+      capability: this.capability,
     });
     this.run = new Run({
       request,
@@ -97,8 +107,13 @@ export class HostedRun {
     };
   }
 
-  /** Publishes the registry entry: call once clients can connect. */
+  /**
+   * Publishes the capability (for `attach`, when the run has a socket), then the registry entry:
+   * call once clients can connect.
+   */
   register(): void {
+    if (this.options.socketPath)
+      writeCapability(this.processesDirectory, this.options.request.conversation_id, this.capability);
     this.writeEntry();
   }
 

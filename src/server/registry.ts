@@ -1,10 +1,15 @@
 /**
  * The process registry (DESIGN §8): `processes/<cid>.json` for every running query server, written
- * by the server after its socket listens and removed when it exits. Liveness is pid plus start time;
+ * by the server after its socket listens and removed when it exits, and beside it the run's
+ * capability (`processes/<cid>.capability`, 0600): the secret a client shows in its hello to be let
+ * in (client-roles.ts). Only a process that can read jp's private state can read it: the client
+ * that starts the run gets it on the server's readiness pipe; `attach`, `wait` and `kill` (and any
+ * later client of the protocol started by the user, such as a browser or SSH bridge) read this file. Liveness is pid plus start time;
  * an entry whose process is gone is stale and is cleaned up on sight, with its socket and any tool
  * process groups it recorded that still run.
  */
-import { readdirSync, statSync, unlinkSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants, openSync, readdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { killMarkedProcesses } from '../tools/marked-processes.ts';
 import { readRegularFile, writeFileAtomic } from '../workspace/files.ts';
@@ -43,6 +48,41 @@ export function entryFile(processesDirectory: string, conversationId: string): s
   return path.join(processesDirectory, `${conversationId}.json`);
 }
 
+export function capabilityFile(processesDirectory: string, conversationId: string): string {
+  return path.join(processesDirectory, `${conversationId}.capability`);
+}
+
+/** A new run capability: 32 random bytes, base64url. */
+export function newCapability(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/**
+ * Writes the run's capability, 0600, never through a symlink; one left by a dead run of the same
+ * conversation is replaced (the caller holds the conversation's lock). Not synced: it means nothing
+ * once the run is gone.
+ */
+export function writeCapability(processesDirectory: string, conversationId: string, capability: string): void {
+  const file = capabilityFile(processesDirectory, conversationId);
+  removeQuietly(file);
+  const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  try {
+    writeSync(fd, `${capability}\n`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The capability of a running conversation, or undefined when its file is missing or not one. */
+export function readCapability(processesDirectory: string, conversationId: string): string | undefined {
+  try {
+    const text = readRegularFile(capabilityFile(processesDirectory, conversationId), 1024)?.toString('utf8').trim();
+    return text && /^[A-Za-z0-9_-]{16,256}$/.test(text) ? text : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function writeEntry(processesDirectory: string, entry: RegistryEntry): void {
   writeFileAtomic(entryFile(processesDirectory, entry.conversation_id), JSON.stringify(entry, null, 2) + '\n');
 }
@@ -52,6 +92,7 @@ export function removeOwnEntry(processesDirectory: string, entry: RegistryEntry)
   const current = readEntry(processesDirectory, entry.conversation_id);
   if (current && (current.pid !== entry.pid || current.start_time !== entry.start_time)) return;
   removeQuietly(entryFile(processesDirectory, entry.conversation_id));
+  removeQuietly(capabilityFile(processesDirectory, entry.conversation_id));
   if (entry.socket_path) removeQuietly(entry.socket_path);
 }
 
@@ -101,6 +142,7 @@ export function killToolProcesses(entry: RegistryEntry): void {
 export function cleanStaleEntry(processesDirectory: string, entry: RegistryEntry): void {
   killToolProcesses(entry);
   removeQuietly(entryFile(processesDirectory, entry.conversation_id));
+  removeQuietly(capabilityFile(processesDirectory, entry.conversation_id));
   if (entry.socket_path) removeQuietly(entry.socket_path);
 }
 

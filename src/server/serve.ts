@@ -158,7 +158,7 @@ export async function serveMain(): Promise<number> {
     process.on('SIGINT', stopWith('SIGINT'));
     process.on('SIGHUP', () => {});
     logger.info('server ready', { socket: socketPath });
-    await report(channel, { ready: true, pid: process.pid, socket_path: socketPath });
+    await report(channel, { ready: true, pid: process.pid, socket_path: socketPath, capability: activeRun.capability });
     const result = await activeRun.runToEnd();
     logger.info('run ended', { status: result.status, exit_code: result.exit_code });
     await closeListener(listener);

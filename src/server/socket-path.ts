@@ -4,11 +4,11 @@
  * per-user runtime directory (`$XDG_RUNTIME_DIR/jp`, else `/tmp/jp-<uid>`), checked the same way;
  * one another user owns is skipped for a private directory of our own (prepareSocketDirectory).
  */
-import { mkdirSync, mkdtempSync } from 'node:fs';
-import os from 'node:os';
+import { mkdtempSync } from 'node:fs';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
-import { assertSafeDirectory } from '../workspace/files.ts';
+import { socketRuntimeDirectory } from '../config/paths.ts';
+import { assertSafeDirectory, makeDirectories } from '../workspace/files.ts';
 
 /** sun_path is 108 bytes on Linux (104 on macOS), including the terminating NUL. */
 const maxSocketPathBytes = 100;
@@ -21,9 +21,7 @@ export function socketPathFor(
 ): string {
   const preferred = path.join(processesDirectory, `${conversationId}.sock`);
   if (Buffer.byteLength(preferred) <= maxSocketPathBytes) return preferred;
-  const runtime = environment.XDG_RUNTIME_DIR
-    ? path.join(environment.XDG_RUNTIME_DIR, 'jp')
-    : path.join(os.tmpdir(), `jp-${process.getuid?.() ?? 'user'}`);
+  const runtime = socketRuntimeDirectory(environment);
   const short = createHash('sha256').update(`${workspaceId}/${conversationId}`).digest('hex').slice(0, 16);
   return path.join(runtime, `${short}.sock`);
 }
@@ -36,7 +34,7 @@ export function socketPathFor(
  */
 export function prepareSocketDirectory(socketPath: string, processesDirectory: string): string {
   const directory = path.dirname(socketPath);
-  mkdirSync(directory, { recursive: true, mode: 0o700 });
+  makeDirectories(directory, 0o700);
   try {
     assertSafeDirectory(directory);
     return socketPath;

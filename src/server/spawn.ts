@@ -15,6 +15,8 @@ import type { RunRequest } from '../protocol/run-request.ts';
 export interface SpawnedServer {
   pid: number;
   socketPath: string;
+  /** The run's capability, for this client's hello (registry.ts). */
+  capability: string;
 }
 
 /** How long a server may take to get ready (loading config and opening its socket). */
@@ -285,7 +287,7 @@ export function spawnServer(
         return;
       }
       done();
-      resolve({ pid: message.pid, socketPath: message.socket_path });
+      resolve({ pid: message.pid, socketPath: message.socket_path, capability: message.capability });
     });
     channel.on('error', () => {
       // the exit handler below reports it
@@ -315,5 +317,5 @@ export function spawnServer(
 
 /** The first line a server writes on its readiness pipe. */
 export type ReadyMessage =
-  | { ready: true; pid: number; socket_path: string }
+  | { ready: true; pid: number; socket_path: string; capability: string }
   | { ready: false; error: { code: string; message: string; hint?: string; exit_code: number } };

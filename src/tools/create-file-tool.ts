@@ -8,7 +8,7 @@ import path from 'node:path';
 import * as z from 'zod/mini';
 import { counted } from '../plural.ts';
 import { unlinkQuietly, writeTemporary } from './atomic-write.ts';
-import { guard, pathDescription, type FileToolScope } from './file-tool-common.ts';
+import { gitWriteEscalation, guard, pathDescription, type FileToolScope } from './file-tool-common.ts';
 import { resolveForFileTool } from './paths.ts';
 import { defineTool, type Tool } from './tool.ts';
 
@@ -22,6 +22,7 @@ export function createCreateFileTool(scope: FileToolScope): Tool {
       content: z.string().check(z.describe('The whole content of the new file')),
     }),
     sideEffects: true,
+    escalation: ({ path: requested }, toolRoot) => gitWriteEscalation(toolRoot, requested),
     writesFile: ({ path: requested }) => requested,
     execute: ({ path: requested, content }, context) =>
       guard(requested, async () => {

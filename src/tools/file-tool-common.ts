@@ -5,7 +5,8 @@
  */
 import { statSync } from 'node:fs';
 import { isDiskFull } from '../errors.ts';
-import { PathOutsideRootError, ProtectedPathError } from './paths.ts';
+import type { EscalationNeed } from '../inquiry/types.ts';
+import { gitExecutedWrite, PathOutsideRootError, ProtectedPathError } from './paths.ts';
 import type { ToolResult } from './tool.ts';
 
 export interface FileToolScope {
@@ -32,6 +33,15 @@ export async function guard(requested: string, run: () => ToolResult | Promise<T
             : (error as Error).message;
     return { kind: 'error', message: `${requested}: ${explanation}` };
   }
+}
+
+/** A write inside `.git/` (or of a `.git` file) is asked of a human, whatever the `run` policy (paths.ts gitExecutedWrite). */
+export function gitWriteEscalation(
+  toolRoot: string,
+  requested: string,
+): { needs: EscalationNeed; justification: string } | undefined {
+  const justification = gitExecutedWrite(toolRoot, requested);
+  return justification === undefined ? undefined : { needs: 'git', justification };
 }
 
 export const pathDescription = 'Path relative to the workspace root';

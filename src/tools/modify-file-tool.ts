@@ -10,7 +10,7 @@ import { describeFileType } from '../workspace/files.ts';
 import { counted } from '../plural.ts';
 import { removeAbandonedTemporaries, unlinkQuietly, writeTemporary } from './atomic-write.ts';
 import { applyEdits, editSchema } from './exact-edits.ts';
-import { editorMayOpen, guard, pathDescription, type FileToolScope } from './file-tool-common.ts';
+import { editorMayOpen, gitWriteEscalation, guard, pathDescription, type FileToolScope } from './file-tool-common.ts';
 import { resolveForFileTool } from './paths.ts';
 import { defineTool, type Tool } from './tool.ts';
 
@@ -31,6 +31,7 @@ export function createModifyFileTool(scope: FileToolScope): Tool {
       ),
     }),
     sideEffects: true,
+    escalation: ({ path: requested }, toolRoot) => gitWriteEscalation(toolRoot, requested),
     writesFile: ({ path: requested }) => requested,
     execute: ({ path: requested, old_string: oldString, new_string: newString, edits }, context) =>
       guard(requested, async () => {

@@ -93,6 +93,35 @@ export function resolveForFileTool(root: string, requested: string, protectedDir
   return resolved;
 }
 
+/**
+ * Why writing `requested` plants something git runs later outside any sandbox, or undefined: a path
+ * inside any `.git` directory (its config, hooks, info...), or a `.git` file (which names the git
+ * directory). Such a write is asked of a human (an `escalate` inquiry, needs `git`), never decided
+ * by the `run` policy alone.
+ */
+export function gitExecutedWrite(root: string, requested: string): string | undefined {
+  let resolved: string;
+  try {
+    resolved = resolveInsideRoot(root, requested);
+  } catch {
+    return undefined; // refused when the tool runs
+  }
+  const parts = path.relative(realpathOfExistingPrefix(path.resolve(root)), resolved).split(path.sep);
+  const index = parts.findIndex((part) => part.toLowerCase() === '.git');
+  if (index < 0) return undefined;
+  const shown = parts.join('/');
+  const inside = parts[index + 1]?.toLowerCase();
+  const what =
+    inside === undefined
+      ? `${shown} is a .git file: it names the directory git takes this repository's configuration and hooks from`
+      : inside === 'hooks'
+        ? `${shown} is a git hook: git runs it`
+        : inside === 'config' || inside === 'config.worktree'
+          ? `${shown} is git's configuration: settings there (core.fsmonitor, core.hooksPath, core.pager, aliases, filters) run programs`
+          : `${shown} is inside .git/, which git reads its configuration, hooks and attributes from`;
+  return `${what}, with your full rights and outside any sandbox, the next time you or a tool run git here`;
+}
+
 export function displayPath(root: string, absolute: string): string {
   return path.relative(realpathOfExistingPrefix(path.resolve(root)), absolute) || '.';
 }

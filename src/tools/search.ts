@@ -29,11 +29,14 @@ import { counted } from '../plural.ts';
 import { displayPath, PathOutsideRootError, ProtectedPathError, resolveForFileTool } from './paths.ts';
 import { defineTool, type Tool, type ToolResult } from './tool.ts';
 import type { FileToolScope } from './file-tool-common.ts';
+import { searchInWorker, type SearchFindings } from './search-worker.ts';
 
 /** Files larger than this are not searched (they are named in the result). */
 export const maxSearchedFileBytes = 16 * 1024 * 1024;
 export const defaultMaxResults = 100;
 const maxMaxResults = 2000;
+/** The tool's own time limit (`conversation.tools.fs_search.timeout_secs` overrides it). */
+const defaultTimeoutSeconds = 30;
 /** A matching line longer than this is shown as a window around its first match. */
 const maxShownLineCharacters = 240;
 /** Bytes looked at to tell a binary file (a NUL byte among them), as git does. */
@@ -222,22 +225,6 @@ export function expandBraces(glob: string): string[] {
   return [glob];
 }
 
-interface Match {
-  file: string;
-  line: number;
-  text: string;
-}
-
-/** The line as shown: whole, or a window around its first match when it is long. */
-function shownLine(line: string, regex: RegExp): string {
-  const clean = line.endsWith('\r') ? line.slice(0, -1) : line;
-  if (clean.length <= maxShownLineCharacters) return clean;
-  const at = clean.search(regex);
-  const start = Math.max(0, Math.min(at - 40, clean.length - maxShownLineCharacters));
-  const end = start + maxShownLineCharacters;
-  return `${start > 0 ? '…' : ''}${clean.slice(start, end)}${end < clean.length ? '…' : ''}`;
-}
-
 export function createSearchTool(scope: FileToolScope): Tool {
   return defineTool({
     name: 'fs_search',
@@ -273,6 +260,9 @@ export function createSearchTool(scope: FileToolScope): Tool {
     }),
     sideEffects: false,
     readOnly: true,
+    // The matching runs under this limit (search-worker.ts): a pattern that backtracks without end is
+    // stopped and the model told so, never left spinning.
+    timeoutSeconds: defaultTimeoutSeconds,
     execute: async (
       { pattern, path: requested, glob, case_sensitive: caseSensitive, max_results: maxResults },
       context,
@@ -325,7 +315,27 @@ export function createSearchTool(scope: FileToolScope): Tool {
         });
       }
       files.sort(comparePaths);
-      return searchFiles(realRoot, files, regex, maxResults ?? defaultMaxResults, context.signal, {
+      const outcome = await searchInWorker(
+        {
+          root: realRoot,
+          files,
+          pattern,
+          flags: regex.flags,
+          maxResults: maxResults ?? defaultMaxResults,
+          maxFileBytes: maxSearchedFileBytes,
+          binaryProbeBytes,
+          maxShownLineCharacters,
+        },
+        context.timeoutMilliseconds,
+        context.signal,
+      );
+      if (outcome.kind === 'too_slow') {
+        return {
+          kind: 'error',
+          message: `fs_search stopped after ${Math.round(context.timeoutMilliseconds / 1000)} s: matching /${pattern}/ over ${counted(files.length, 'file')} took too long. The pattern is probably too slow: nested repetition such as (a+)+ or (.*)*, or alternatives that overlap, can take exponential time on some lines. Simplify it (one quantifier per group, anchors, literal text), or narrow path or glob.`,
+        };
+      }
+      return report(outcome.findings, files.length, maxResults ?? defaultMaxResults, {
         pattern,
         where: requested ?? '.',
         glob,
@@ -334,62 +344,20 @@ export function createSearchTool(scope: FileToolScope): Tool {
   });
 }
 
-function searchFiles(
-  realRoot: string,
-  files: readonly string[],
-  regex: RegExp,
+function report(
+  findings: SearchFindings,
+  searched: number,
   maxResults: number,
-  signal: AbortSignal,
   asked: { pattern: string; where: string; glob: string | undefined },
 ): ToolResult {
-  const matches: Match[] = [];
-  const matchedFiles = new Set<string>();
-  const binary: string[] = [];
-  const large: string[] = [];
-  let cut = false;
-  search: for (const file of files) {
-    if (signal.aborted) throw signal.reason;
-    let fd: number;
-    try {
-      // Non-blocking: a FIFO swapped in after listing is refused instead of waited on.
-      fd = openSync(path.join(realRoot, file), constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
-    } catch {
-      continue;
-    }
-    let content: Buffer;
-    try {
-      const stat = fstatSync(fd);
-      if (!stat.isFile()) continue;
-      if (stat.size > maxSearchedFileBytes) {
-        large.push(file);
-        continue;
-      }
-      content = readWhole(fd, stat.size);
-    } finally {
-      closeSync(fd);
-    }
-    if (content.subarray(0, binaryProbeBytes).includes(0)) {
-      binary.push(file);
-      continue;
-    }
-    const lines = content.toString('utf8').split('\n');
-    for (let index = 0; index < lines.length; index++) {
-      if (!regex.test(lines[index]!)) continue;
-      if (matches.length === maxResults) {
-        cut = true;
-        break search;
-      }
-      matches.push({ file, line: index + 1, text: shownLine(lines[index]!, regex) });
-      matchedFiles.add(file);
-    }
-  }
+  const { matches, matchedFiles, binary, large, cut } = findings;
   const scope = `${asked.where === '.' ? 'the workspace' : asked.where}${asked.glob !== undefined ? ` (files matching ${JSON.stringify(asked.glob)})` : ''}`;
   const header =
     matches.length === 0
-      ? `No matches for /${asked.pattern}/ in ${counted(files.length, 'file')} of ${scope}.`
+      ? `No matches for /${asked.pattern}/ in ${counted(searched, 'file')} of ${scope}.`
       : cut
-        ? `The first ${counted(matches.length, 'match', 'matches')} in ${counted(matchedFiles.size, 'file')} (results cut at max_results = ${maxResults}; there are more: narrow the pattern, path or glob, or raise max_results):`
-        : `${counted(matches.length, 'match', 'matches')} in ${counted(matchedFiles.size, 'file')}:`;
+        ? `The first ${counted(matches.length, 'match', 'matches')} in ${counted(matchedFiles, 'file')} (results cut at max_results = ${maxResults}; there are more: narrow the pattern, path or glob, or raise max_results):`
+        : `${counted(matches.length, 'match', 'matches')} in ${counted(matchedFiles, 'file')}:`;
   const lines = [header, ...matches.map((match) => `${match.file}:${match.line}: ${match.text}`)];
   const skipped: string[] = [];
   if (binary.length > 0) skipped.push(counted(binary.length, 'binary file'));

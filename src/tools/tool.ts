@@ -100,8 +100,12 @@ export interface Tool {
   timeoutSeconds?: number;
   /** The commands it starts run in the sandbox (run_command, local command tools). */
   confined?: boolean;
-  /** The call asks to run outside the sandbox (run_command's `escalate: true`): what for, and why. */
-  escalation?(argumentsValue: unknown): { needs: EscalationNeed; justification: string } | undefined;
+  /**
+   * The call must be allowed by a human (an `escalate` inquiry), not by the `run` policy alone: it
+   * asks to run outside the sandbox (run_command's `escalate: true`), or a file tool writes where
+   * git runs programs from (needs `git`). What for, and why.
+   */
+  escalation?(argumentsValue: unknown, toolRoot: string): { needs: EscalationNeed; justification: string } | undefined;
   /** The file a call writes, as the model named it (jp's file tools): kept by checkpoints even when ignored. */
   writesFile?(argumentsValue: unknown): string | undefined;
   /** False once the tool can no longer be called (its MCP server stopped): it is not offered any more. */
@@ -141,7 +145,11 @@ export function defineTool<Schema extends z.ZodMiniType>(definition: {
   readOnly?: boolean;
   tellsWhoAnswered?: boolean;
   confined?: boolean;
-  escalation?(argumentsValue: z.infer<Schema>): { needs: EscalationNeed; justification: string } | undefined;
+  timeoutSeconds?: number;
+  escalation?(
+    argumentsValue: z.infer<Schema>,
+    toolRoot: string,
+  ): { needs: EscalationNeed; justification: string } | undefined;
   writesFile?(argumentsValue: z.infer<Schema>): string | undefined;
   execute(argumentsValue: z.infer<Schema>, context: ToolContext): Promise<ToolResult>;
 }): Tool {
@@ -164,8 +172,12 @@ export function defineTool<Schema extends z.ZodMiniType>(definition: {
     ...(definition.readOnly ? { readOnly: true } : {}),
     ...(definition.tellsWhoAnswered ? { tellsWhoAnswered: true } : {}),
     ...(definition.confined ? { confined: true } : {}),
+    ...(definition.timeoutSeconds !== undefined ? { timeoutSeconds: definition.timeoutSeconds } : {}),
     ...(definition.escalation
-      ? { escalation: (argumentsValue: unknown) => definition.escalation!(argumentsValue as z.infer<Schema>) }
+      ? {
+          escalation: (argumentsValue: unknown, toolRoot: string) =>
+            definition.escalation!(argumentsValue as z.infer<Schema>, toolRoot),
+        }
       : {}),
     ...(definition.writesFile
       ? {

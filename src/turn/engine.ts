@@ -9,7 +9,7 @@
  */
 import type { ConversationEvent, EventOf, InstructionFileRecord } from '../conversation/events.ts';
 import { now } from '../conversation/events.ts';
-import type { LogSeal } from '../conversation/seal.ts';
+import type { PlacedSeal } from '../conversation/seal.ts';
 import { turnToResume } from '../conversation/turn-state.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import type { BuiltinDetachedDefault } from '../config/policy.ts';
@@ -43,7 +43,7 @@ export interface TurnOptions {
   tools: Map<string, Tool>;
   config: LoadedConfig;
   /** Seals what carries settings or consent as it is recorded, and tells it from what this user's jp did not record. */
-  seal: LogSeal;
+  seal: PlacedSeal;
   /** The built-in detached policy, read at each inquiry: it changes when a client detaches. */
   builtinDetached: () => BuiltinDetachedDefault;
   toolRoot: string;
@@ -139,6 +139,7 @@ export class TurnRun {
     this.resolverContext = {
       conversationId: options.conversationId,
       seal: options.seal,
+      log: this.events,
       host: options.host,
       config: options.config,
       builtinDetached: options.builtinDetached,
@@ -192,11 +193,7 @@ export class TurnRun {
   private append<E extends ConversationEvent>(made: E): E {
     this.deltas.send();
     // Sealed as recorded (conversation/seal.ts): what carries consent is provably this user's jp's.
-    const event = this.options.seal.seal(
-      this.options.conversationId,
-      this.options.host.secrets.redactValue(made),
-      this.events,
-    );
+    const event = this.options.seal.seal(this.options.host.secrets.redactValue(made), this.events);
     this.options.host.append(event);
     this.events.push(event);
     return event;
@@ -342,7 +339,7 @@ export class TurnRun {
 
   private resumedTurn(): ResumedTurnContext {
     const { conversationId, seal, host, tools } = this.options;
-    return { conversationId, seal, host, tools, append: (event) => this.append(event) };
+    return { conversationId, seal, log: this.events, host, tools, append: (event) => this.append(event) };
   }
 
   /** A step's tool calls (tool-batch.ts). */
@@ -400,8 +397,10 @@ export class TurnRun {
         cacheKey: conversationId,
         text: this.stepText,
         append: (event) => this.append(event),
+        log: this.events,
         runnable: this.options.tools,
         sandboxDescription: this.options.sandbox.confined.description,
+        toolRoot: this.options.toolRoot,
       });
       this.finishReason = step.finish.reason;
       this.recordUsage('step', step.finish.usage);

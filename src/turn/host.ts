@@ -13,9 +13,13 @@ import type { TurnHooks } from './hook-port.ts';
  * answer to the inquiry it asked (inquiry/answer.ts). `declined`: the human was asked and gave no
  * answer; the detached policy settles the inquiry.
  */
-/** `reason`: a client that declined says why it could not ask (its words end the model's "unanswered: …"). */
+/**
+ * `client`: the name the answering client gave in its hello (ClientHello.client), recorded with the
+ * answer. `reason`: a client that declined says why it could not ask (its words end the model's
+ * "unanswered: …").
+ */
 export type ClientAnswer =
-  | { answered: true; answer: unknown }
+  | { answered: true; answer: unknown; client?: string | undefined }
   | { answered: false; declined?: boolean; reason?: string };
 
 export interface TurnHost {

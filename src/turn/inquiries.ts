@@ -4,8 +4,8 @@
  * none, the detached policy decides, and every decision not made by a human is explained in plain
  * words naming the config key that would change it.
  */
-import type { EventOf } from '../conversation/events.ts';
-import { canonicalJson, type LogSeal } from '../conversation/seal.ts';
+import type { ConversationEvent, EventOf } from '../conversation/events.ts';
+import { canonicalJson, type PlacedSeal } from '../conversation/seal.ts';
 import { now } from '../conversation/events.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import { questionConfigOf, resolveDetachedPolicy, type BuiltinDetachedDefault } from '../config/policy.ts';
@@ -56,8 +56,10 @@ export interface ResolverContext {
   builtinDetached: () => BuiltinDetachedDefault;
   signal: AbortSignal;
   conversationId: string;
-  /** Tells the answers this user's jp recorded from any other (conversation/seal.ts). */
-  seal: LogSeal;
+  /** Tells the answers this user's jp recorded, where they are, from any other (conversation/seal.ts). */
+  seal: PlacedSeal;
+  /** The whole log, which grows as the turn appends: a recorded answer verifies only at its own position in it. */
+  log: readonly ConversationEvent[];
   append(event: EventOf<'inquiry_request'> | EventOf<'inquiry_response'>): void;
   /** A structured LLM call answering a question; undefined when the model gave no valid answer. */
   answerWithLlm(tool: string, question: Question): Promise<JsonValue | undefined>;
@@ -198,7 +200,7 @@ export class InquiryResolver {
   ): Resolution<A> | undefined {
     const response = recorded.response;
     if (!response || canonicalJson(recorded.request.inquiry) !== canonicalJson(inquiry)) return undefined;
-    if (!this.context.seal.verifies(this.context.conversationId, response, [recorded.request])) return undefined;
+    if (!this.context.seal.verifies(response, this.context.log)) return undefined;
     const parsed = rules.parse(response.answer, 'log');
     if (!parsed.ok) return undefined;
     return {
@@ -357,17 +359,19 @@ export class InquiryResolver {
               host.notice('warning', `ignored an invalid answer to inquiry ${id}: ${parsed.error}`);
               continue;
             }
-            return this.record(id, parsed.answer, 'user', undefined, undefined);
+            return this.record(id, parsed.answer, 'user', undefined, undefined, undefined, reply.client);
           }
           case 'AutoApprove':
           case 'AutoDeliver': {
             if (rules.asks !== 'permission') throw inapplicable(action, inquiry);
             const reason =
-              inquiry.kind === 'escalate'
-                ? `run outside the sandbox without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'escalate', policy, 'proceeded')}`
-                : inquiry.kind === 'deliver_tool_result'
-                  ? `result shared without a user's review: no user is available, and ${policySentence(inquiry.tool, 'deliver', policy, 'proceeded')}`
-                  : `run without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'run', policy, 'proceeded')}`;
+              inquiry.kind === 'escalate' && inquiry.needs === 'git'
+                ? `written inside .git/ without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'escalate', policy, 'proceeded')}`
+                : inquiry.kind === 'escalate'
+                  ? `run outside the sandbox without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'escalate', policy, 'proceeded')}`
+                  : inquiry.kind === 'deliver_tool_result'
+                    ? `result shared without a user's review: no user is available, and ${policySentence(inquiry.tool, 'deliver', policy, 'proceeded')}`
+                    : `run without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'run', policy, 'proceeded')}`;
             return this.record(id, rules.letThrough, 'policy', action, reason);
           }
           case 'LlmInquiry':
@@ -455,6 +459,7 @@ export class InquiryResolver {
     action: PromptAction | undefined,
     reason: string | undefined,
     hook?: string,
+    client?: string,
   ): Resolution<A> {
     const event: EventOf<'inquiry_response'> = {
       type: 'inquiry_response',
@@ -466,6 +471,7 @@ export class InquiryResolver {
     if (action) event.action = action;
     if (reason) event.reason = reason;
     if (hook !== undefined) event.hook = hook;
+    if (client !== undefined) event.client = client;
     this.context.append(event);
     this.context.host.inquiryResolved(id, by);
     return { kind: 'answered', id, answer, by, action, reason };

@@ -20,10 +20,14 @@ export function policySentence(
   kind: PolicyKind,
   resolved: Resolved<DetachedPolicy>,
   decision: 'proceeded' | 'refused',
+  gitWrite = false,
 ): string {
   const setting = settingOf(resolved);
   if (decision === 'proceeded')
     return `${setting}; to require a human instead, set conversation.tools.${tool}.detached.${kind} = "deny" or "defer"`;
+  if (kind === 'escalate' && gitWrite) {
+    return `${setting} (the shorthand detached = "auto" does not cover writing inside .git/); to allow it without a user, set conversation.tools.${tool}.detached.escalate = "auto"`;
+  }
   if (kind === 'escalate') {
     return `${setting} (the shorthand detached = "auto" does not cover leaving the sandbox); to let it run outside the sandbox without a user, set conversation.tools.${tool}.detached.escalate = "auto"`;
   }
@@ -44,13 +48,15 @@ export function failureReason(
   detail: { exclusive: boolean; defaultProblem?: string; clientCannotAsk?: string },
 ): string {
   const kind = policyKindOf(inquiry.kind);
-  const policy = policySentence(inquiry.tool, kind, resolved, 'refused');
+  const gitWrite = inquiry.kind === 'escalate' && inquiry.needs === 'git';
+  const policy = policySentence(inquiry.tool, kind, resolved, 'refused', gitWrite);
   switch (inquiry.kind) {
     case 'run_tool':
       return `not run: no user is available to approve it, and ${policy}`;
     case 'deliver_tool_result':
       return `result not delivered: no user is available to approve sharing it, and ${policy}`;
     case 'escalate':
+      if (gitWrite) return `no user is available to approve writing inside .git/, and ${policy}`;
       return `not run outside the sandbox: no user is available to approve it, and ${policy}`;
     case 'tool_question': {
       const question = JSON.stringify(inquiry.question.text);

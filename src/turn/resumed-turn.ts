@@ -6,36 +6,45 @@
 import { unknownOutcome } from './tool-call-replay.ts';
 import type { ConversationEvent, EventOf } from '../conversation/events.ts';
 import { now } from '../conversation/events.ts';
-import type { LogSeal } from '../conversation/seal.ts';
+import type { PlacedSeal } from '../conversation/seal.ts';
 import { encodeAnswer, holdsForTheTurn, noAnswer, parseRunToolAnswer } from '../inquiry/answer.ts';
 import type { Tool } from '../tools/tool.ts';
 import type { TurnHost } from './host.ts';
 
 export interface ResumedTurnContext {
   conversationId: string;
-  seal: LogSeal;
+  seal: PlacedSeal;
+  /** The whole log: a seal verifies only at its event's own position in it. */
+  log: readonly ConversationEvent[];
   host: TurnHost;
   tools: Map<string, Tool>;
   append(event: ConversationEvent): void;
 }
 
 /**
- * The pending calls this user's jp recorded (conversation/seal.ts); any other (a copied, committed
- * or edited log) is answered "not run" and never runs: such a conversation goes on only as new turns.
+ * The pending calls this user's jp recorded, here (conversation/seal.ts: this conversation, this
+ * workspace, this position), and that were never answered: a call whose id already has a response
+ * anywhere in the log is never run again. Any other (a copied, committed, reordered or edited log)
+ * is answered "not run" and never runs: such a conversation goes on only as new turns.
  */
 export function ownCalls(
   context: ResumedTurnContext,
   calls: EventOf<'tool_call_request'>[],
 ): EventOf<'tool_call_request'>[] {
-  const own = calls.filter((call) => context.seal.verifies(context.conversationId, call, []));
+  const answered = new Set(context.log.flatMap((event) => (event.type === 'tool_call_response' ? [event.id] : [])));
+  const own: EventOf<'tool_call_request'>[] = [];
   for (const call of calls) {
-    if (own.includes(call)) continue;
+    if (!answered.has(call.id) && context.seal.verifies(call, context.log)) {
+      own.push(call);
+      continue;
+    }
     context.append({
       type: 'tool_call_response',
       timestamp: now(),
       id: call.id,
-      content:
-        'Not run: this call is in the conversation log, but your jp did not record it (the log was copied, committed or edited). Ask for it again if it is needed.',
+      content: answered.has(call.id)
+        ? 'Not run: a call with this id already has a response in the conversation log, and a call is never run twice. Ask for it again if it is needed.'
+        : 'Not run: this call is in the conversation log, but your jp did not record it there (the log was copied, committed, reordered or edited, or recorded before `jp seal rotate`). Ask for it again if it is needed.',
       is_error: true,
       outcome: 'skipped',
     });
@@ -43,7 +52,7 @@ export function ownCalls(
   if (own.length < calls.length) {
     context.host.notice(
       'warning',
-      `did not run ${calls.length - own.length === 1 ? 'a tool call' : `${calls.length - own.length} tool calls`} of conversation ${context.conversationId} that your jp did not record (a copied, committed or edited log)`,
+      `did not run ${calls.length - own.length === 1 ? 'a tool call' : `${calls.length - own.length} tool calls`} of conversation ${context.conversationId} that your jp did not record there or that already have a response (a copied, committed, reordered or edited log)`,
     );
   }
   return own;
@@ -59,11 +68,7 @@ export function rememberedDecisions(
   for (const event of turnEvents) {
     if (event.type === 'inquiry_request' && event.inquiry.kind === 'run_tool')
       runInquiries.set(event.id, event.inquiry.tool);
-    if (
-      event.type === 'inquiry_response' &&
-      runInquiries.has(event.id) &&
-      context.seal.verifies(context.conversationId, event, turnEvents)
-    ) {
+    if (event.type === 'inquiry_response' && runInquiries.has(event.id) && context.seal.verifies(event, context.log)) {
       const tool = runInquiries.get(event.id)!;
       const parsed = parseRunToolAnswer(event.answer, 'log');
       if (!parsed.ok || parsed.answer.decision === 'none' || parsed.answer.decision === 'edit') continue;

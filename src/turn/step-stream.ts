@@ -22,9 +22,12 @@ export interface StepStreamContext {
   text: StepText;
   /** Records an event (redacted); returns it as kept. */
   append<E extends ConversationEvent>(event: E): E;
+  /** The whole log so far: a call jp runs is recorded under an id no call of it has (uniqueCallId). */
+  log: readonly ConversationEvent[];
   /** The tools jp runs, and the description of the sandbox their commands run in. */
   runnable: Map<string, Tool>;
   sandboxDescription: string;
+  toolRoot: string;
 }
 
 export interface StepResult {
@@ -37,6 +40,7 @@ export interface StepResult {
 export async function streamStep(context: StepStreamContext): Promise<StepResult> {
   const { text } = context;
   const calls: EventOf<'tool_call_request'>[] = [];
+  const usedIds = new Set(context.log.flatMap((event) => (event.type === 'tool_call_request' ? [event.id] : [])));
   let finish: FinishPart | undefined;
   const stream = context.model.stream({
     messages: context.messages,
@@ -86,11 +90,13 @@ export async function streamStep(context: StepStreamContext): Promise<StepResult
         // secrets from what jp records and shows, it never rewrites what a tool is asked to do.
         const requested = parseArguments(part.input);
         const sandbox = sandboxOfCall(context, part.name, requested);
+        const id = uniqueCallId(part.id, usedIds);
+        usedIds.add(id);
         calls.push({
           ...context.append({
             type: 'tool_call_request',
             timestamp: now(),
-            id: part.id,
+            id,
             name: part.name,
             arguments: requested,
             ...(sandbox ? { sandbox } : {}),
@@ -109,12 +115,24 @@ export async function streamStep(context: StepStreamContext): Promise<StepResult
   return { calls, finish };
 }
 
+/**
+ * The id a call of the model is recorded under: its own, or, when the log already has a call of that
+ * id (providers that number calls per response, `call_0`, reuse them), the first free `<id>_<n>`.
+ * Ids are then unique in a log, so "a call whose id has a response is never run again" (resumed-turn.ts)
+ * holds without exception; the model is sent the recorded id with its call and its result alike.
+ */
+export function uniqueCallId(id: string, used: ReadonlySet<string>): string {
+  if (!used.has(id)) return id;
+  for (let suffix = 2; ; suffix++) if (!used.has(`${id}_${suffix}`)) return `${id}_${suffix}`;
+}
+
 /** How a call's commands will be confined, for its header: undefined for a tool that starts none. */
 function sandboxOfCall(context: StepStreamContext, name: string, argumentsValue: unknown): string | undefined {
   const tool = context.runnable.get(name);
   if (!tool?.confined) return undefined;
   const description = context.sandboxDescription;
-  if (description !== 'off' && tool.escalation?.(argumentsValue)) return `${description}; asks to run outside it`;
+  if (description !== 'off' && tool.escalation?.(argumentsValue, context.toolRoot))
+    return `${description}; asks to run outside it`;
   return description;
 }
 

@@ -2,8 +2,9 @@
  * A step's batch of tool calls (DESIGN §9): a deferred call does not stop the others; consecutive
  * calls that only read and run unattended run at the same time, their events still reach the log
  * in call order (the first unfinished call's as they happen, the others' once those before them are
- * done). Each call goes through processToolCall (tool-calls.ts). A batch with a call that can
- * change anything is framed by checkpoints of the workspace (DESIGN §10), before and after it.
+ * done). Each call goes through processToolCall (tool-calls.ts). The first call of a batch that
+ * starts and can change anything is preceded by a checkpoint of the workspace (DESIGN §10), and the
+ * batch then ends with one; a batch whose calls were all refused or deferred records none.
  */
 import type { ConversationEvent, EventOf } from '../conversation/events.ts';
 import type { CheckpointRecorder } from '../checkpoint/recorder.ts';
@@ -26,12 +27,17 @@ export async function processToolCalls(
   calls: EventOf<'tool_call_request'>[],
 ): Promise<'done' | 'deferred'> {
   const writes = calls.some((call) => context.calls.tools.get(call.name)?.sideEffects === true);
-  if (!writes) return processBatch(context, calls);
-  await checkpoint(context, 'before', calls);
+  if (!writes || !context.checkpoints) return processBatch(context, calls);
+  let taken = false;
+  const beforeChange = async (): Promise<void> => {
+    if (taken) return;
+    taken = true;
+    await checkpoint(context, 'before', calls);
+  };
   try {
-    return await processBatch(context, calls);
+    return await processBatch({ ...context, calls: { ...context.calls, beforeChange } }, calls);
   } finally {
-    await checkpoint(context, 'after', calls);
+    if (taken) await checkpoint(context, 'after', calls);
   }
 }
 

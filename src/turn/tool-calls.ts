@@ -20,6 +20,7 @@ import { truncateOutput } from '../tools/truncate.ts';
 import type { TurnHost } from './host.ts';
 import type { InquiryResolver, Resolution } from './inquiries.ts';
 import { RecordedCall, unknownOutcome } from './tool-call-replay.ts';
+import { escalationRefusal } from './escalation-words.ts';
 import type { HookNote } from './hook-port.ts';
 import { afterTool, beforeTool, withHookNotes } from './tool-hooks.ts';
 
@@ -40,6 +41,8 @@ export interface ToolCallContext {
   append(event: ConversationEvent): void;
   /** Run decisions remembered for the rest of the turn (answers Y and N), by tool name. */
   remembered: Map<string, 'run' | 'skip'>;
+  /** Called before a tool that can change anything starts (the batch's checkpoint); none: nothing to do. */
+  beforeChange?(): Promise<void>;
 }
 
 export type CallOutcome = { kind: 'done' } | { kind: 'deferred'; inquiryId: string };
@@ -210,13 +213,18 @@ async function permission(call: Call, argumentsValue: unknown, hookAsks: boolean
   }
 }
 
-/** Leaving the sandbox (DESIGN §10): asked by the call, or because the sandbox cannot start. */
+/**
+ * Leaving the sandbox (DESIGN §10): asked by the call, or because the sandbox cannot start; and a
+ * file tool's write inside `.git/` (needs `git`), whatever the sandbox.
+ */
 async function escalation(call: Call, argumentsValue: unknown): Promise<CallState> {
   const { context, tool } = call;
   const sandbox = context.sandbox;
-  if (!tool.confined || sandbox.settings.mode === 'off')
+  const asked = tool.escalation?.(argumentsValue, context.toolRoot);
+  // Only a human (or detached.escalate set to allow it) lets a file tool write where git runs programs from.
+  const gitWrite = asked?.needs === 'git';
+  if (!gitWrite && (!tool.confined || sandbox.settings.mode === 'off'))
     return { stage: 'execution', arguments: argumentsValue, sandbox };
-  const asked = tool.escalation?.(argumentsValue);
   const availability = asked ? undefined : await sandbox.availability();
   const problem = availability && !availability.ok ? availability : undefined;
   if (!asked && !problem) return { stage: 'execution', arguments: argumentsValue, sandbox };
@@ -230,35 +238,21 @@ async function escalation(call: Call, argumentsValue: unknown): Promise<CallStat
   const resolution = await context.resolver.resolveEscalation(call.id, inquiry, call.recorded.takeInquiry('escalate'));
   if (resolution.kind === 'deferred') return deferred(resolution.id);
   if (resolution.answer.decision !== 'approve') {
-    const decided =
-      resolution.by !== 'user' ? `${resolution.reason}` : 'the user declined to run it outside the sandbox';
-    if (problem) {
+    if (problem)
       context.warn(
         'sandbox_unavailable',
         `${tool.name} was not run: the sandbox cannot start: ${problem.cause}. Fix: ${problem.fix}. (\`jp sandbox check\` says more.)`,
       );
-      return respond(
-        context,
-        call.id,
-        `Not run: the command sandbox is unavailable on this machine (${problem.cause}), and commands never run unconfined unless a human or the policy allows it; ${decided}. Do not retry; tell the user. Fix: ${problem.fix}.`,
-        true,
-        'denied',
-      );
-    }
-    const why =
-      resolution.by !== 'user'
-        ? `${decided.charAt(0).toUpperCase()}${decided.slice(1)}`
-        : 'The user declined to run this command outside the sandbox';
     return respond(
       context,
       call.id,
-      `${why}. Without "escalate", the command runs in the sandbox (${sandbox.description}).`,
+      escalationRefusal(asked, problem, resolution, sandbox.description),
       true,
       'denied',
     );
   }
   if (resolution.by !== 'user' && resolution.reason) call.decidedWithoutHuman.push(resolution.reason);
-  return { stage: 'execution', arguments: argumentsValue, sandbox: context.unconfined };
+  return { stage: 'execution', arguments: argumentsValue, sandbox: gitWrite ? sandbox : context.unconfined };
 }
 
 /**
@@ -443,6 +437,7 @@ async function execute(
   given: Given,
 ): Promise<ToolResult | { kind: 'deferred'; inquiryId: string }> {
   const { context, tool, id: callId } = call;
+  if (tool.sideEffects) await context.beforeChange?.();
   context.append({ type: 'tool_call_start', timestamp: now(), id: callId });
   let deferredInquiry: string | undefined;
   const ask = async (question: Question): Promise<ToolAnswer> => {

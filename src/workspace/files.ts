@@ -9,6 +9,7 @@ import {
   chmodSync,
   closeSync,
   constants,
+  existsSync,
   fstatSync,
   fsyncSync,
   lstatSync,
@@ -21,6 +22,7 @@ import {
   writeSync,
   type Stats,
 } from 'node:fs';
+import path from 'node:path';
 import { asDiskFull, ConfigError, DamagedFileError, RunError } from '../errors.ts';
 import { assertOwnFile } from './ownership.ts';
 
@@ -221,9 +223,29 @@ export function removeQuietly(file: string): void {
   }
 }
 
+/**
+ * `mkdir -p` with `mode`. A failure is the real one of the first directory that could not be made
+ * (EROFS, EACCES, ENOSPC...), with its path: Node's recursive mkdir says ENOENT of the last one when
+ * a missing parent could not be created, which names neither the cause nor the place.
+ */
+export function makeDirectories(directory: string, mode: number): void {
+  try {
+    mkdirSync(directory, { recursive: true, mode });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    const missing: string[] = [];
+    for (let current = directory; !existsSync(current); current = path.dirname(current)) {
+      missing.unshift(current);
+      if (path.dirname(current) === current) break;
+    }
+    for (const one of missing) mkdirSync(one, { mode });
+    throw error;
+  }
+}
+
 /** Creates a directory (and parents) with mode 0700, fixing the mode of the last one if needed. */
 export function ensurePrivateDirectory(directory: string): void {
-  mkdirSync(directory, { recursive: true, mode: 0o700 });
+  makeDirectories(directory, 0o700);
   const stat = lstatSync(directory);
   if ((stat.mode & 0o777) !== 0o700 && stat.uid === process.getuid?.()) chmodSync(directory, 0o700);
 }

@@ -3,12 +3,18 @@
  * default workspace. User-local state lives outside `.jp/` (which users commit), under
  * `$XDG_DATA_HOME/jp/workspace/<workspace-id>/`.
  */
-import { existsSync, lstatSync, mkdirSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, realpathSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { DamagedFileError } from '../errors.ts';
-import { describeFileType, ensurePrivateDirectory } from './files.ts';
+import {
+  describeFileType,
+  ensurePrivateDirectory,
+  makeDirectories,
+  readRegularFile,
+  writeFileAtomic,
+} from './files.ts';
 import { refusedOwnership, type OwnershipProblem } from './ownership.ts';
 
 export const workspaceDirectoryName = '.jp';
@@ -118,8 +124,29 @@ export function describeWorkspace(
 export function prepareWorkspace(workspace: Workspace): void {
   if (workspace.isDefault) ensurePrivateDirectory(workspace.dataDirectory);
   assertConversationsDirectory(workspace.conversationsDirectory, () =>
-    mkdirSync(workspace.conversationsDirectory, { recursive: true, mode: 0o700 }),
+    makeDirectories(workspace.conversationsDirectory, 0o700),
   );
+  recordWorkspace(workspace);
+}
+
+/** The file of a workspace's user-local directory that names its root (workspace/known-workspaces.ts). */
+export const workspaceRootFile = 'root.json';
+
+/**
+ * Names the workspace's root in its user-local directory, for clients that list every workspace
+ * (`jp web`); rewritten only when it differs. A directory that cannot be written is reported by
+ * the query's own use of it, not here.
+ */
+function recordWorkspace(workspace: Workspace): void {
+  const file = path.join(workspace.userDirectory, workspaceRootFile);
+  const content = JSON.stringify({ root: workspace.root, is_default: workspace.isDefault }) + '\n';
+  try {
+    if (readRegularFile(file, 64 * 1024)?.toString('utf8') === content) return;
+    ensurePrivateDirectory(workspace.userDirectory);
+    writeFileAtomic(file, content);
+  } catch {
+    // see above
+  }
 }
 
 /**

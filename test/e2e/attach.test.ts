@@ -282,7 +282,7 @@ describe('attach errors', () => {
     const message = JSON.parse(reply.trim().split('\n')[0]!);
     assert.equal(message.type, 'error');
     assert.equal(message.code, 'version_mismatch');
-    assert.match(message.message, /client speaks version 99, this server .* speaks version 1/);
+    assert.match(message.message, /client speaks version 99, this server .* speaks version 2/);
     assert.equal((await runJp(sandbox, ['conversation', 'kill', '--force', conversationId])).code, 0);
   });
 });

@@ -9,7 +9,7 @@ import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { eventually, fakeModelArguments, runJp, testProvider, useCleanup } from '../support/jp.ts';
+import { eventually, fakeModelArguments, runCapability, runJp, testProvider, useCleanup } from '../support/jp.ts';
 import { writeUserConfig } from '../support/mcp.ts';
 
 const cleanup = useCleanup();
@@ -56,7 +56,15 @@ describe('a viewer that never reads', () => {
     // A read-only viewer that says hello, then never reads again.
     const viewer = net.connect(entry.socket_path);
     cleanup.add(() => viewer.destroy());
-    viewer.write(JSON.stringify({ type: 'hello', version: 1, can_prompt: false, read_only: true }) + '\n');
+    viewer.write(
+      JSON.stringify({
+        type: 'hello',
+        version: 2,
+        capability: runCapability(sandbox, conversationId),
+        can_prompt: false,
+        read_only: true,
+      }) + '\n',
+    );
     await new Promise<void>((resolve) => viewer.once('data', () => resolve()));
     viewer.pause();
     const viewerClosed = new Promise<void>((resolve) => viewer.once('close', () => resolve()));

@@ -17,6 +17,7 @@ import {
   jpBinary,
   processAlive,
   readEvents,
+  runCapability,
   runJp,
   type Sandbox,
   startJp,
@@ -136,7 +137,8 @@ describe('an attached client never stops the run', () => {
     await new Promise((resolve) => socket.once('connect', resolve));
     let received = '';
     socket.on('data', (chunk) => (received += chunk.toString()));
-    socket.write(JSON.stringify({ type: 'hello', version: 1, can_prompt: false, read_only: true }) + '\n');
+    const capability = runCapability(sandbox, conversationId);
+    socket.write(JSON.stringify({ type: 'hello', version: 2, capability, can_prompt: false, read_only: true }) + '\n');
     await eventually('the server said hello', () => received.includes('"hello"'));
     for (const message of [
       { type: 'signal', kind: 'interrupt' },
@@ -150,7 +152,7 @@ describe('an attached client never stops the run', () => {
     }
     // The server handles a connection's messages in order: its refusal of a second hello means it
     // has handled every message above, while the run still holds in its first tool.
-    socket.write(JSON.stringify({ type: 'hello', version: 1, can_prompt: false, read_only: true }) + '\n');
+    socket.write(JSON.stringify({ type: 'hello', version: 2, capability, can_prompt: false, read_only: true }) + '\n');
     await eventually('the server refused the second hello', () => received.includes('"unexpected_hello"'));
     socket.destroy();
     sandbox.write('release', '');

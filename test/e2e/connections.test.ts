@@ -12,6 +12,7 @@ import {
   collect,
   eventually,
   readEvents,
+  runCapability,
   runJp,
   startJp,
   testProvider,
@@ -129,7 +130,15 @@ describe('connections to a query server', () => {
     const run = await waitingRun(sandbox);
     const viewers: Raw[] = [];
     for (let index = 0; index < 64; index++)
-      viewers.push(await connect(run.socketPath, { type: 'hello', version: 1, can_prompt: false, read_only: true }));
+      viewers.push(
+        await connect(run.socketPath, {
+          type: 'hello',
+          version: 2,
+          capability: runCapability(sandbox, run.id),
+          can_prompt: false,
+          read_only: true,
+        }),
+      );
     await eventually('64 viewers greeted', () =>
       viewers.every((viewer) => viewer.messages.some((message) => message.type === 'hello')),
     );

@@ -342,6 +342,8 @@ describe('keys an untrusted workspace config cannot use against its user', () =>
 
   it('secrets.env_vars hides values in what jp records and shows, never in what a tool is asked to do', async () => {
     const sandbox = cleanup.sandbox({ config: '[secrets]\nenv_vars = ["HOME"]\n' });
+    // A workspace's list counts once its user trusts it (it changes what an approval shows).
+    assert.equal((await runJp(sandbox, ['trust'])).code, 0);
     const home = sandbox.env.HOME!;
     const content = `#!/bin/sh\ncd ${home}/build && make\n`;
     const script = testProvider(sandbox, {

@@ -16,7 +16,16 @@ import {
   openFileDescriptors,
   residentMemoryKilobytes,
 } from '../support/fuzz.ts';
-import { eventually, jpBinary, readEvents, runJp, sleep, testProvider, useCleanup } from '../support/jp.ts';
+import {
+  eventually,
+  jpBinary,
+  readEvents,
+  runCapability,
+  runJp,
+  sleep,
+  testProvider,
+  useCleanup,
+} from '../support/jp.ts';
 
 const cleanup = useCleanup();
 
@@ -42,6 +51,8 @@ function normalized(events: Record<string, any>[]): unknown[] {
   return (
     events
       .filter((event) => event.type !== 'config_delta')
+      // A checkpoint names the workspace's state, which the two runs reach at different moments.
+      .map((event) => (event.type === 'checkpoint' ? { type: event.type, when: event.when, turn: event.turn } : event))
       // A seal binds its event to its conversation: the two runs' differ by design.
       .map(({ timestamp, id, seal, ...rest }) => ({
         ...rest,
@@ -83,9 +94,10 @@ describe('fuzzing the socket of a running query', () => {
     const sampler = setInterval(() => {
       peakMemory = Math.max(peakMemory, residentMemoryKilobytes(entry.pid));
     }, 25);
-    const lazy = [neverReadingClient(entry.socket_path), neverReadingClient(entry.socket_path)];
+    const capability = runCapability(sandbox, conversationId);
+    const lazy = [neverReadingClient(entry.socket_path, capability), neverReadingClient(entry.socket_path, capability)];
     await killedClient(jpBinary, conversationId, sandbox.workspace, sandbox.env);
-    const report = await fuzzServer(entry.socket_path, { frames: 10_000, concurrency: 20 });
+    const report = await fuzzServer(entry.socket_path, capability, { frames: 10_000, concurrency: 20 });
     for (const socket of lazy) socket.destroy();
     clearInterval(sampler);
     peakMemory = Math.max(peakMemory, residentMemoryKilobytes(entry.pid));

@@ -281,7 +281,7 @@ describe('a workspace that is the home directory', () => {
 });
 
 describe('a sandbox that cannot start fails closed', () => {
-  it('with no bwrap on PATH, the command is not run; the model, stderr and the JSON warnings say why and how to fix it (exit 3)', async () => {
+  it('with no bwrap where the config says, the command is not run; the model, stderr and the JSON warnings say why and how to fix it (exit 3)', async () => {
     const sandbox = cleanup.sandbox();
     const script = testProvider(sandbox, {
       steps: [
@@ -289,7 +289,7 @@ describe('a sandbox that cannot start fails closed', () => {
         { parts: [{ text: 'ok' }] },
       ],
     });
-    const noBwrap = { PATH: path.join(sandbox.root, 'empty-bin') };
+    const noBwrap = { JP_CFG_SANDBOX__BWRAP_PATH: path.join(sandbox.root, 'empty-bin', 'bwrap') };
     const json = await runJp(
       sandbox,
       ['query', '--json', ...script, '-c', 'conversation.tools.defaults.detached="auto"', 'go'],
@@ -301,21 +301,24 @@ describe('a sandbox that cannot start fails closed', () => {
     assert.equal(final.tools[0].status, 'denied');
     assert.match(
       final.tools[0].result,
-      /sandbox is unavailable on this machine \(bubblewrap \(bwrap\) is not on PATH\)/,
+      /sandbox is unavailable on this machine \(sandbox\.bwrap_path = ".*empty-bin\/bwrap" is not an executable file\)/,
     );
-    assert.match(final.tools[0].result, /apt-get install bubblewrap/);
+    assert.match(final.tools[0].result, /correct sandbox\.bwrap_path/);
     assert.equal(final.permission_denials[0].kind, 'escalate');
     const warning = (final.warnings as { code: string; message: string }[]).find(
       (entry) => entry.code === 'sandbox_unavailable',
     );
-    assert.match(warning?.message ?? '', /not on PATH.*Fix: install it/);
+    assert.match(warning?.message ?? '', /not an executable file.*Fix: correct sandbox\.bwrap_path/);
     const text = await runJp(
       sandbox,
       ['query', '--new', ...script, '-c', 'conversation.tools.defaults.detached="auto"', 'go'],
       { env: noBwrap },
     );
     assert.equal(text.code, 3);
-    assert.match(text.stderr, /the sandbox cannot start: bubblewrap \(bwrap\) is not on PATH\. Fix: install it/);
+    assert.match(
+      text.stderr,
+      /the sandbox cannot start: sandbox\.bwrap_path = ".*" is not an executable file\. Fix: correct/,
+    );
     assert.ok(!sandbox.exists('ran.txt'));
   });
 
@@ -329,7 +332,7 @@ describe('a sandbox that cannot start fails closed', () => {
       '#!/bin/sh\n[ "$1" = --version ] && { echo "bubblewrap 0.8.0"; exit 0; }\necho "bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted" >&2\nexit 1\n',
       { mode: 0o755 },
     );
-    const env = { PATH: `${bin}:${process.env.PATH}` };
+    const env = { JP_CFG_SANDBOX__BWRAP_PATH: path.join(bin, 'bwrap') };
     const check = await runJp(sandbox, ['sandbox', 'check'], { env });
     assert.equal(check.code, 1, check.stdout);
     assert.match(
@@ -362,10 +365,12 @@ describe('a sandbox that cannot start fails closed', () => {
     assert.match(here.stdout, /^mode {8}workspace-write, no network \(sandbox\.mode set by built-in default\)$/m);
     const json = await runJp(sandbox, ['sandbox', 'check', '--json']);
     assert.equal(JSON.parse(json.stdout.trim()).usable, true);
-    const missing = await runJp(sandbox, ['sandbox', 'check'], { env: { PATH: path.join(sandbox.root, 'empty-bin') } });
+    const missing = await runJp(sandbox, ['sandbox', 'check'], {
+      env: { JP_CFG_SANDBOX__BWRAP_PATH: path.join(sandbox.root, 'empty-bin', 'bwrap') },
+    });
     assert.equal(missing.code, 1);
-    assert.match(missing.stdout, /UNUSABLE: bubblewrap \(bwrap\) is not on PATH/);
-    assert.match(missing.stdout, /^fix {9}install it/m);
+    assert.match(missing.stdout, /UNUSABLE: sandbox\.bwrap_path = ".*" is not an executable file/);
+    assert.match(missing.stdout, /^fix {9}correct sandbox\.bwrap_path/m);
   });
 });
 
@@ -405,11 +410,11 @@ describe('MCP stdio servers opt in with sandbox = true', () => {
     const missing = await runJp(
       sandbox,
       ['query', '--new', ...script, '-c', 'conversation.tools.run_command.run="unattended"', 'go'],
-      { env: { PATH: path.join(sandbox.root, 'empty-bin') } },
+      { env: { JP_CFG_SANDBOX__BWRAP_PATH: path.join(sandbox.root, 'empty-bin', 'bwrap') } },
     );
     assert.match(
       missing.stderr,
-      /the MCP server confined failed to start: mcp\.servers\.confined\.sandbox = true, and the sandbox cannot start: bubblewrap \(bwrap\) is not on PATH\. Fix: install it/,
+      /the MCP server confined failed to start: mcp\.servers\.confined\.sandbox = true, and the sandbox cannot start: sandbox\.bwrap_path = ".*" is not an executable file\. Fix: correct/,
     );
     assert.equal(serverProcesses(marker).length, 0);
   });
@@ -503,9 +508,9 @@ describe('leaving the sandbox is an escalate inquiry', () => {
     const screen = Screen.jp(
       sandbox,
       ['query', ...script, '-c', 'conversation.tools.run_command.run="unattended"', 'go'],
-      { cleanup, env: { PATH: `${path.join(sandbox.root, 'empty-bin')}:/usr/local/bin` } },
+      { cleanup, env: { JP_CFG_SANDBOX__BWRAP_PATH: path.join(sandbox.root, 'empty-bin', 'bwrap') } },
     );
-    await screen.waitFor('Why: the sandbox cannot start on this machine: bubblewrap (bwrap) is not on PATH', {
+    await screen.waitFor('Why: the sandbox cannot start on this machine: sandbox.bwrap_path = ', {
       on: 'screen',
     });
     screen.press('y');

@@ -85,6 +85,8 @@ describe('a secret holding " and \\ at -vvvvv', () => {
     });
     cleanup.add(() => provider.close());
     const sandbox = cleanup.sandbox({ config: '[secrets]\nenv_vars = ["JP_TEST_CANARY"]\n' });
+    // A workspace's list counts once its user trusts it (it changes what an approval shows).
+    assert.equal((await runJp(sandbox, ['trust'])).code, 0);
     const model = fakeModelArguments('openai-chat', provider.baseUrl);
     const traceLog = path.join(sandbox.root, 'trace.log');
     const run = await runJp(

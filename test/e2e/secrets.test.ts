@@ -16,6 +16,7 @@ import {
   eventually,
   fakeModelArguments,
   readEvents,
+  runCapability,
   runJp,
   type Sandbox,
   startJp,
@@ -40,13 +41,13 @@ function assertNoSecret(where: string, text: string): void {
 }
 
 /** Connects to a run's socket as a read-only viewer and keeps every byte the server sends. */
-function tapSocket(socketPath: string): { greeted: Promise<void>; closed: Promise<string> } {
+function tapSocket(socketPath: string, capability: string): { greeted: Promise<void>; closed: Promise<string> } {
   const socket = net.connect(socketPath);
   const chunks: Buffer[] = [];
   let greet: () => void;
   const greeted = new Promise<void>((resolve) => (greet = resolve));
   socket.on('connect', () =>
-    socket.write(JSON.stringify({ type: 'hello', version: 1, can_prompt: false, read_only: true }) + '\n'),
+    socket.write(JSON.stringify({ type: 'hello', version: 2, capability, can_prompt: false, read_only: true }) + '\n'),
   );
   socket.on('data', (chunk: Buffer) => {
     chunks.push(chunk);
@@ -79,6 +80,8 @@ describe('a secret printed by a tool', () => {
     });
     cleanup.add(() => provider.close());
     const sandbox = cleanup.sandbox({ config: '[secrets]\nenv_vars = ["JP_TEST_CANARY"]\n' });
+    // A workspace's list counts once its user trusts it (it changes what an approval shows).
+    assert.equal((await runJp(sandbox, ['trust'])).code, 0);
     writeUserConfig(
       sandbox,
       '[conversation.tools.run_command]\nrun = "unattended"\ndetached = "auto"\nenv_vars = ["OPENAI_API_KEY"]\n',
@@ -100,7 +103,7 @@ describe('a secret printed by a tool', () => {
       () => existsSync(entryFile) && JSON.parse(readFileSync(entryFile, 'utf8')),
     );
 
-    const raw = tapSocket(entry.socket_path);
+    const raw = tapSocket(entry.socket_path, runCapability(sandbox, conversationId));
     const attach = startJp(sandbox, ['conversation', 'attach', '--read-only', '--json', conversationId], { env });
     const attached = collect(attach, ['attach'], 60_000);
     let attachOutput = '';
@@ -151,6 +154,8 @@ describe('a secret printed by a tool', () => {
 
   it('appears nowhere on stdout or stderr of a --json run', async () => {
     const sandbox = cleanup.sandbox({ config: '[secrets]\nenv_vars = ["JP_TEST_CANARY"]\n' });
+    // A workspace's list counts once its user trusts it (it changes what an approval shows).
+    assert.equal((await runJp(sandbox, ['trust'])).code, 0);
     const script = testProvider(sandbox, {
       steps: [
         { parts: [{ tool_call: { name: 'run_command', arguments: { command: 'echo "canary=$JP_TEST_CANARY"' } } }] },

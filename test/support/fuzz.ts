@@ -15,8 +15,9 @@ export interface FuzzReport {
   closedByServer: number;
 }
 
-const malformed: (() => string | Buffer)[] = [
-  () => '{"type":"hello","version":1,"can_prompt":true\n',
+/** Frames the server must survive; `capability` is the run's, which some of them show and some lack. */
+const malformed: ((capability: string) => string | Buffer)[] = [
+  (capability) => `{"type":"hello","version":2,"capability":"${capability}","can_prompt":true\n`,
   () => 'not json at all\n',
   () => '{"type":"no_such_message"}\n',
   () => '{"type":"inquiry_response"}\n',
@@ -24,12 +25,17 @@ const malformed: (() => string | Buffer)[] = [
   () => '"just a string"\n',
   () => '{"type":"signal","kind":"nope"}\n',
   () => Buffer.from([0xff, 0xfe, 0x00, 0x0a]),
-  () => '{"type":"hello","version":"1","can_prompt":true}\n',
-  () =>
-    `{"type":"hello","version":1,"can_prompt":false,"read_only":true}\n{"type":"hello","version":1,"can_prompt":false}\n`,
-  () =>
-    `{"type":"hello","version":1,"can_prompt":false,"read_only":true}\n{"type":"interrupt_action","action":"explode"}\n`,
-  () => `{"type":"hello","version":1,"can_prompt":false,"read_only":true}\n\u0000\u0000\u0000\n`,
+  (capability) => `{"type":"hello","version":"2","capability":"${capability}","can_prompt":true}\n`,
+  (capability) =>
+    `{"type":"hello","version":2,"capability":"${capability}","can_prompt":false,"read_only":true}\n{"type":"hello","version":2,"can_prompt":false}\n`,
+  (capability) =>
+    `{"type":"hello","version":2,"capability":"${capability}","can_prompt":false,"read_only":true}\n{"type":"interrupt_action","action":"explode"}\n`,
+  (capability) =>
+    `{"type":"hello","version":2,"capability":"${capability}","can_prompt":false,"read_only":true}\n\u0000\u0000\u0000\n`,
+  // Without the capability, or with a wrong one: refused at once, whatever follows.
+  () => '{"type":"hello","version":2,"can_prompt":true}\n{"type":"shutdown"}\n',
+  (capability) =>
+    `{"type":"hello","version":2,"capability":"${capability.slice(1)}x","can_prompt":true}\n{"type":"shutdown"}\n`,
 ];
 
 /** Sends one frame on a fresh connection; resolves when the connection ends. */
@@ -85,11 +91,11 @@ function hugeLine(socketPath: string): Promise<boolean> {
 }
 
 /** A client that says hello as a viewer and never reads: the server must not block on it. */
-export function neverReadingClient(socketPath: string): net.Socket {
+export function neverReadingClient(socketPath: string, capability: string): net.Socket {
   const socket = net.createConnection(socketPath);
   socket.on('error', () => {});
   socket.on('connect', () => {
-    socket.write(JSON.stringify({ type: 'hello', version: 1, can_prompt: false, read_only: true }) + '\n');
+    socket.write(JSON.stringify({ type: 'hello', version: 2, capability, can_prompt: false, read_only: true }) + '\n');
     socket.pause();
   });
   return socket;
@@ -117,6 +123,7 @@ export async function killedClient(
 
 export async function fuzzServer(
   socketPath: string,
+  capability: string,
   options: { frames: number; concurrency: number },
 ): Promise<FuzzReport> {
   let frames = 0;
@@ -129,8 +136,11 @@ export async function fuzzServer(
       let closed: boolean;
       if (frames % 2000 === 1) closed = await hugeLine(socketPath);
       else if (frames % 7 === 0)
-        closed = (await oneFrame(socketPath, malformed[(frames + index) % malformed.length]!(), 'half-frame')) || true;
-      else closed = await oneFrame(socketPath, malformed[(frames + index) % malformed.length]!(), 'close-after');
+        closed =
+          (await oneFrame(socketPath, malformed[(frames + index) % malformed.length]!(capability), 'half-frame')) ||
+          true;
+      else
+        closed = await oneFrame(socketPath, malformed[(frames + index) % malformed.length]!(capability), 'close-after');
       if (closed) closedByServer++;
     }
   };

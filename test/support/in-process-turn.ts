@@ -18,6 +18,7 @@ import type { RecordingHost } from './recording-host.ts';
 
 export const conversationId = 'jp-c1700000000000000';
 /** The seal of "this user's jp"; a log sealed with another key is one this jp did not write. */
+export const workspaceId = 'w-000000000000';
 export const ownSeal = new LogSeal(Buffer.alloc(32, 7));
 
 export function testConfig(cfgArguments: string[] = []): LoadedConfig {
@@ -70,7 +71,7 @@ export async function runTurn(
     model,
     tools: new Map((setup.tools ?? []).map((tool) => [tool.name, tool])),
     config,
-    seal: setup.seal ?? ownSeal,
+    seal: (setup.seal ?? ownSeal).at({ conversationId, workspaceId }),
     builtinDetached: () => setup.builtinDetached ?? 'deny',
     toolRoot: process.cwd(),
     toolEnvironment: () => ({}),

@@ -203,6 +203,14 @@ export async function fakeModel(
   return { ...fakeModelArguments(wire, provider.baseUrl), provider };
 }
 
+/**
+ * The capability of a running conversation (DESIGN §8), read as `jp conversation attach` reads it:
+ * what a test's own client shows in its hello to speak for the user.
+ */
+export function runCapability(sandbox: Sandbox, conversationId: string): string {
+  return readFileSync(path.join(sandbox.userDirectory(), 'processes', `${conversationId}.capability`), 'utf8').trim();
+}
+
 /** Parsed events of a conversation (skipping nothing: a bad line fails the parse loudly). */
 export function readEvents(sandbox: Sandbox, conversationId: string): Record<string, any>[] {
   const file = path.join(sandbox.workspace, '.jp', 'conversations', conversationId, 'events.ndjson');

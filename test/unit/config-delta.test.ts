@@ -16,15 +16,14 @@ import type { ConversationEvent } from '../../src/conversation/events.ts';
 import { LogSeal } from '../../src/conversation/seal.ts';
 import { ProviderError } from '../../src/errors.ts';
 
-const seal = new LogSeal(Buffer.alloc(32, 7));
 const id = 'jp-c1767225600000001';
+const seal = new LogSeal(Buffer.alloc(32, 7)).at({ conversationId: id, workspaceId: 'w-000000000000' });
 
 function log(...deltas: { delta: Record<string, unknown>; query?: string; at: string }[]): ConversationEvent[] {
   const events: ConversationEvent[] = [];
   for (const entry of deltas) {
     events.push(
       seal.seal(
-        id,
         {
           type: 'config_delta',
           timestamp: entry.at,
@@ -74,7 +73,7 @@ describe('connection keys', () => {
       delta: { assistant: { model: 'openai/x' }, providers: { openai: { base_url: 'http://127.0.0.1:1/v1' } } },
       at: '2026-01-01T00:00:00.000Z',
     });
-    const settings = recordedSettings(id, events, seal);
+    const settings = recordedSettings(events, seal);
     assert.deepEqual(settings.delta, { assistant: { model: 'openai/x' } });
     assert.deepEqual(settings.connectionKeys, ['providers.openai.base_url']);
     assert.deepEqual(settings.foreignKeys, []);
@@ -87,7 +86,7 @@ describe('recorded keys', () => {
       { delta: { assistant: { model: 'a/b', max_turns: 3 } }, at: '2026-01-01T00:00:00.000Z' },
       { delta: { assistant: { max_turns: 5 } }, query: 'the second', at: '2026-01-02T00:00:00.000Z' },
     );
-    assert.deepEqual(recordedKeys(id, events, seal), [
+    assert.deepEqual(recordedKeys(events, seal), [
       { key: 'assistant.max_turns', value: 5, recordedAt: '2026-01-02T00:00:00.000Z', query: 'the second' },
       {
         key: 'assistant.model',
@@ -107,7 +106,7 @@ describe('recorded keys', () => {
       },
     );
     assert.deepEqual(
-      recordedKeys(id, events, seal).map((entry) => entry.key),
+      recordedKeys(events, seal).map((entry) => entry.key),
       ['conversation.tools.defaults.detached.run'],
     );
   });
@@ -116,12 +115,11 @@ describe('recorded keys', () => {
     const events: ConversationEvent[] = [
       { type: 'config_delta', timestamp: '2026-01-01T00:00:00.000Z', delta: { assistant: { model: 'a/b' } } },
     ];
-    assert.deepEqual(recordedKeys(id, events, seal), []);
+    assert.deepEqual(recordedKeys(events, seal), []);
   });
 
   it('explain an error only by the keys (or values) it names', () => {
     const keys = recordedKeys(
-      id,
       log({ delta: { assistant: { model: 'openai/gpt-nope', max_turns: 3 } }, at: '2026-01-01T00:00:00.000Z' }),
       seal,
     );

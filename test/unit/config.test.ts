@@ -299,6 +299,7 @@ describe('workspace trust', () => {
       'providers.openai-compatible.local',
       'providers.openai.api_key_env',
       'providers.openai.base_url',
+      'secrets.env_vars',
     ]);
   });
 
@@ -313,20 +314,21 @@ describe('workspace trust', () => {
     assert.equal(resolveRunMode(untrusted, 'run_command').value, 'ask');
     assert.equal(resolveRunMode(untrusted, 'fs_create_file').value, 'skip', 'stricter settings apply');
     assert.equal(resolveDetachedPolicy(untrusted, 'fs_create_file', 'run', 'deny').value, 'defer');
-    assert.deepEqual(untrusted.value.secrets?.env_vars, ['MY_TOKEN']);
-    assert.equal(untrusted.ignored.length, 13);
+    assert.equal(untrusted.value.secrets?.env_vars, undefined, 'a secret list changes what approvals show');
+    assert.equal(untrusted.ignored.length, 14);
     assert.match(untrusted.ignored.find((key) => key.key === 'providers.openai.base_url')!.where, /config\.toml:3$/);
     assert.equal(untrusted.workspace?.trusted, false);
 
     const trusted = loadConfig(inputs({ workspaceFile: file, trustedWorkspaceSha256: configContentHash(workspace) }));
     assert.equal(trusted.value.providers?.openai?.base_url, 'http://127.0.0.1:9/v1');
     assert.equal(trusted.value.conversation?.hooks?.on_waiting, 'sh -c id');
+    assert.deepEqual(trusted.value.secrets?.env_vars, ['MY_TOKEN']);
     assert.deepEqual(trusted.ignored, []);
 
     writeFileSync(file, workspace + '\n# changed\n');
     const changed = loadConfig(inputs({ workspaceFile: file, trustedWorkspaceSha256: configContentHash(workspace) }));
     assert.equal(changed.value.conversation?.hooks?.on_waiting, undefined);
-    assert.equal(changed.ignored.length, 13);
+    assert.equal(changed.ignored.length, 14);
   });
 
   it('the user config, JP_CFG_*, --cfg and flags always count', () => {
@@ -395,8 +397,14 @@ describe('workspace trust', () => {
     );
     assert.deepEqual(emptied.value.secrets?.env_vars, ['USER_SECRET']);
     assert.equal(emptied.sources.get('secrets.env_vars')?.label, user, 'set by the last layer that added to it');
-    const workspaceFile = tempFile('[secrets]\nenv_vars = ["WORKSPACE_SECRET"]\n');
-    const added = loadConfig(inputs({ userFile: user, workspaceFile }));
+    const workspaceText = '[secrets]\nenv_vars = ["WORKSPACE_SECRET"]\n';
+    const workspaceFile = tempFile(workspaceText);
+    // A workspace's list counts once trusted (it changes what an approval shows); then it adds.
+    const untrusted = loadConfig(inputs({ userFile: user, workspaceFile }));
+    assert.deepEqual(untrusted.value.secrets?.env_vars, ['USER_SECRET']);
+    const added = loadConfig(
+      inputs({ userFile: user, workspaceFile, trustedWorkspaceSha256: configContentHash(workspaceText) }),
+    );
     assert.deepEqual(added.value.secrets?.env_vars, ['USER_SECRET', 'WORKSPACE_SECRET']);
     assert.equal(added.sources.get('secrets.env_vars')?.label, workspaceFile);
   });

@@ -197,7 +197,7 @@ describe('forking a compacted conversation', () => {
       const source = createConversation(directory, {
         log: () => events.map((event) => JSON.stringify(event) + '\n').join(''),
       });
-      const fork = forkConversation(directory, source.id, new LogSeal(Buffer.alloc(32, 3))).metadata;
+      const fork = forkConversation(directory, source.id, new LogSeal(Buffer.alloc(32, 3)), 'w-000000000000').metadata;
       const copied = readEventLog(eventsFile(directory, fork.id)).events;
       assert.equal(copied.length, events.length - 3);
       const compaction = copied.find((event) => event.type === 'compaction');

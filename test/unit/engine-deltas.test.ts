@@ -48,7 +48,10 @@ async function run(parts: { text?: string; reasoning?: string; delay_ms?: number
     model,
     tools: new Map(),
     config,
-    seal: new LogSeal(Buffer.alloc(32, 7)),
+    seal: new LogSeal(Buffer.alloc(32, 7)).at({
+      conversationId: 'jp-c1700000000000000',
+      workspaceId: 'w-000000000000',
+    }),
     builtinDetached: () => 'deny',
     toolRoot: process.cwd(),
     toolEnvironment: () => ({}),

@@ -132,11 +132,21 @@ const oldLog: ConversationEvent[] = readFileSync(
   .map((line) => JSON.parse(line));
 const oldLogSeal = new LogSeal(Buffer.alloc(32, 1));
 const conversationId = 'jp-c1700000000000000';
+const place = { conversationId, workspaceId: 'w-000000000000' };
+/**
+ * The same log with its seals made as jp makes them now, bound to their place (conversation/seal.ts):
+ * its answers keep their old JSON form. The fixture's own seals, made before seals were bound to a
+ * place, carry no authority any more (checked below).
+ */
+const resealedLog: ConversationEvent[] = [];
+for (const event of oldLog) resealedLog.push(oldLogSeal.at(place).seal(event, resealedLog));
 
-function recordedPairs(): { request: EventOf<'inquiry_request'>; response: EventOf<'inquiry_response'> }[] {
+function recordedPairs(
+  log: readonly ConversationEvent[] = oldLog,
+): { request: EventOf<'inquiry_request'>; response: EventOf<'inquiry_response'> }[] {
   const requests = new Map<string, EventOf<'inquiry_request'>>();
   const pairs: { request: EventOf<'inquiry_request'>; response: EventOf<'inquiry_response'> }[] = [];
-  for (const event of oldLog) {
+  for (const event of log) {
     if (event.type === 'inquiry_request') requests.set(event.id, event);
     if (event.type === 'inquiry_response') pairs.push({ request: requests.get(event.id)!, response: event });
   }
@@ -166,7 +176,7 @@ describe('a log written before answers were typed', () => {
   });
 
   it('resumes: each sealed answer is reused as it was recorded, nothing asked or appended again', async () => {
-    for (const { request, response } of recordedPairs()) {
+    for (const { request, response } of recordedPairs(resealedLog)) {
       const appended: ConversationEvent[] = [];
       const host = new RecordingHost();
       const resolver = new InquiryResolver({
@@ -181,7 +191,8 @@ describe('a log written before answers were typed', () => {
         builtinDetached: () => 'deny',
         signal: new AbortController().signal,
         conversationId,
-        seal: oldLogSeal,
+        seal: oldLogSeal.at(place),
+        log: resealedLog,
         append: (event) => void appended.push(event),
         answerWithLlm: async () => undefined,
       });
@@ -199,8 +210,15 @@ describe('a log written before answers were typed', () => {
 
   it("remembers its turn's run_always and skip_always decisions, by tool", () => {
     const remembered = rememberedDecisions(
-      { conversationId, seal: oldLogSeal, host: new RecordingHost(), tools: new Map(), append: () => {} },
-      oldLog,
+      {
+        conversationId,
+        seal: oldLogSeal.at(place),
+        log: resealedLog,
+        host: new RecordingHost(),
+        tools: new Map(),
+        append: () => {},
+      },
+      resealedLog,
     );
     assert.deepEqual(
       [...remembered],
@@ -209,5 +227,32 @@ describe('a log written before answers were typed', () => {
         ['tool_4', 'skip'],
       ],
     );
+  });
+
+  it('its own seals, made before seals were bound to a place, approve nothing: every inquiry is decided anew', async () => {
+    for (const { request, response } of recordedPairs()) {
+      const appended: ConversationEvent[] = [];
+      const resolver = new InquiryResolver({
+        host: new RecordingHost(),
+        config: loadConfig({
+          userFile: undefined,
+          workspaceFile: undefined,
+          environment: {},
+          cfgArguments: [],
+          flags: [],
+        }),
+        builtinDetached: () => 'deny',
+        signal: new AbortController().signal,
+        conversationId,
+        seal: oldLogSeal.at(place),
+        log: oldLog,
+        append: (event) => void appended.push(event),
+        answerWithLlm: async () => undefined,
+      });
+      const resolution = await resolver.resolve(request.tool_call_id, request.inquiry, { request, response });
+      assert.equal(resolution.kind, 'answered');
+      if (resolution.kind !== 'answered') return;
+      assert.equal(resolution.by, 'policy', `${JSON.stringify(response.answer)} was reused`);
+    }
   });
 });

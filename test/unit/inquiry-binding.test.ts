@@ -15,10 +15,11 @@ import { InquiryResolver } from '../../src/turn/inquiries.ts';
 import type { TurnHost } from '../../src/turn/host.ts';
 
 const conversationId = 'jp-c1700000000000000';
+const workspaceId = 'w-000000000000';
 const seal = new LogSeal(Buffer.alloc(32, 1));
 const otherUsersSeal = new LogSeal(Buffer.alloc(32, 2));
 
-function resolver(appended: ConversationEvent[]): InquiryResolver {
+function resolver(appended: ConversationEvent[], log: readonly ConversationEvent[]): InquiryResolver {
   const host: TurnHost = {
     append: () => {},
     delta: () => {},
@@ -36,7 +37,8 @@ function resolver(appended: ConversationEvent[]): InquiryResolver {
     builtinDetached: () => 'deny',
     signal: new AbortController().signal,
     conversationId,
-    seal,
+    seal: seal.at({ conversationId, workspaceId }),
+    log,
     append: (event) => void appended.push(event),
     answerWithLlm: async () => undefined,
   });
@@ -44,7 +46,16 @@ function resolver(appended: ConversationEvent[]): InquiryResolver {
 
 const approved: Inquiry = { kind: 'run_tool', tool: 'run_command', arguments: { command: 'npm test' } };
 
-function recorded(inquiry: Inquiry, signer: LogSeal | undefined, id = conversationId) {
+/**
+ * A request and its answer as a log holds them: sealed by `signer` for `place` at the positions
+ * they had when sealed (after `before`), then found at the positions `shift` more events give them.
+ */
+function recorded(
+  inquiry: Inquiry,
+  signer: LogSeal | undefined,
+  place: { conversationId: string; workspaceId: string } = { conversationId, workspaceId },
+  shift = 0,
+) {
   const request: EventOf<'inquiry_request'> = {
     type: 'inquiry_request',
     timestamp: 't',
@@ -59,12 +70,16 @@ function recorded(inquiry: Inquiry, signer: LogSeal | undefined, id = conversati
     answer: 'run',
     by: 'user',
   };
-  return { request, response: signer ? signer.seal(id, unsealed, [request]) : unsealed };
+  const before: ConversationEvent[] = [{ type: 'turn_start', timestamp: 't' }];
+  const response = signer ? signer.at(place).seal(unsealed, [...before, request]) : unsealed;
+  const moved: ConversationEvent[] = Array.from({ length: shift }, () => ({ type: 'turn_start', timestamp: 't' }));
+  return { request, response, log: [...before, ...moved, request, response] };
 }
 
 describe('a recorded approval on resume', () => {
   it('is re-used for exactly the inquiry it answered, sealed by this user', async () => {
-    const resolution = await resolver([]).resolve('call_1', approved, recorded(approved, seal));
+    const record = recorded(approved, seal);
+    const resolution = await resolver([], record.log).resolve('call_1', approved, record);
     assert.equal(resolution.kind, 'answered');
     if (resolution.kind !== 'answered') return;
     assert.equal(encodeAnswer(resolution.answer), 'run');
@@ -75,11 +90,21 @@ describe('a recorded approval on resume', () => {
     ['another tool', { ...approved, tool: 'fs_create_file' }, recorded(approved, seal)],
     ['no seal', approved, recorded(approved, undefined)],
     ["another user's seal", approved, recorded(approved, otherUsersSeal)],
-    ['a seal of another conversation', approved, recorded(approved, seal, 'jp-c1700000000000999')],
+    [
+      'a seal of another conversation',
+      approved,
+      recorded(approved, seal, { conversationId: 'jp-c1700000000000999', workspaceId }),
+    ],
+    [
+      'a seal of another workspace',
+      approved,
+      recorded(approved, seal, { conversationId, workspaceId: 'w-111111111111' }),
+    ],
+    ['a seal made at another position of the log', approved, recorded(approved, seal, undefined, 1)],
   ] as const) {
     it(`is not re-used with ${name}: the call is asked about again (no human: denied)`, async () => {
       const appended: ConversationEvent[] = [];
-      const resolution = await resolver(appended).resolve('call_1', asked as Inquiry, record);
+      const resolution = await resolver(appended, record.log).resolve('call_1', asked as Inquiry, record);
       assert.equal(resolution.kind, 'answered');
       if (resolution.kind !== 'answered') return;
       assert.deepEqual([encodeAnswer(resolution.answer), resolution.by], ['skip', 'policy']);

@@ -58,7 +58,7 @@ function importsOf(folder: string): Import[] {
 
 /**
  * The layers, top first: a folder imports only from its own layer's folder or lower layers. The
- * composition root (cli) over the editor's agent (acp), over the two ends of a socket (the terminal
+ * composition root (cli) over the browser client (web), over the editor's agent (acp), over the two ends of a socket (the terminal
  * client, the server process), over one run, over what scripts read of it (report), over the user's
  * hooks (which answer the engine through its TurnHost), over the engine;
  * the engine on tools, the sandbox and the providers; everything on the conversation log, config,
@@ -67,6 +67,7 @@ function importsOf(folder: string): Import[] {
  */
 const layers: string[][] = [
   ['cli'],
+  ['web'],
   ['acp'],
   ['client', 'server'],
   ['run'],

@@ -43,6 +43,9 @@ const settings = (overrides: Partial<SandboxSettings> = {}): SandboxSettings => 
   network: false,
   writableRoots: [],
   hiddenPaths: [],
+  hideHome: false,
+  readableRoots: [],
+  bwrapPath: undefined,
   ...overrides,
 });
 
@@ -69,9 +72,9 @@ function input(overrides: Partial<PlanInput> = {}): PlanInput {
   return {
     settings: settings(),
     toolRoot: '/home/u/src/app',
-    protectedPaths: ['/home/u/src/app/.jp', '/home/u/.local/share/jp'],
+    protectedPaths: ['/home/u/src/app/.jp'],
     home: '/home/u',
-    extraHiddenPaths: ['/home/u/.config/jp'],
+    extraHiddenPaths: ['/home/u/.config/jp', '/home/u/.local/share/jp'],
     temporaryDirectory: '/tmp/jp-sandbox-1',
     cwd: '/home/u/src/app/sub',
     ...overrides,
@@ -89,10 +92,11 @@ describe('the sandbox plan', () => {
     );
     assert.deepEqual(plan.hidden, [
       { path: '/home/u/.ssh', kind: 'directory' },
+      { path: '/home/u/.netrc', kind: 'file' },
       { path: '/data/keys', kind: 'directory' },
       { path: '/home/u/.config/gcloud', kind: 'directory' },
-      { path: '/home/u/.netrc', kind: 'file' },
       { path: '/home/u/.config/jp', kind: 'directory' },
+      { path: '/home/u/.local/share/jp', kind: 'directory' },
     ]);
     assert.equal(plan.network, false);
     assert.equal(plan.cwd, '/home/u/src/app/sub');
@@ -116,13 +120,17 @@ describe('the sandbox plan', () => {
       fileSystem,
     );
     assert.deepEqual(plan.writable, ['/home/u', '/home/u/cache', '/tmp/jp-sandbox-1']);
-    assert.deepEqual(plan.readOnly, ['/home/u/src/app/.jp', '/home/u/.local/share/jp']);
+    assert.deepEqual(plan.readOnly, ['/home/u/src/app/.jp']);
+    assert.ok(
+      plan.hidden.some((hidden) => hidden.path === '/home/u/.local/share/jp'),
+      "jp's data is hidden, so not writable either",
+    );
     assert.ok(plan.hidden.some((hidden) => hidden.path === '/home/u/secret.txt' && hidden.kind === 'file'));
   });
 });
 
 describe('bubblewrap arguments', () => {
-  it('namespaces, read-only root, fresh /dev and /proc, then writable, read-only and hidden binds in that order, then the command', () => {
+  it('namespaces, read-only root, fresh /dev and /proc, then writable, read-only and hidden binds in that order, the private TMPDIR last, then the command', () => {
     const plan = planSandbox(input(), fileSystem);
     assert.deepEqual(bubblewrapArguments(plan, { file: '/bin/sh', arguments: ['-c', 'true'] }), [
       '--die-with-parent',
@@ -145,9 +153,6 @@ describe('bubblewrap arguments', () => {
       '--bind',
       '/home/u/src/app',
       '/home/u/src/app',
-      '--bind',
-      '/tmp/jp-sandbox-1',
-      '/tmp/jp-sandbox-1',
       '--ro-bind',
       '/home/u/src/app/.jp',
       '/home/u/src/app/.jp',
@@ -155,21 +160,28 @@ describe('bubblewrap arguments', () => {
       '/home/u/.ssh',
       '--remount-ro',
       '/home/u/.ssh',
-      '--tmpfs',
-      '/data/keys',
-      '--remount-ro',
-      '/data/keys',
-      '--tmpfs',
-      '/home/u/.config/gcloud',
-      '--remount-ro',
-      '/home/u/.config/gcloud',
       '--ro-bind',
       '/dev/null',
       '/home/u/.netrc',
       '--tmpfs',
+      '/data/keys',
+      '--remount-ro',
+      '/data/keys',
+      '--tmpfs',
+      '/home/u/.config/gcloud',
+      '--remount-ro',
+      '/home/u/.config/gcloud',
+      '--tmpfs',
       '/home/u/.config/jp',
       '--remount-ro',
       '/home/u/.config/jp',
+      '--tmpfs',
+      '/home/u/.local/share/jp',
+      '--remount-ro',
+      '/home/u/.local/share/jp',
+      '--bind',
+      '/tmp/jp-sandbox-1',
+      '/tmp/jp-sandbox-1',
       '--chdir',
       '/home/u/src/app/sub',
       '--',

@@ -33,4 +33,17 @@ describe('visible', () => {
     assert.equal(hasControlCharacters(clean + '\n\t'), false);
     assert.equal(hasControlCharacters('x\u001b'), true);
   });
+
+  it('with `invisible`, draws every invisible or format character as <U+…>; without, leaves text as it reads', () => {
+    const text = 'a\u200Bb\u2060c\uFEFFd\u3164e\u00ADf\u200Eg\u{E0041}h\uFE0Fi\u034Fj';
+    assert.equal(
+      visible(text, { invisible: true }),
+      'a<U+200B>b<U+2060>c<U+FEFF>d<U+3164>e<U+00AD>f<U+200E>g<U+E0041>h<U+FE0F>i<U+034F>j',
+    );
+    assert.equal(visible('rm \u202e-rf\u200B\n', { invisible: true, singleLine: true }), 'rm <U+202E>-rf<U+200B>^J');
+    const family = '👩\u200D👩\u200D👧 ❤\uFE0F';
+    assert.equal(visible(family), family, 'an answer keeps its emoji sequences');
+    const clean = 'héllo — wörld ✔ 日本';
+    assert.equal(visible(clean, { invisible: true }), clean);
+  });
 });

@@ -666,6 +666,8 @@ const stdoutLines: Record<string, Json[]> = {
           mode: { value: 'workspace-write', layer: 'built-in default' },
           network: { value: false, layer: 'built-in default' },
           writable_roots: { value: [], layer: 'built-in default' },
+          hide_home: { value: false, layer: 'built-in default' },
+          readable_roots: { value: [], layer: 'built-in default' },
           hidden_paths: { value: ['~/.config/gh'], builtin: ['~/.ssh'], layer: '/home/me/.config/jp/config.toml' },
         },
       },
@@ -879,13 +881,15 @@ const listed = [
   },
 ];
 
+const capability = 'd2hhdCBhIHJ1bidzIGNhcGFiaWxpdHkgbG9va3MgbGlrZQ';
+
 const clientMessages: Json[] = [
-  { type: 'hello', version: 1, can_prompt: true },
-  { type: 'hello', version: 1, can_prompt: false, read_only: true },
+  { type: 'hello', version: 2, capability, can_prompt: true },
+  { type: 'hello', version: 2, capability, can_prompt: false, read_only: true },
   // `jp conversation kill`'s hello.
-  { type: 'hello', version: 1, can_prompt: false, kill: true },
+  { type: 'hello', version: 2, capability, can_prompt: false, kill: true },
   // `jp acp`'s hello, for an editor that reads and writes files.
-  { type: 'hello', version: 1, can_prompt: true, owner: true, editor_files: { read: true, write: false } },
+  { type: 'hello', version: 2, capability, can_prompt: true, owner: true, editor_files: { read: true, write: false } },
   { type: 'inquiry_response', id: 'inq_1', answer: 'run_always' },
   { type: 'inquiry_declined', id: 'inq_2' },
   { type: 'file_response', id: 'file-1', content: 'unsaved text' },
@@ -904,7 +908,7 @@ const clientMessages: Json[] = [
 const serverMessages: Json[] = [
   {
     type: 'hello',
-    version: 1,
+    version: 2,
     conversation_id: cid,
     pid: 4242,
     event_count: 12,
@@ -1320,15 +1324,22 @@ describe('protocol-message.schema.json', () => {
   });
 
   const brokenClient: [string, Json][] = [
-    ['hello without can_prompt', { type: 'hello', version: 1 }],
-    ['hello with a kill that is not a boolean', { type: 'hello', version: 1, can_prompt: false, kill: 'yes' }],
+    ['hello without can_prompt', { type: 'hello', version: 2, capability }],
+    [
+      'hello with a kill that is not a boolean',
+      { type: 'hello', version: 2, capability, can_prompt: false, kill: 'yes' },
+    ],
+    ['hello with a capability that is not a string', { type: 'hello', version: 2, capability: 42, can_prompt: true }],
     ['an unknown interrupt action', { type: 'interrupt_action', action: 'pause' }],
     ['a signal of another kind', { type: 'signal', kind: 'terminate' }],
     ['an unknown shutdown reason', { type: 'shutdown', reason: 'bored' }],
     ['inquiry_response without id', { type: 'inquiry_response', answer: 'run' }],
     ['inquiry_declined without id', { type: 'inquiry_declined' }],
     ['a file_response whose content is not text', { type: 'file_response', id: 'file-1', content: 42 }],
-    ['editor_files without write', { type: 'hello', version: 1, can_prompt: true, editor_files: { read: true } }],
+    [
+      'editor_files without write',
+      { type: 'hello', version: 2, capability, can_prompt: true, editor_files: { read: true } },
+    ],
   ];
   for (const [label, message] of brokenClient) {
     it(`rejects the client message: ${label}`, () => {
@@ -1345,7 +1356,7 @@ describe('protocol-message.schema.json', () => {
     ['a notice of an unknown level', { type: 'notice', level: 'debug', message: 'x' }],
     [
       'a hello without partial',
-      { type: 'hello', version: 1, conversation_id: cid, pid: 1, event_count: 0, prompting: false },
+      { type: 'hello', version: 2, conversation_id: cid, pid: 1, event_count: 0, prompting: false },
     ],
     ['an error without code', { type: 'error', message: 'x' }],
   ];

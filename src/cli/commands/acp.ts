@@ -3,7 +3,7 @@
  * carries only JSON-RPC messages; everything else goes to the log. The SDK is loaded only here.
  */
 import { execFile } from 'node:child_process';
-import { Readable, Writable } from 'node:stream';
+import { Writable } from 'node:stream';
 import type { AcpSessionContext } from '../../acp/agent.ts';
 import type { Logger } from '../../output/logger.ts';
 import { CommandContext, type FlagValue } from '../context.ts';
@@ -29,16 +29,21 @@ async function serveEditor(
   options: { model: string[] },
   loggerStarted: (logger: Logger) => void,
 ): Promise<number> {
-  const [{ ndJsonStream }, { AcpAgent }] = await Promise.all([
+  const [{ ndJsonStream }, { AcpAgent }, { limitLines, maxAcpMessageBytes, oversizedReply }] = await Promise.all([
     import('@agentclientprotocol/sdk'),
     import('../../acp/agent.ts'),
+    import('../../acp/line-limit.ts'),
   ]);
   const logger = await context.logger();
   loggerStarted(logger);
-  const stream = ndJsonStream(
-    Writable.toWeb(process.stdout) as WritableStream<Uint8Array>,
-    Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>,
-  );
+  // An oversized line is answered here and dropped; the SDK sees only lines it accepts (line-limit.ts).
+  const input = limitLines(process.stdin, maxAcpMessageBytes, (id, bytes) => {
+    logger.warn('acp: refused an oversized message', { id, bytes, max_bytes: maxAcpMessageBytes });
+    process.stdout.write(oversizedReply(id, bytes, maxAcpMessageBytes));
+  });
+  const stream = ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, input, {
+    maxMessageBytes: maxAcpMessageBytes,
+  });
   logger.info('acp: serving on stdio', { cwd: context.facts.cwd });
   // The first -m is the model of every prompt; every -m is offered in the editor's model menu.
   const [model] = options.model;

@@ -31,12 +31,12 @@ export function readConversationSettings(context: CommandContext, id: string): C
   const workspace = context.workspace();
   const conversationId = requireExisting(workspace, id);
   const { events } = readEventLog(eventsFile(workspace.conversationsDirectory, conversationId));
-  const seal = LogSeal.forUser(dataHome(context.facts.environment));
-  const settings = recordedSettings(conversationId, events, seal);
+  const seal = LogSeal.forUser(dataHome(context.facts.environment)).at({ conversationId, workspaceId: workspace.id });
+  const settings = recordedSettings(events, seal);
   return {
     conversationId,
     delta: settings.delta,
-    keys: recordedKeys(conversationId, events, seal),
+    keys: recordedKeys(events, seal),
     ignored: [
       ...settings.connectionKeys.map((key) => ({
         key,

@@ -99,6 +99,8 @@ function sandboxFacts(loaded: LoadedConfig): Record<string, unknown> {
     mode: { value: settings.mode, layer: source('sandbox.mode') },
     network: { value: settings.network, layer: source('sandbox.network') },
     writable_roots: { value: settings.writableRoots, layer: source('sandbox.writable_roots') },
+    hide_home: { value: settings.hideHome, layer: source('sandbox.hide_home') },
+    readable_roots: { value: settings.readableRoots, layer: source('sandbox.readable_roots') },
     hidden_paths: {
       value: settings.hiddenPaths,
       builtin: builtinHiddenPaths.map((relative) => `~/${relative}`),

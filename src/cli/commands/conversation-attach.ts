@@ -12,7 +12,7 @@ import { createRenderer } from '../../client/create-renderer.ts';
 import { connectToServer } from '../../client/socket-link.ts';
 import type { HistoryMode } from '../../client/terminal-client.ts';
 import { RunError, UsageError } from '../../errors.ts';
-import { liveEntry, type RegistryEntry } from '../../server/registry.ts';
+import { capabilityFile, liveEntry, readCapability, type RegistryEntry } from '../../server/registry.ts';
 import { isSameProcessAlive } from '../../workspace/process-identity.ts';
 import type { Workspace } from '../../workspace/workspace.ts';
 import { userSubdirectory } from '../../workspace/workspace.ts';
@@ -20,6 +20,24 @@ import type { CommandContext } from '../context.ts';
 import { targetConversation } from '../../conversation/targets.ts';
 import { createTerminalClient, finishOutcome, withClientSignals } from '../client-session.ts';
 import { watchedLive } from '../facts.ts';
+
+/**
+ * The run's capability, read from jp's private state (DESIGN §8): what lets this client in. A run
+ * that has none there (it ended meanwhile, or its file was removed) is said to be unreachable.
+ */
+export function requireCapability(workspace: Workspace, conversationId: string): string {
+  const processes = userSubdirectory(workspace, 'processes');
+  const capability = readCapability(processes, conversationId);
+  if (capability !== undefined) return capability;
+  requireRunning(workspace, conversationId);
+  throw new RunError(
+    'capability_missing',
+    `cannot attach to ${conversationId}: its capability file ${capabilityFile(processes, conversationId)} is missing or damaged`,
+    {
+      hint: `The run goes on; stop it with \`jp conversation kill ${conversationId}\` and resume it with \`jp query --continue --id=${conversationId}\`.`,
+    },
+  );
+}
 
 /** The live server of a conversation, or an error that says what to do instead. */
 export function requireRunning(workspace: Workspace, conversationId: string): RegistryEntry & { socket_path: string } {
@@ -66,6 +84,7 @@ export async function conversationAttachCommand(
   const history = parseTail(options.tail);
   const conversationId = targetConversation(workspace, context.facts.environment, id);
   const entry = requireRunning(workspace, conversationId);
+  const capability = requireCapability(workspace, conversationId);
   const readOnly = options.readOnly ?? false;
   const renderer = await createRenderer({
     format: context.format,
@@ -87,7 +106,15 @@ export async function conversationAttachCommand(
     requireRunning(workspace, conversationId);
     throw error;
   }
-  const client = createTerminalClient(context, { link, renderer, conversationId, readOnly, owner: false, history });
+  const client = createTerminalClient(context, {
+    link,
+    renderer,
+    conversationId,
+    readOnly,
+    owner: false,
+    capability,
+    history,
+  });
   const outcome = await withClientSignals(context, client, true, () => client.run());
   // A server that ends as this attach connects closes without a word: say what is true now. A dying
   // process closes its socket before the kernel shows it dead, so give its end up to a second to show.

@@ -28,9 +28,8 @@ export async function conversationCompactCommand(context: CommandContext, id: st
   const file = eventsFile(workspace.conversationsDirectory, conversationId);
   // Only the settings this user's jp recorded (conversation/seal.ts) choose the model that summarises.
   const recorded = recordedSettings(
-    conversationId,
     readEventLog(file).events,
-    LogSeal.forUser(dataHome(context.facts.environment)),
+    LogSeal.forUser(dataHome(context.facts.environment)).at({ conversationId, workspaceId: workspace.id }),
   );
   if (recorded.foreignKeys.length > 0) context.warn(foreignSettingsWarning(conversationId, recorded.foreignKeys));
   const config = await context.config([], { id: conversationId, delta: recorded.delta });

@@ -11,7 +11,7 @@
 import { connectToServer } from '../../client/socket-link.ts';
 import { RunError } from '../../errors.ts';
 import { PROTOCOL_VERSION } from '../../protocol/messages.ts';
-import { cleanStaleEntry, isEntryAlive, liveEntry, readEntry } from '../../server/registry.ts';
+import { cleanStaleEntry, isEntryAlive, liveEntry, readCapability, readEntry } from '../../server/registry.ts';
 import { removeDeadLock, runningByLock, type LockOwner } from '../../workspace/lock.ts';
 import { isSameProcessAlive } from '../../workspace/process-identity.ts';
 import { userSubdirectory } from '../../workspace/workspace.ts';
@@ -72,11 +72,14 @@ export async function conversationKillCommand(
     );
     return 0;
   }
-  if (!entry.socket_path) {
+  // Through the socket when the run's capability can be read (DESIGN §8); else SIGTERM, which
+  // stops it the same way (persisted, resumable).
+  const capability = readCapability(processes, conversationId);
+  if (!entry.socket_path || capability === undefined) {
     process.kill(entry.pid, 'SIGTERM');
   } else {
     const link = await connectToServer(entry.socket_path);
-    link.send({ type: 'hello', version: PROTOCOL_VERSION, can_prompt: false, kill: true });
+    link.send({ type: 'hello', version: PROTOCOL_VERSION, capability, can_prompt: false, kill: true });
     link.send({ type: 'shutdown', reason: 'user' });
   }
   if (!(await waitForExit(entry.pid, entry.start_time, gracefulWaitMilliseconds))) {

@@ -59,6 +59,7 @@ export function conversationForkCommand(context: CommandContext, id: string): nu
     workspace.conversationsDirectory,
     source,
     LogSeal.forUser(dataHome(context.facts.environment)),
+    workspace.id,
   );
   if (forked.foreignSettings.length > 0) context.warn(foreignSettingsWarning(source, forked.foreignSettings));
   const fork = forked.metadata;

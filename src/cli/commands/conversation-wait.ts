@@ -7,7 +7,7 @@ import { readEventLog } from '../../conversation/reader.ts';
 import { eventsFile } from '../../conversation/store.ts';
 import { connectToServer } from '../../client/socket-link.ts';
 import { PROTOCOL_VERSION } from '../../protocol/messages.ts';
-import { isEntryAlive, liveEntry } from '../../server/registry.ts';
+import { isEntryAlive, liveEntry, readCapability } from '../../server/registry.ts';
 import { exitCodeFromLog, type ResultObject } from '../../report/result.ts';
 import { userSubdirectory } from '../../workspace/workspace.ts';
 import type { CommandContext } from '../context.ts';
@@ -18,7 +18,7 @@ function sleep(milliseconds: number): Promise<void> {
 }
 
 /** Resolves with the run's result, or undefined when the connection ends without one. */
-async function watch(socketPath: string): Promise<ResultObject | undefined> {
+async function watch(socketPath: string, capability: string): Promise<ResultObject | undefined> {
   let link: Awaited<ReturnType<typeof connectToServer>>;
   try {
     link = await connectToServer(socketPath);
@@ -30,7 +30,7 @@ async function watch(socketPath: string): Promise<ResultObject | undefined> {
       if (message.type === 'turn_complete') resolve(message.result);
     });
     link.onClose(() => resolve(undefined));
-    link.send({ type: 'hello', version: PROTOCOL_VERSION, can_prompt: false, read_only: true });
+    link.send({ type: 'hello', version: PROTOCOL_VERSION, capability, can_prompt: false, read_only: true });
   });
 }
 
@@ -40,7 +40,9 @@ export async function conversationWaitCommand(context: CommandContext, id: strin
   const processes = userSubdirectory(workspace, 'processes');
   const entry = liveEntry(processes, conversationId);
   if (entry) {
-    const result = entry.socket_path ? await watch(entry.socket_path) : undefined;
+    // Without its capability (the file went with the run), the process is watched instead.
+    const capability = readCapability(processes, conversationId);
+    const result = entry.socket_path && capability ? await watch(entry.socket_path, capability) : undefined;
     if (result) return report(context, conversationId, result.exit_code, result.status);
     while (isEntryAlive(entry)) await sleep(50);
   }

@@ -67,6 +67,7 @@ export async function runInProcess(context: CommandContext, prepared: Prepared, 
     conversationId,
     readOnly: false,
     owner: true,
+    capability: hosted.capability,
     history: request.resume ? { resume: prepared.events } : 'none',
   });
   const outcome = await withClientSignals(context, client, false, async () => {

@@ -29,6 +29,7 @@ import { buildErrorResult, resultQuery, untrustedKeysWarning, type ResultWarning
 import { decideWorkspaceTrust } from '../workspace-trust.ts';
 import { untrustedWarning, type WorkspaceTrust } from '../../config/trust.ts';
 import type { RunRequest } from '../../protocol/run-request.ts';
+import { PROTOCOL_VERSION } from '../../protocol/messages.ts';
 import { sandboxModes } from '../../sandbox/settings.ts';
 import { spawnServer, type EarlyServer } from '../../server/spawn.ts';
 import { acquireLock } from '../../workspace/lock.ts';
@@ -56,6 +57,8 @@ export interface QueryFlags {
   maxTokens?: string;
   server?: boolean;
   sandbox?: string;
+  /** Relay the client protocol on stdin/stdout for a program (`jp web`) instead of drawing the run. */
+  stdio?: boolean;
 }
 
 function validateFlags(flags: QueryFlags): void {
@@ -74,6 +77,11 @@ function validateFlags(flags: QueryFlags): void {
       '--continue resumes an existing conversation; it cannot be used with --new or --fork',
     );
   }
+  if (flags.stdio && (flags.detach || flags.server === false))
+    throw new UsageError(
+      'flags_conflict',
+      '--stdio speaks to a query server; it cannot be used with --detach or --no-server',
+    );
   if (flags.detach && flags.server === false)
     throw new UsageError('flags_conflict', '--detach needs a query server; it cannot be used with --no-server');
   if (flags.maxTurns !== undefined && !/^[1-9]\d*$/.test(flags.maxTurns)) {
@@ -166,11 +174,14 @@ async function prepare(
   await context.registerSecrets();
 
   const waitSetting = facts.environment.JP_STDIN_WAIT_MS;
-  const stdin = await readStandardInput({
-    hasMessage: messageArgument !== undefined,
-    stdinIsTerminal: facts.stdinIsTerminal,
-    waitMilliseconds: waitSetting && /^\d+$/.test(waitSetting) ? Number(waitSetting) : defaultStdinWaitMilliseconds,
-  });
+  // With --stdio, stdin carries the protocol, never the message.
+  const stdin = flags.stdio
+    ? undefined
+    : await readStandardInput({
+        hasMessage: messageArgument !== undefined,
+        stdinIsTerminal: facts.stdinIsTerminal,
+        waitMilliseconds: waitSetting && /^\d+$/.test(waitSetting) ? Number(waitSetting) : defaultStdinWaitMilliseconds,
+      });
   const message = combineInput(messageArgument, stdin);
   if (!flags.continue && (message === undefined || message.trim() === '')) {
     throw new UsageError('message_missing', 'no message: give one as arguments, or pipe it on stdin', {
@@ -370,12 +381,30 @@ async function executeWith(
     return 0;
   }
   const link = await connectToServer(spawned.socketPath);
+  if (flags.stdio) {
+    const { relayOverStreams } = await import('../../client/stdio-relay.ts');
+    return relayOverStreams(
+      link,
+      (hello) => ({
+        ...hello,
+        version: PROTOCOL_VERSION,
+        capability: spawned.capability,
+        owner: true,
+        kill: false,
+      }),
+      {
+        input: process.stdin,
+        write: (text) => context.stdout.write(text),
+      },
+    );
+  }
   const client = createTerminalClient(context, {
     link,
     renderer,
     conversationId,
     readOnly: false,
     owner: true,
+    capability: spawned.capability,
     history: request.resume ? { resume: prepared.events } : 'none',
   });
   const outcome = await withClientSignals(context, client, true, () => client.run());
@@ -399,7 +428,12 @@ function titleOf(messageArgument: string | undefined, message: string | undefine
 
 /** Forks `source`, warning about the settings it did not carry; returns the fork's id. */
 function forkWarned(context: CommandContext, conversationsDirectory: string, source: string): string {
-  const fork = forkConversation(conversationsDirectory, source, LogSeal.forUser(dataHome(context.facts.environment)));
+  const fork = forkConversation(
+    conversationsDirectory,
+    source,
+    LogSeal.forUser(dataHome(context.facts.environment)),
+    context.workspace().id,
+  );
   if (fork.foreignSettings.length > 0) context.warn(foreignSettingsWarning(source, fork.foreignSettings));
   return fork.metadata.id;
 }

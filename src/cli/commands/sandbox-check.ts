@@ -3,7 +3,9 @@
  * its version, which namespaces can be made, whether the network is isolated, the configured mode.
  * Exits 1 when the sandbox cannot run here, with the cause and the fix.
  */
+import os from 'node:os';
 import { namespaceSupport, probeSandbox } from '../../sandbox/engine.ts';
+import { writableDirectoriesOf } from '../../sandbox/hidden.ts';
 import { describeSandboxSettings, sandboxSettingsOf } from '../../sandbox/settings.ts';
 import type { CommandContext } from '../context.ts';
 
@@ -11,7 +13,12 @@ export async function sandboxCheckCommand(context: CommandContext): Promise<numb
   const loaded = await context.config();
   const settings = sandboxSettingsOf(loaded.value);
   const environment = context.facts.environment;
-  const availability = await probeSandbox(environment, false);
+  const availability = await probeSandbox(
+    environment,
+    { ...settings, network: false },
+    writableDirectoriesOf(settings, context.workspace().toolRoot, environment.HOME || os.homedir()),
+    { version: true },
+  );
   const namespaces =
     availability.engine === 'bubblewrap' && availability.program
       ? namespaceSupport(availability.program, environment)

@@ -1,7 +1,9 @@
 /**
  * `[mcp.servers.<name>]` checked and resolved when the configuration is loaded, before anything
  * runs: what the schema cannot say (exactly one of command and url, no key of the other transport)
- * is a usage error naming the file, the line and the key. Loading this does not load the MCP SDK.
+ * is a usage error naming the file, the line and the key. A server the workspace config defines
+ * runs in the command sandbox unless it says `sandbox = false` (which, like the whole server, needs
+ * trust). Loading this does not load the MCP SDK.
  */
 import path from 'node:path';
 import { originOf, type LoadedConfig } from '../../config/load.ts';
@@ -70,13 +72,24 @@ export function configuredMcpServers(
       startupTimeoutSeconds: entry.startup_timeout_secs ?? defaultStartupTimeoutSeconds,
       toolTimeoutSeconds: entry.tool_timeout_secs,
       trustAnnotations: entry.trust_annotations ?? false,
-      sandbox: entry.sandbox ?? false,
+      sandbox: entry.sandbox ?? definedByWorkspace(loaded, name),
     };
     if (entry.command !== undefined) spec.command = entry.command;
     if (entry.url !== undefined) spec.url = entry.url;
     if (entry.bearer_token_env !== undefined) spec.bearerTokenVariable = entry.bearer_token_env;
     return { spec, enabled: entry.enabled ?? true };
   });
+}
+
+/**
+ * Whether the workspace config (repository code) sets any key of the server: then, unless its
+ * (trusted) config says `sandbox = false`, it runs in the sandbox, and what it loads from the
+ * repository (a script it sources, a module it imports) runs confined whoever changed it since.
+ */
+function definedByWorkspace(loaded: LoadedConfig, name: string): boolean {
+  const prefix = `mcp.servers.${name}.`;
+  for (const [key, layer] of loaded.sources) if (key.startsWith(prefix) && layer.kind === 'workspace') return true;
+  return false;
 }
 
 /**
@@ -91,5 +104,6 @@ export function registerMcpEnvironmentSecrets(
   for (const server of servers) {
     secrets.add(server.spec.env, secretVariables);
     secrets.addNamed(server.spec.env);
+    secrets.addHeaders(server.spec.headers ?? {});
   }
 }

@@ -37,6 +37,17 @@ export interface EditorPeer {
   /** The editor's fs/read_text_file and fs/write_text_file, when it advertised them. */
   readTextFile: ((file: string, signal: AbortSignal) => Promise<string>) | undefined;
   writeTextFile: ((file: string, content: string, signal: AbortSignal) => Promise<void>) | undefined;
+  /** The editor's terminal/* (it advertised `terminal`), else undefined. */
+  terminal: EditorTerminals | undefined;
+}
+
+/** The editor's terminals, by the methods of ACP's `terminal/*`. */
+export interface EditorTerminals {
+  create(command: { command: string; args: string[]; cwd: string; outputByteLimit: number }): Promise<string>;
+  waitForExit(terminalId: string): Promise<{ exitCode: number | null; signal: string | null }>;
+  output(terminalId: string): Promise<{ output: string; truncated: boolean }>;
+  kill(terminalId: string): Promise<void>;
+  release(terminalId: string): Promise<void>;
 }
 
 export function editorPeer(options: {
@@ -82,6 +93,37 @@ export function editorPeer(options: {
             { sessionId, path: file, content },
             { cancellationSignal: signal, stopWaitingOnCancel: true },
           );
+        }
+      : undefined,
+    terminal: capabilities.terminal
+      ? {
+          create: async (command) =>
+            (
+              await connection.client.request(methods.client.terminal.create, {
+                sessionId,
+                command: command.command,
+                args: command.args,
+                cwd: command.cwd,
+                outputByteLimit: command.outputByteLimit,
+              })
+            ).terminalId,
+          waitForExit: async (terminalId) => {
+            const exit = await connection.client.request(methods.client.terminal.waitForExit, {
+              sessionId,
+              terminalId,
+            });
+            return { exitCode: exit.exitCode ?? null, signal: exit.signal ?? null };
+          },
+          output: async (terminalId) => {
+            const output = await connection.client.request(methods.client.terminal.output, { sessionId, terminalId });
+            return { output: output.output, truncated: output.truncated };
+          },
+          kill: async (terminalId) => {
+            await connection.client.request(methods.client.terminal.kill, { sessionId, terminalId });
+          },
+          release: async (terminalId) => {
+            await connection.client.request(methods.client.terminal.release, { sessionId, terminalId });
+          },
         }
       : undefined,
     notice: (level, text) => {

@@ -18,6 +18,7 @@ import type { ResultObject } from '../report/result.ts';
 import { editorErrorText, type EditorPeer } from './editor-peer.ts';
 import { inquiryRequestOf, permissionContentOf, permissionTitleOf, type PermissionChoice } from './permissions.ts';
 import { elicitationOf, questionAsChoices } from './questions.ts';
+import { TerminalRuns } from './terminal-runs.ts';
 import type { UpdateMapper } from './updates.ts';
 
 interface PendingInquiry {
@@ -36,6 +37,8 @@ export class AcpRunClient {
   /** The tool call each inquiry is about, from its inquiry_request event (which comes first). */
   private readonly toolCallOfInquiry = new Map<string, string>();
   private readonly inquiries: PendingInquiry[] = [];
+  /** Commands in the editor's terminals, when it offers them. */
+  private readonly terminalRuns: TerminalRuns | undefined;
   /** File requests the editor is answering; aborted when the turn is cancelled. */
   private readonly fileRequests = new Set<AbortController>();
   private asking = false;
@@ -59,6 +62,14 @@ export class AcpRunClient {
     this.mapper = options.mapper;
     this.logger = options.logger;
     this.conversationId = options.conversationId;
+    this.terminalRuns = options.peer.terminal
+      ? new TerminalRuns(options.peer.terminal, {
+          send: (message) => this.link.send(message),
+          update: (update) => this.peer.update(update),
+          mapper: options.mapper,
+          logger: options.logger,
+        })
+      : undefined;
   }
 
   /** Resolves with the run's result; rejects when the server refused this client or went away without one. */
@@ -80,6 +91,7 @@ export class AcpRunClient {
       can_prompt: true,
       owner: true,
       ...(files.read || files.write ? { editor_files: files } : {}),
+      ...(this.terminalRuns ? { editor_terminal: true } : {}),
     });
     const settled = await outcome;
     if ('error' in settled) throw settled.error;
@@ -91,12 +103,14 @@ export class AcpRunClient {
     if (this.settled) return;
     for (const pending of this.inquiries) pending.controller.abort();
     for (const controller of this.fileRequests) controller.abort();
+    this.terminalRuns?.killAll();
     this.link.send({ type: 'shutdown', reason: 'interrupt' });
   }
 
   /** The editor went away: the run stops, as when the client that owns it dies. */
   close(): void {
     for (const pending of this.inquiries) pending.controller.abort();
+    this.terminalRuns?.killAll();
     this.link.close();
   }
 
@@ -112,6 +126,7 @@ export class AcpRunClient {
           : `the turn ended (${outcome.result.status}) before the call finished`
         : `the run ended before the call finished: ${outcome.error.message}`;
     for (const update of this.mapper.closeOpenCalls(reason)) this.peer.update(update);
+    this.terminalRuns?.releaseAll();
     this.settle(outcome);
   }
 
@@ -124,6 +139,7 @@ export class AcpRunClient {
         const event = message.event;
         if (event.type === 'inquiry_request') this.toolCallOfInquiry.set(event.id, event.tool_call_id);
         for (const update of this.mapper.event(event, false)) this.peer.update(update);
+        if (event.type === 'tool_call_response') this.terminalRuns?.releaseCall(event.id);
         return;
       }
       case 'delta': {
@@ -146,6 +162,13 @@ export class AcpRunClient {
         pending?.controller.abort();
         return;
       }
+      case 'terminal_request':
+        if (this.terminalRuns) void this.terminalRuns.run(message);
+        else this.link.send({ type: 'terminal_response', id: message.id, error: 'this editor has no terminals' });
+        return;
+      case 'terminal_kill':
+        this.terminalRuns?.kill(message.id);
+        return;
       case 'file_request':
         void this.fileRequest(message.id, message.operation, message.path, message.content);
         return;

@@ -91,6 +91,8 @@ export class UpdateMapper {
   private readonly toolArguments = new Map<string, unknown>();
   /** Calls sent to the editor that have no final status yet (completed or failed). */
   private readonly openCalls = new Set<string>();
+  /** The editor's terminal each call's command runs in (terminal-runs.ts). */
+  private readonly terminals = new Map<string, string>();
 
   /** The model's context window in tokens, when known: each request's usage is sent as `usage_update`. */
   private readonly contextWindowTokens: number | undefined;
@@ -197,15 +199,23 @@ export class UpdateMapper {
     };
   }
 
+  /** The call's command runs in the editor's terminal `terminalId`: the call shows it, live. */
+  embedTerminal(toolCallId: string, terminalId: string): SessionUpdate {
+    this.terminals.set(toolCallId, terminalId);
+    return { sessionUpdate: 'tool_call_update', toolCallId, content: [{ type: 'terminal', terminalId }] };
+  }
+
   private toolResult(event: EventOf<'tool_call_response'>): SessionUpdate {
     this.openCalls.delete(event.id);
     const name = this.toolNames.get(event.id)!;
     const diffs = event.is_error ? [] : toolDiffsOf(name, this.toolArguments.get(event.id), this.workspaceRoot);
+    const terminalId = this.terminals.get(event.id);
+    const terminal: ToolCallContent[] = terminalId === undefined ? [] : [{ type: 'terminal', terminalId }];
     return {
       sessionUpdate: 'tool_call_update',
       toolCallId: event.id,
       status: event.is_error ? 'failed' : 'completed',
-      content: [...diffs, textContent(event.content)],
+      content: [...terminal, ...diffs, textContent(event.content)],
       rawOutput: { content: event.content, is_error: event.is_error, outcome: event.outcome },
     };
   }

@@ -4,7 +4,7 @@
  */
 import type { ConversationEvent } from '../conversation/events.ts';
 import type { Inquiry, PromptAction } from '../inquiry/types.ts';
-import type { EditorFiles, ProcessTracker } from '../tools/tool.ts';
+import type { EditorFiles, EditorTerminal, ProcessTracker } from '../tools/tool.ts';
 import type { Secrets } from '../redact.ts';
 import type { TurnHooks } from './hook-port.ts';
 
@@ -46,6 +46,8 @@ export interface TurnHost {
   readonly secrets: Secrets;
   /** The prompting client's editor, when it offers to read and write files (an ACP editor). */
   editorFiles?(): EditorFiles | undefined;
+  /** A terminal of the prompting client's editor for the call `toolCallId`, when it offers them (an ACP editor). */
+  editorTerminal?(toolCallId: string): EditorTerminal | undefined;
   /** The user's hooks (src/hooks/), when any are configured. */
   readonly hooks?: TurnHooks;
 }

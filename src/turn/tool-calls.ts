@@ -458,9 +458,11 @@ async function execute(
   };
   let result: ToolResult;
   const editorFiles = context.host.editorFiles?.();
+  const editorTerminal = context.host.editorTerminal?.(callId);
   try {
     result = await tool.execute(argumentsValue, {
       ...(editorFiles ? { editorFiles } : {}),
+      ...(editorTerminal ? { editorTerminal } : {}),
       signal: context.signal,
       toolRoot: context.toolRoot,
       environment: context.toolEnvironment(tool.name),

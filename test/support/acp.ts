@@ -5,7 +5,7 @@
  * what the SDK's JSON Schema allows.
  */
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import {
@@ -40,6 +40,12 @@ export interface Editor {
   buffers: Map<string, string>;
   /** When set, fs/write_text_file is refused as acpx refuses it: `Internal error` with this reason in `data.details`. */
   refuseWrites: string | undefined;
+  /**
+   * The editor's terminals (when it advertises `terminal`): each terminal/create runs its command
+   * for real, in `terminalEnvironment` (the editor's own, as an editor's terminals inherit it).
+   */
+  terminals: EditorTerminal[];
+  terminalEnvironment: NodeJS.ProcessEnv;
   /** Every fs/read_text_file path and fs/write_text_file asked of the editor, in order. */
   fileReads: string[];
   fileWrites: { path: string; content: string }[];
@@ -50,6 +56,17 @@ export interface Editor {
   stderr(): string;
   /** Closes stdin (the editor quits) and waits for the agent to exit. */
   close(): Promise<number | null>;
+}
+
+export interface EditorTerminal {
+  id: string;
+  command: string;
+  args: string[];
+  cwd: string | null | undefined;
+  output: string;
+  exit: Promise<{ exitCode: number | null; signal: string | null }>;
+  killed: boolean;
+  released: boolean;
 }
 
 export function startEditor(
@@ -116,6 +133,8 @@ export function startEditor(
         if (message.id !== undefined && message.method !== undefined)
           sentRequests.set(String(message.id), message.method);
       }
+      // An answer that comes after the editor closed the agent's stdin (a terminal's exit) is dropped.
+      if (child.stdin!.writableEnded || child.stdin!.destroyed) return Promise.resolve();
       return new Promise((resolve) => child.stdin!.write(chunk, () => resolve()));
     },
     close() {
@@ -137,6 +156,8 @@ export function startEditor(
     onElicitation: async () => ({ action: 'cancel' }),
     buffers: new Map(),
     refuseWrites: undefined,
+    terminals: [],
+    terminalEnvironment: { PATH: process.env.PATH },
     fileReads: [],
     fileWrites: [],
     stdout: () => Buffer.concat(received),
@@ -153,6 +174,15 @@ export function startEditor(
         child.stdin!.end();
       }),
   };
+  const terminalProcesses = new Map<string, ChildProcess>();
+  child.once('exit', () => {
+    for (const running of terminalProcesses.values())
+      try {
+        process.kill(-running.pid!, 'SIGKILL');
+      } catch {
+        // ended
+      }
+  });
   const app = client({ name: 'test-editor' })
     .onNotification(methods.client.session.update, ({ params }) => {
       editor.updates.push(params);
@@ -175,6 +205,60 @@ export function startEditor(
       editor.fileWrites.push({ path: params.path, content: params.content });
       if (editor.refuseWrites !== undefined) throw RequestError.internalError({ details: editor.refuseWrites });
       editor.buffers.set(params.path, params.content);
+      return {};
+    })
+    .onRequest(methods.client.terminal.create, ({ params }) => {
+      const id = `term-${editor.terminals.length + 1}`;
+      const running = spawn(params.command, params.args ?? [], {
+        cwd: params.cwd ?? undefined,
+        env: editor.terminalEnvironment,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const terminal: EditorTerminal = {
+        id,
+        command: params.command,
+        args: params.args ?? [],
+        cwd: params.cwd,
+        output: '',
+        exit: new Promise((resolve) => {
+          running.once('close', (code, signal) => resolve({ exitCode: code, signal }));
+          running.once('error', () => resolve({ exitCode: 127, signal: null }));
+        }),
+        killed: false,
+        released: false,
+      };
+      running.stdout!.on('data', (chunk: Buffer) => (terminal.output += chunk.toString('utf8')));
+      running.stderr!.on('data', (chunk: Buffer) => (terminal.output += chunk.toString('utf8')));
+      terminalProcesses.set(id, running);
+      editor.terminals.push(terminal);
+      return { terminalId: id };
+    })
+    .onRequest(methods.client.terminal.output, async ({ params }) => {
+      const terminal = editor.terminals.find((entry) => entry.id === params.terminalId)!;
+      const exited = terminalProcesses.get(terminal.id)!.exitCode !== null;
+      return {
+        output: terminal.output,
+        truncated: false,
+        ...(exited ? { exitStatus: await terminal.exit } : {}),
+      };
+    })
+    .onRequest(methods.client.terminal.waitForExit, async ({ params }) => {
+      const terminal = editor.terminals.find((entry) => entry.id === params.terminalId)!;
+      return terminal.exit;
+    })
+    .onRequest(methods.client.terminal.kill, ({ params }) => {
+      const terminal = editor.terminals.find((entry) => entry.id === params.terminalId)!;
+      terminal.killed = true;
+      try {
+        process.kill(-terminalProcesses.get(terminal.id)!.pid!, 'SIGKILL');
+      } catch {
+        // it ended already
+      }
+      return {};
+    })
+    .onRequest(methods.client.terminal.release, ({ params }) => {
+      editor.terminals.find((entry) => entry.id === params.terminalId)!.released = true;
       return {};
     })
     .onRequest(methods.client.elicitation.create, ({ params }) => {

@@ -41,7 +41,7 @@ import { refusalIfHeld } from '../workspace/lock.ts';
 import { prepareWorkspace, userSubdirectory } from '../workspace/workspace.ts';
 import { availableCommands, commandOf } from './commands.ts';
 import { editorPeer } from './editor-peer.ts';
-import { messageOfPrompt } from './prompt-content.ts';
+import { imagesOfPrompt, messageOfPrompt } from './prompt-content.ts';
 import { runPrompt } from './prompt-turn.ts';
 import { readStoredSession, storeSession } from './session-store.ts';
 import { type AcpSessionContext, type RunSettings, readRunSettings, Session } from './session.ts';
@@ -119,7 +119,7 @@ export class AcpAgent {
           protocolVersion: PROTOCOL_VERSION,
           agentCapabilities: {
             loadSession: true,
-            promptCapabilities: { embeddedContext: true },
+            promptCapabilities: { embeddedContext: true, image: true },
             mcpCapabilities: { http: true },
             sessionCapabilities: { list: {}, resume: {}, close: {} },
           },
@@ -404,8 +404,9 @@ export class AcpAgent {
       throw new RequestError(errorCodes.invalidParams, `session ${sessionId} has a prompt running; cancel it first`);
     const command = commandOf(blocks, sessionId);
     const message = messageOfPrompt(blocks);
-    if (!command && message.trim() === '')
-      throw new RequestError(errorCodes.invalidParams, 'the prompt is empty: it has no text and no resource');
+    const images = imagesOfPrompt(blocks);
+    if (!command && message.trim() === '' && images.length === 0)
+      throw new RequestError(errorCodes.invalidParams, 'the prompt is empty: it has no text, no resource and no image');
     session.prompting = true;
     session.cancelRequested = false;
     try {
@@ -417,7 +418,7 @@ export class AcpAgent {
         logger: this.options.logger,
         update: (update) => void this.update(sessionId, update),
       });
-      return await runPrompt(session, message, { peer, logger: this.options.logger });
+      return await runPrompt(session, message, images, { peer, logger: this.options.logger });
     } finally {
       session.prompting = false;
       session.running = undefined;

@@ -9,6 +9,7 @@ import { connectToServer } from '../client/socket-link.ts';
 import { readEventLog } from '../conversation/reader.ts';
 import { eventsFile } from '../conversation/store.ts';
 import { findIncompleteTurn } from '../conversation/turn-state.ts';
+import type { ImageAttachment } from '../conversation/events.ts';
 import { JpError } from '../errors.ts';
 import type { Logger } from '../output/logger.ts';
 import type { RunRequest } from '../protocol/run-request.ts';
@@ -24,6 +25,7 @@ import { stopReasonOf, UpdateMapper } from './updates.ts';
 export async function runPrompt(
   session: Session,
   message: string,
+  images: ImageAttachment[],
   options: { peer: EditorPeer; logger: Logger },
 ): Promise<{ stopReason: StopReason }> {
   const sessionId = session.id;
@@ -42,6 +44,7 @@ export async function runPrompt(
       // A prompt after a stopped turn (a cancel, a crash) is the user's reply to it, as Ctrl+C → reply.
       message: incomplete ? null : message,
       ...(incomplete ? { reply: message } : {}),
+      ...(images.length > 0 ? { images } : {}),
       resume: incomplete !== undefined,
       discard_turn: false,
       detached: false,

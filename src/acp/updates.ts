@@ -116,8 +116,21 @@ export class UpdateMapper {
   event(event: ConversationEvent, replay: boolean): SessionUpdate[] {
     switch (event.type) {
       case 'chat_request':
-        return replay && event.content !== ''
-          ? [{ sessionUpdate: 'user_message_chunk', content: { type: 'text', text: event.content } }]
+        return replay
+          ? [
+              ...(event.content !== ''
+                ? [
+                    {
+                      sessionUpdate: 'user_message_chunk' as const,
+                      content: { type: 'text' as const, text: event.content },
+                    },
+                  ]
+                : []),
+              ...(event.images ?? []).map((image) => ({
+                sessionUpdate: 'user_message_chunk' as const,
+                content: { type: 'image' as const, mimeType: image.media_type, data: image.data },
+              })),
+            ]
           : [];
       case 'chat_response': {
         const kind = 'message' in event ? 'message' : 'reasoning';

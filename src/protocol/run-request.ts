@@ -35,6 +35,8 @@ const runRequestSchema = z.object({
    * after a cancelled one is sent this way.
    */
   reply: z.optional(z.string()),
+  /** Images attached to `message` (or `reply`): each its IANA media type and base64 bytes (jp acp). */
+  images: z.optional(z.array(z.object({ media_type: z.string(), data: z.string() }))),
   /** Drop the incomplete turn (marked discarded) before running the message. */
   discard_turn: z.boolean(),
   /**

@@ -133,11 +133,19 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
       });
     messageContext = decided.context;
   }
+  // The request's images go with its message, or with its reply; never twice.
+  let images = request.images;
+  const takeImages = (): NonNullable<typeof images> | undefined => {
+    const taken = images;
+    images = undefined;
+    return taken;
+  };
   const turn = (
     resume: boolean,
     message: string | undefined,
     reply?: string,
     context = messageContext,
+    attached = message !== undefined || reply !== undefined ? takeImages() : undefined,
   ): Promise<TurnOutcome> =>
     new TurnRun({
       host: live,
@@ -164,6 +172,7 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
       resume,
       ...(reply !== undefined ? { reply } : {}),
       ...(context !== undefined ? { context } : {}),
+      ...(attached !== undefined ? { images: attached } : {}),
       ...(assistant?.max_output_tokens !== undefined ? { maxOutputTokens: assistant.max_output_tokens } : {}),
     }).run();
   /** Runs a turn, and keeps it going each time the user interrupts it to reply. */

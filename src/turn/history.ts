@@ -52,6 +52,9 @@ export function buildPrompt(events: readonly ConversationEvent[], systemPrompt: 
               event.context === undefined
                 ? event.content
                 : `${event.content}\n\nContext from the user's UserPromptSubmit hooks:\n${event.context}`,
+            ...(event.images && event.images.length > 0
+              ? { images: event.images.map((image) => ({ mediaType: image.media_type, data: image.data })) }
+              : {}),
           });
           break;
         case 'chat_response':

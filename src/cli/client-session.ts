@@ -71,6 +71,7 @@ export function createTerminalClient(
             output: options.renderer.output,
             environment: context.facts.environment,
             workspaceRoot: context.workspace().toolRoot,
+            configuredTheme: () => context.configuredTheme(),
           })
         : undefined,
     // A read-only client at a terminal reads the keys itself (it has no prompter to read them).

@@ -238,6 +238,22 @@ export function buildProgram(
       wrap(async (context, command) => (await import('./commands/trust.ts')).trustCommand(context, command.opts())),
     );
 
+  leaf(program, 'approvals')
+    .description('the approvals you gave at prompts "always in this workspace", and revoking them')
+    .argument('[action]', 'revoke')
+    .argument('[numbers...]', 'the approvals to revoke, by the numbers `jp approvals` shows')
+    .option('--all', 'with revoke: every approval of this workspace')
+    .action(
+      wrap(async (context, command) =>
+        (await import('./commands/approvals.ts')).approvalsCommand(
+          context,
+          command.args[0],
+          command.args.slice(1),
+          command.opts(),
+        ),
+      ),
+    );
+
   const config = program.command('config').description('inspect the configuration').exitOverride();
   addGlobalOptions(config);
   leaf(config, 'show')

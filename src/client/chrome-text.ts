@@ -1,10 +1,13 @@
 /**
  * Text of the text renderer's chrome lines (text-renderer.ts): text jp did not write made safe to
  * show on one line, a user message's first line for a replay, text cut to a number of terminal
- * cells, and a command's result split into its status and its output's lines.
+ * cells, and what a turn took (tokens, cost).
  */
+import { formatCost } from '../llm/prices.ts';
+import { describeUsage, type Usage } from '../llm/types.ts';
 import { visible } from '../output/sanitize.ts';
-import { displayWidth } from './display-width.ts';
+import stringWidth from 'string-width';
+import { graphemes } from './graphemes.ts';
 
 /** Text jp did not write, made safe to show on one line (see sanitize.ts). */
 export function oneLine(text: string): string {
@@ -22,11 +25,11 @@ export function firstLine(text: string): string {
 
 /** `text` cut to `width` terminal cells, ending in `…` when it was cut. */
 export function cutToWidth(text: string, width: number): string {
-  if (displayWidth(text) <= width) return text;
+  if (stringWidth(text) <= width) return text;
   let cut = '';
   let used = 0;
-  for (const character of text) {
-    const cells = displayWidth(character);
+  for (const character of graphemes(text)) {
+    const cells = stringWidth(character);
     if (used + cells > width - 1) break;
     cut += character;
     used += cells;
@@ -34,17 +37,7 @@ export function cutToWidth(text: string, width: number): string {
   return cut + '…';
 }
 
-/**
- * A command's result as drawn: its status line (`exit code N`, `killed by SIGTERM`, first or last
- * line of the result) and its output's lines.
- */
-export function commandResult(content: string): { status: string | undefined; lines: string[] } {
-  const lines = content.split('\n');
-  const isStatus = (line: string | undefined): boolean =>
-    line !== undefined && /^(exit code -?\d+|killed by \w+)$/.test(line);
-  let status: string | undefined;
-  if (isStatus(lines[lines.length - 1])) status = lines.pop();
-  else if (isStatus(lines[0])) status = lines.shift();
-  while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
-  return { status, lines };
+/** What a turn took: `[tokens: 1000 input (0 cached), 200 output • $0.00072]` (the cost when known). */
+export function tokensLine(usage: Usage, cost: number | null | undefined): string {
+  return `[tokens: ${describeUsage(usage)}${cost === null || cost === undefined ? '' : ` • ${formatCost(cost)}`}]`;
 }

@@ -72,9 +72,10 @@ export async function createRenderer(options: RendererOptions): Promise<Renderer
   }
   const pretty = options.format === 'text-pretty';
   const markdownColor = colorEnabled(options.environment, options.stdout.isTerminal);
+  const drawsColor = color || (pretty && markdownColor);
   const [modules, themeName] = await Promise.all([
     pretty ? loadMarkdown(markdownColor) : undefined,
-    theme(options, color || (pretty && markdownColor)),
+    theme(options, drawsColor),
   ]);
   const chrome = palette(themeName, color);
   const output = new TerminalOutput({
@@ -83,6 +84,7 @@ export async function createRenderer(options: RendererOptions): Promise<Renderer
     statusLine: options.interactive && options.stderr.isTerminal && !dumb && !options.quiet,
     color,
     spinnerStyle: chrome.open('name'),
+    ...(drawsColor ? { theme: themeName } : {}),
   });
   return new TextRenderer({
     output,

@@ -43,6 +43,7 @@ async function askField(prompts: Prompts, field: FormField, context: PromptConte
       const value = await prompts.input(
         {
           message,
+          theme: context.theme,
           ...(typeof field.default === 'string' ? { default: field.default } : {}),
           required: field.required,
           validate: (text) => validate(text),
@@ -56,6 +57,7 @@ async function askField(prompts: Prompts, field: FormField, context: PromptConte
       return prompts.number(
         {
           message,
+          theme: context.theme,
           ...(typeof field.default === 'number' ? { default: field.default } : {}),
           ...(field.minimum !== undefined ? { min: field.minimum } : {}),
           ...(field.maximum !== undefined ? { max: field.maximum } : {}),
@@ -68,13 +70,14 @@ async function askField(prompts: Prompts, field: FormField, context: PromptConte
     case 'boolean': {
       if (field.required || typeof field.default === 'boolean') {
         return prompts.confirm(
-          { message, ...(typeof field.default === 'boolean' ? { default: field.default } : {}) },
+          { message, theme: context.theme, ...(typeof field.default === 'boolean' ? { default: field.default } : {}) },
           context,
         );
       }
       const choice = await prompts.select(
         {
           message,
+          theme: context.theme,
           choices: [
             { name: 'leave empty', value: leaveEmpty },
             { name: 'yes', value: 'yes' },
@@ -97,7 +100,12 @@ async function askField(prompts: Prompts, field: FormField, context: PromptConte
           ? choices
           : [{ name: 'leave empty', value: leaveEmpty }, ...choices];
       const choice = await prompts.select(
-        { message, choices: withEmpty, ...(typeof field.default === 'string' ? { default: field.default } : {}) },
+        {
+          message,
+          theme: context.theme,
+          choices: withEmpty,
+          ...(typeof field.default === 'string' ? { default: field.default } : {}),
+        },
         context,
       );
       return choice === leaveEmpty ? undefined : choice;
@@ -107,6 +115,7 @@ async function askField(prompts: Prompts, field: FormField, context: PromptConte
       const chosen = await prompts.checkbox(
         {
           message,
+          theme: context.theme,
           choices: (field.options ?? []).map((option) => ({
             name: visible(option.label, { singleLine: true, invisible: true }),
             value: option.value,
@@ -129,15 +138,17 @@ async function askField(prompts: Prompts, field: FormField, context: PromptConte
 export async function fillInForm(tool: string, question: Question, context: () => PromptContext): Promise<FormAnswer> {
   const prompts = await import('@inquirer/prompts');
   const fields = question.fields ?? [];
+  const startContext = context();
   const start = await prompts.select(
     {
       message: `${visible(tool, { singleLine: true, invisible: true })} asks: ${visible(question.text, { invisible: true })}`,
+      theme: startContext.theme,
       choices: [
         { name: `answer (${fields.length} field${fields.length === 1 ? '' : 's'})`, value: 'answer' },
         { name: 'decline: do not give this information', value: 'decline' },
       ],
     },
-    context(),
+    startContext,
   );
   if (start === 'decline') return { action: 'decline' };
   const content: Record<string, JsonValue> = {};
@@ -145,12 +156,14 @@ export async function fillInForm(tool: string, question: Question, context: () =
     const value = await askField(prompts, field, context());
     if (value !== undefined) content[field.name] = value;
   }
+  const sendContext = context();
   const send = await prompts.confirm(
     {
       message: `Send these answers to ${visible(tool, { singleLine: true, invisible: true })}? (no: decline)`,
       default: true,
+      theme: sendContext.theme,
     },
-    context(),
+    sendContext,
   );
   return send ? { action: 'accept', content } : { action: 'decline' };
 }

@@ -8,27 +8,26 @@ import type { TerminalStreams } from '../output/channels.ts';
 import { resetAttributes, visible } from '../output/sanitize.ts';
 import { fitPayload, wrapPayload, type PayloadLine } from './permission-view.ts';
 import type { PromptContext } from './prompt-context.ts';
+import type { PromptStyle } from './prompt-theme.ts';
+import { listed, together, wrapWords } from './word-wrap.ts';
 
 type Key = { name: string; ctrl: boolean; shift?: boolean; sequence?: string };
 
-const red = (text: string): string => `\u001b[31m${text}\u001b[39m`;
-const green = (text: string): string => `\u001b[32m${text}\u001b[39m`;
-const cyan = (text: string): string => `\u001b[36m${text}\u001b[39m`;
-const dim = (text: string): string => `\u001b[2m${text}\u001b[22m`;
-const bold = (text: string): string => `\u001b[1m${text}\u001b[22m`;
+/** What a prompt closed by Ctrl+C was answered with (never a key of a choice). */
+const interruptedKey = '\u0003';
 
-function paintLine(line: PayloadLine, color: boolean): string {
+/** How a payload line is drawn: diff lines in the palette's addition, deletion and hunk colours. */
+function paintLine(line: PayloadLine, style: PromptStyle): string {
   const text = `  ${line.text}`;
-  if (!color) return text;
   switch (line.kind) {
     case 'removed':
-      return red(text);
+      return style.paint('error', text);
     case 'added':
-      return green(text);
+      return style.paint('string', text);
     case 'hunk':
-      return cyan(text);
+      return style.paint('name', text);
     case 'note':
-      return dim(text);
+      return style.paint('muted', text);
     default:
       return text;
   }
@@ -67,7 +66,7 @@ export async function keyChoice(
   choice: Choice,
   context: () => PromptContext,
   terminal: TerminalStreams,
-  color: boolean,
+  style: PromptStyle,
   print: (text: string) => void,
 ): Promise<string> {
   const core = await import('@inquirer/core');
@@ -75,33 +74,44 @@ export async function keyChoice(
   const rows = terminal.output.rows || 24;
   const wrapped = wrapPayload(choice.payload, columns - 2);
   let seenAll = false;
+  // jp's own lines of the prompt wrap at spaces, each key with what it does kept on one row.
+  const rowsOf = (text: string, continuation = '  '): string => wrapWords(text, columns, continuation).join('\n');
+  const title = rowsOf(style.paint('name', choice.title));
   for (;;) {
+    const meaning = (key: string): string => choice.keys.find((candidate) => candidate.key === key)?.meaning ?? '';
+    const keysOf = (blocked: boolean): ChoiceKey[] => choice.keys.filter((key) => !(blocked && key.needsAll));
+    const legendOf = (keys: ChoiceKey[]): string =>
+      rowsOf(`  ${listed(keys.map(({ key, meaning: text }) => `${key} ${text}`))}`);
+    // The payload gets the rows the rest of the prompt leaves (a complaint about a key takes two).
+    const chrome = [title, legendOf(keysOf(true)), choice.question].join('\n').split('\n').length + 4;
     const { shown, hidden } = seenAll
       ? { shown: [] as PayloadLine[], hidden: 0 }
-      : fitPayload(wrapped, Math.max(3, rows - 7));
+      : fitPayload(wrapped, Math.max(3, rows - chrome));
     const blocked = hidden > 0;
-    const offered = choice.keys.filter((key) => !(blocked && key.needsAll));
+    const offered = keysOf(blocked);
     const enter = blocked && choice.keys.find((key) => key.key === choice.enter)?.needsAll ? 'p' : choice.enter;
-    const meaning = (key: string): string => choice.keys.find((candidate) => candidate.key === key)?.meaning ?? '';
     const head = [
-      ...(seenAll ? [] : [color ? cyan(choice.title) : choice.title]),
-      ...shown.map((line) => paintLine(line, color)),
+      ...(seenAll ? [] : [title]),
+      ...shown.map((line) => paintLine(line, style)),
       ...(blocked
-        ? [
-            color
-              ? bold(`  … +${hidden} more line${hidden === 1 ? '' : 's'} — press p to see all`)
-              : `  … +${hidden} more line${hidden === 1 ? '' : 's'} — press p to see all`,
-          ]
+        ? [rowsOf(style.bold(`  … +${hidden} more line${hidden === 1 ? '' : 's'} — press p to see all`))]
         : []),
     ];
-    const legend = `  ${offered.map(({ key, meaning: text }) => `${key} ${text}`).join(' · ')}`;
-    const hint = `Enter: ${enter} ${meaning(enter)} · Esc: ${choice.escape} ${meaning(choice.escape)}`;
+    const legend = legendOf(offered);
+    const hint = listed([`Enter: ${enter} ${meaning(enter)}`, `Esc: ${choice.escape} ${meaning(choice.escape)}`]);
     const prompt = core.createPrompt<string, { message: string }>((config, done) => {
       const [status, setStatus] = core.useState<'idle' | 'done'>('idle');
       const [chosen, setChosen] = core.useState('');
       const [problem, setProblem] = core.useState('');
       core.useKeypress((event) => {
         const key = event as Key;
+        // Ctrl+C is the interrupt (the prompt ends with it, and the menu opens): the prompt closes
+        // to a line that says so, not to a complaint about the key.
+        if (key.ctrl && key.name === 'c') {
+          setStatus('done');
+          setChosen(interruptedKey);
+          return;
+        }
         let pressed =
           key.sequence && key.sequence.length === 1 && key.sequence >= ' '
             ? key.sequence
@@ -123,20 +133,22 @@ export async function keyChoice(
         setProblem(
           choice.keys.some((candidate) => candidate.key === pressed)
             ? `  ${pressed} needs all of it seen first: press p to see all`
-            : `  ${label} does nothing here; the keys are: ${offered.map((candidate) => candidate.key).join(', ')}, Enter (${enter}), Esc (${choice.escape})`,
+            : `  ${label} does nothing here; the keys are: ${[...offered.map((candidate) => candidate.key), together(`Enter (${enter})`), together(`Esc (${choice.escape})`)].join(', ')}`,
         );
       });
       const keysShown = `[${offered.map(({ key }) => key).join('/')}]`;
       // After `p` the prompt closes to its title: the whole payload follows it, then the prompt again.
       if (status === 'done' && chosen === 'p' && !seenAll) return head[0]!;
-      if (status === 'done') return [...head, `${config.message} ${chosen} (${meaning(chosen)})`].join('\n');
-      const bottom = problem ? `${color ? `\u001b[33m${problem}\u001b[39m` : problem}\n${legend}` : legend;
-      return [[...head, `${config.message} ${keysShown} ${color ? dim(hint) : hint}`].join('\n'), bottom];
+      if (status === 'done' && chosen === interruptedKey)
+        return [...head, rowsOf(`${config.message} Ctrl+C (interrupted)`)].join('\n');
+      if (status === 'done') return [...head, rowsOf(`${config.message} ${chosen} (${meaning(chosen)})`)].join('\n');
+      const bottom = problem ? `${rowsOf(style.paint('warning', problem), '    ')}\n${legend}` : legend;
+      return [[...head, rowsOf(`${config.message} ${keysShown} ${style.paint('muted', hint)}`)].join('\n'), bottom];
     });
-    const answer = await prompt({ message: color ? bold(choice.question) : choice.question }, context());
+    const answer = await prompt({ message: style.bold(choice.question) }, context());
     if (answer !== 'p') return answer;
     // The whole payload, once, as plain lines in the scrollback; then the prompt again.
-    print(`${resetAttributes}${wrapped.map((line) => paintLine(line, color)).join('\n')}\n`);
+    print(`${resetAttributes}${wrapped.map((line) => paintLine(line, style)).join('\n')}\n`);
     seenAll = true;
   }
 }

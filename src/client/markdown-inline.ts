@@ -111,8 +111,9 @@ export class InlineMarkdown {
 export function safeCut(text: string): number {
   let cut = 0;
   let codeRun = 0;
-  let stars = 0;
-  let underscores = 0;
+  // Emphasis delimiter runs (`*`, `**`, `_`…) still open: a run that can close closes the last
+  // open one of its character, one that can only open opens one (CommonMark's flanking rules).
+  const open = { '*': 0, _: 0 };
   let tildes = 0;
   let brackets = 0;
   let parentheses = 0;
@@ -147,11 +148,12 @@ export function safeCut(text: string): number {
         while (text[index + run] === character) run++;
         const before = text[index - 1];
         const after = text[index + run];
-        const spaced = (before === undefined || /\s/.test(before)) && (after === undefined || /\s/.test(after));
+        const canOpen = after !== undefined && !/\s/.test(after);
+        const canClose = before !== undefined && !/\s/.test(before);
         const intraword = character === '_' && wordCharacter(before) && wordCharacter(after);
-        if (!spaced && !intraword) {
-          if (character === '*') stars += run;
-          else underscores += run;
+        if (!intraword) {
+          if (canClose && open[character] > 0) open[character]--;
+          else if (canOpen) open[character]++;
         }
         index += run - 1;
         continue;
@@ -185,8 +187,8 @@ export function safeCut(text: string): number {
       default:
         if (
           /\s/.test(character) &&
-          stars % 2 === 0 &&
-          underscores % 2 === 0 &&
+          open['*'] === 0 &&
+          open._ === 0 &&
           tildes % 2 === 0 &&
           brackets === 0 &&
           parentheses === 0 &&

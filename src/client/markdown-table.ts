@@ -5,7 +5,7 @@
  * (no delimiter row) are drawn as text.
  */
 import { resetAttributes } from '../output/sanitize.ts';
-import { displayWidth } from './display-width.ts';
+import stringWidth from 'string-width';
 import { styles } from './markdown-inline.ts';
 import { RowWriter, runsWidth, type Run } from './row-writer.ts';
 import type { Palette } from './theme.ts';
@@ -75,7 +75,7 @@ export function drawTable(rows: readonly string[], target: TableTarget): void {
     if (rowIndex > 0) target.write(muted('─'.repeat(Math.max(3, Math.min(target.columns(), 40)))) + '\n');
     for (const [index, cell] of row.entries()) {
       const label = `${headers[index]}: `;
-      const labelWidth = displayWidth(label);
+      const labelWidth = stringWidth(label);
       target.write(target.style(styles.bold) + label + target.style(resetAttributes));
       const writer = new RowWriter(target.write, target.columns, ' '.repeat(labelWidth), labelWidth);
       writer.runs(cell);

@@ -17,7 +17,7 @@
  *   other word (URLs and inline code included) is ever cut.
  * - A code block's lines are written as each completes, highlighted with highlight.js (when its
  *   language is known), without waiting for the closing fence; the fences themselves are not drawn.
- *   Code lines are not wrapped here (the terminal wraps them, so they stay whole when copied).
+ *   A code line wider than the terminal is wrapped at spaces, each further row marked `↪ `.
  * - A table is held until its last row, then drawn in a box sized to its cells; when the box is
  *   wider than the terminal, each row is drawn as `header: value` lines instead.
  * - Without colour (NO_COLOR, TERM=dumb, or not a terminal without FORCE_COLOR) nothing is styled:
@@ -25,7 +25,7 @@
  *
  * This file decides each line's kind and streams it; its parts: row-writer.ts (word wrapping),
  * markdown-inline.ts (inline markup, where a piece may be cut), markdown-table.ts (tables),
- * code-highlight.ts (highlighted code), display-width.ts (cells of text).
+ * code-highlight.ts (highlighted code); widths in cells are string-width's.
  *
  * The text given here is already made visible (sanitize.ts): every escape sequence written is jp's.
  * marked and highlight.js are imported only here, only for text-pretty (highlight.js only with
@@ -33,10 +33,11 @@
  */
 import { resetAttributes } from '../output/sanitize.ts';
 import { htmlToAnsi } from './code-highlight.ts';
-import { displayWidth } from './display-width.ts';
+import stringWidth from 'string-width';
 import { InlineMarkdown, safeCut, styles, type LexInline } from './markdown-inline.ts';
 import { drawTable } from './markdown-table.ts';
 import { RowWriter } from './row-writer.ts';
+import { wrapWords } from './word-wrap.ts';
 import { palette as makePalette, type Palette } from './theme.ts';
 
 type Highlighter = {
@@ -163,7 +164,7 @@ export class MarkdownStream {
       const text = this.pending;
       this.pending = '';
       const line = this.codeLine(text);
-      if (line !== undefined) this.write(line + '\n');
+      if (line !== undefined) this.write(this.codeRows(line).join('\n') + '\n');
       return;
     }
     if (this.line === undefined) this.begin(this.classify(this.pending, true)!);
@@ -243,7 +244,7 @@ export class MarkdownStream {
         style: '',
       };
     }
-    const indentWidth = displayWidth(indent) + barsWidth + markerWidth;
+    const indentWidth = stringWidth(indent) + barsWidth + markerWidth;
     return {
       kind: 'paragraph',
       first: indent + bars + (first === '' ? style : first + (first.startsWith(style) ? '' : style)),
@@ -281,6 +282,29 @@ export class MarkdownStream {
       inline: (text, base) => this.inline.runs(text, base),
       style: (...codes) => this.style(...codes),
     });
+  }
+
+  /**
+   * A code line as rows of the terminal's width: broken at spaces, each row after the first
+   * starting with a muted `↪ ` that says it continues the line above (a word wider than a row is
+   * cut at its end). Tabs are laid out at the terminal's tab stops first.
+   */
+  private codeRows(line: string): string[] {
+    let text = line;
+    if (text.includes('\t')) {
+      let column = 0;
+      text = text.replace(/\u001b\[[\d;]*m|\t|[^\t\u001b]+/g, (part) => {
+        if (part.startsWith('\u001b')) return part;
+        if (part !== '\t') {
+          column += stringWidth(part);
+          return part;
+        }
+        const spaces = 8 - (column % 8);
+        column += spaces;
+        return ' '.repeat(spaces);
+      });
+    }
+    return wrapWords(text, this.columns(), this.palette.paint('muted', '↪ '));
   }
 
   /** A code block's line, highlighted; undefined for its closing fence (not drawn). */

@@ -6,10 +6,10 @@
  * - fs_create_file: the content, line by line.
  * - run_command: the command, whole.
  * - any other tool: its arguments as indented JSON.
- * Everything the model wrote passes through `visible()`; payload lines are wrapped to the width,
+ * Everything the model wrote passes through `visible()`; payload lines are wrapped at spaces to the width,
  * and `fitPayload` cuts only at the end, saying how many lines were left out.
  */
-import { characterWidth } from './display-width.ts';
+import { wrapWords } from './word-wrap.ts';
 import { visible } from '../output/sanitize.ts';
 
 export type LineKind = 'context' | 'removed' | 'added' | 'hunk' | 'plain' | 'note';
@@ -191,29 +191,12 @@ export function describeCall(tool: string, argumentsValue: unknown, read: ReadFo
   };
 }
 
-/** `line` cut into rows of at most `width` columns; continuation rows start with `indent`. */
-export function wrapLine(line: string, width: number, indent = ''): string[] {
-  const rows: string[] = [];
-  let row = '';
-  let used = 0;
-  const limit = Math.max(4, width);
-  for (const character of line) {
-    const size = characterWidth(character);
-    if (used + size > limit) {
-      rows.push(row);
-      row = indent;
-      used = indent.length;
-    }
-    row += character;
-    used += size;
-  }
-  rows.push(row);
-  return rows;
-}
-
-/** Payload lines wrapped to `width` columns (each row keeps its line's kind). */
+/**
+ * Payload lines wrapped at spaces to `width` columns, continuation rows indented (a word wider than
+ * a row is cut at its end); each row keeps its line's kind.
+ */
 export function wrapPayload(lines: readonly PayloadLine[], width: number): PayloadLine[] {
-  return lines.flatMap((line) => wrapLine(line.text, width, '    ').map((text) => ({ kind: line.kind, text })));
+  return lines.flatMap((line) => wrapWords(line.text, width, '    ').map((text) => ({ kind: line.kind, text })));
 }
 
 /** The first rows that fit in `maxRows`, and how many were left out (all at the end, never in the middle). */

@@ -8,20 +8,21 @@
  * fresh output stream of its own (a finished prompt ends its stream, never the terminal), so each
  * prompt is drawn before it takes a key, however many came before it. A new kind of prompt is a
  * method that opens a session and draws in it. A prompt's output stream is prompt-output.ts; the
- * one-key prompt over a payload (permissions, deliveries, trust) is key-choice.ts.
+ * one-key prompt over a payload (permissions, deliveries, trust) is key-choice.ts; the prompts of a
+ * tool call are call-prompts.ts.
  */
-import type { AnswerOf, InquiryAnswer } from '../inquiry/answer.ts';
-import type { Inquiry, InquiryOf, JsonValue } from '../inquiry/types.ts';
+import type { InquiryAnswer } from '../inquiry/answer.ts';
+import type { Inquiry, JsonValue } from '../inquiry/types.ts';
 import type { InterruptAction } from '../protocol/messages.ts';
 import { colorEnabled, isDumbTerminal, openControllingTerminal, type TerminalStreams } from '../output/channels.ts';
-import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { resetAttributes, visible } from '../output/sanitize.ts';
-import { EditorFailed, editInTerminal } from './editor.ts';
-import { keyChoice, type Choice } from './key-choice.ts';
-import { describeCall } from './permission-view.ts';
+import { askDelivery, askEscalation, askPermission, type CallDrawing, keyChoiceIn } from './call-prompts.ts';
+import { editInTerminal } from './editor.ts';
+import { promptStyle, type PromptStyle } from './prompt-theme.ts';
+import { chooseTheme, palette, type ThemeName } from './theme.ts';
 import { plainText, promptOutput } from './prompt-output.ts';
 import { TerminalInput, type KeyHandlers } from './terminal-input.ts';
+import { wrapWords } from './word-wrap.ts';
 import type { PromptContext } from './prompt-context.ts';
 import type { TerminalOutput } from './terminal-output.ts';
 
@@ -53,31 +54,39 @@ export interface TerminalPrompterOptions {
   environment: NodeJS.ProcessEnv;
   /** Where relative paths of file tools start, for previews (the diff of fs_modify_file). */
   workspaceRoot?: string;
-}
-
-/** Reads a file for a preview: a regular file of at most 1 MiB, never blocking on a FIFO or device. */
-function readForPreview(root: string | undefined, requested: string): string | undefined {
-  if (root === undefined) return undefined;
-  let fd: number | undefined;
-  try {
-    fd = openSync(path.resolve(root, requested), constants.O_RDONLY | constants.O_NONBLOCK);
-    const stat = fstatSync(fd);
-    if (!stat.isFile() || stat.size > 1024 * 1024) return undefined;
-    return readFileSync(fd, 'utf8');
-  } catch {
-    return undefined;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
+  /**
+   * `ui.theme` from the config, for a prompter with no `output` (whose theme is the one its
+   * renderer chose); unset, the terminal is asked for its background.
+   */
+  configuredTheme?: () => Promise<ThemeName | undefined>;
 }
 
 export class TerminalPrompter {
   private readonly options: TerminalPrompterOptions;
   private terminal: TerminalStreams | undefined;
   private readonly keyboard = new TerminalInput();
+  private chosenStyle: Promise<PromptStyle> | undefined;
 
   constructor(options: TerminalPrompterOptions) {
     this.options = options;
+  }
+
+  /** The colours of prompts: the theme of this client's output, else the config's or the terminal's. */
+  private style(): Promise<PromptStyle> {
+    this.chosenStyle ??= (async () => {
+      const color = this.color;
+      const theme =
+        this.options.output?.theme ??
+        (color
+          ? await chooseTheme({
+              configured: await this.options.configuredTheme?.(),
+              environment: this.options.environment,
+              openTerminal: openControllingTerminal,
+            })
+          : 'dark');
+      return promptStyle(palette(theme, color), color);
+    })();
+    return this.chosenStyle;
   }
 
   private open(): TerminalStreams {
@@ -97,10 +106,12 @@ export class TerminalPrompter {
    * (several prompts may follow one another in one session: a menu and its reply box).
    */
   private session<T>(
-    show: (context: () => PromptContext, terminal: TerminalStreams) => Promise<T>,
+    show: (context: () => PromptContext, terminal: TerminalStreams, style: PromptStyle) => Promise<T>,
     signal: AbortSignal,
   ): Promise<T> {
     const run = async (): Promise<T> => {
+      if (signal.aborted) throw new PromptCancelled('prompt cancelled');
+      const style = await this.style();
       if (signal.aborted) throw new PromptCancelled('prompt cancelled');
       const terminal = this.open();
       // The prompt starts at the start of a clean row, with every attribute reset: text that set
@@ -117,9 +128,10 @@ export class TerminalPrompter {
         output: promptOutput(terminal.output, keys.drawn, this.plain),
         signal: combined,
         clearPromptOnDone: false,
+        theme: style.inquirer,
       });
       try {
-        return await show(context, terminal);
+        return await show(context, terminal, style);
       } catch (error) {
         if (suspend.signal.aborted) throw new PromptDetached('detached');
         if (isAbort(error)) throw new PromptCancelled('prompt cancelled');
@@ -148,27 +160,38 @@ export class TerminalPrompter {
   async ask(inquiry: Inquiry, signal: AbortSignal, about: { sandbox?: string } = {}): Promise<InquiryAnswer> {
     switch (inquiry.kind) {
       case 'run_tool':
-        return this.session((context, terminal) => this.permission(inquiry, context, terminal, about.sandbox), signal);
+        return this.session(
+          (context, terminal, style) => askPermission(inquiry, this.drawing(context, terminal, style), about.sandbox),
+          signal,
+        );
       case 'deliver_tool_result':
-        return this.session((context, terminal) => this.delivery(inquiry, context, terminal), signal);
+        return this.session(
+          (context, terminal, style) => askDelivery(inquiry, this.drawing(context, terminal, style)),
+          signal,
+        );
       case 'escalate':
-        return this.session((context, terminal) => this.escalation(inquiry, context, terminal), signal);
+        return this.session(
+          (context, terminal, style) => askEscalation(inquiry, this.drawing(context, terminal, style)),
+          signal,
+        );
       case 'tool_question': {
         const { question } = inquiry;
         const prompts = await import('@inquirer/prompts');
         // The question and its options come from a tool or the model: shown visibly, answered with the originals.
         const message = `${visible(inquiry.tool, { singleLine: true, invisible: true })} asks: ${visible(question.text, { invisible: true })}`;
-        const value = await this.session(async (context): Promise<JsonValue> => {
+        const value = await this.session(async (context, _terminal, style): Promise<JsonValue> => {
+          const theme = style.inquirer;
           switch (question.answer_type) {
             case 'boolean':
               return prompts.confirm(
-                { message, ...(typeof question.default === 'boolean' ? { default: question.default } : {}) },
+                { message, theme, ...(typeof question.default === 'boolean' ? { default: question.default } : {}) },
                 context(),
               );
             case 'select':
               return prompts.select(
                 {
                   message,
+                  theme,
                   choices: (question.options ?? []).map((option) => ({
                     name: visible(option, { singleLine: true, invisible: true }),
                     value: option,
@@ -181,6 +204,7 @@ export class TerminalPrompter {
               return prompts.input(
                 {
                   message,
+                  theme,
                   ...(typeof question.default === 'string'
                     ? { default: visible(question.default, { singleLine: true, invisible: true }) }
                     : {}),
@@ -213,141 +237,6 @@ export class TerminalPrompter {
     return !this.plain && colorEnabled(this.options.environment, true);
   }
 
-  /**
-   * y run · Y run and remember for this turn · n skip · N skip and remember · p show all of it ·
-   * e edit. The call is shown as it will run (a diff, the content, the command); with `run = "edit"`
-   * the editor opens at once.
-   */
-  private async permission(
-    inquiry: InquiryOf<'run_tool'>,
-    context: () => PromptContext,
-    terminal: TerminalStreams,
-    sandbox?: string,
-  ): Promise<AnswerOf<'run_tool'>> {
-    const argumentsText = JSON.stringify(inquiry.arguments, null, 2) ?? 'null';
-    const view = describeCall(inquiry.tool, inquiry.arguments, (file) =>
-      readForPreview(this.options.workspaceRoot, file),
-    );
-    const choice = inquiry.edit
-      ? 'e'
-      : await this.keyChoice(
-          {
-            title: `⚙ ${view.title}${sandbox === undefined ? '' : ` [sandbox: ${visible(sandbox, { singleLine: true, invisible: true })}]`}`,
-            payload: view.lines,
-            question: `Run ${visible(inquiry.tool, { singleLine: true, invisible: true })}?`,
-            keys: [
-              { key: 'y', meaning: 'run', needsAll: true },
-              { key: 'Y', meaning: 'run, and for the rest of this turn', needsAll: true },
-              { key: 'n', meaning: 'skip' },
-              { key: 'N', meaning: 'skip, and for the rest of this turn' },
-              { key: 'p', meaning: 'show all of it' },
-              { key: 'e', meaning: 'edit' },
-            ],
-            enter: 'y',
-            escape: 'n',
-          },
-          context,
-          terminal,
-        );
-    switch (choice) {
-      case 'y':
-        return { decision: 'approve', scope: 'once' };
-      case 'Y':
-        return { decision: 'approve', scope: 'turn' };
-      case 'n':
-        return { decision: 'deny', scope: 'once' };
-      case 'N':
-        return { decision: 'deny', scope: 'turn' };
-      default:
-        return {
-          decision: 'edit',
-          arguments: await this.editJson(`the arguments of ${inquiry.tool}`, argumentsText, terminal),
-        };
-    }
-  }
-
-  /**
-   * y run it outside the sandbox · n keep it in (it is not run) · p show all of it. The call is
-   * shown as a permission prompt shows it, with why it asks to leave the sandbox. A file tool's
-   * write inside `.git/` (needs `git`) is asked the same way, saying what git would run from there.
-   */
-  private async escalation(
-    inquiry: InquiryOf<'escalate'>,
-    context: () => PromptContext,
-    terminal: TerminalStreams,
-  ): Promise<AnswerOf<'escalate'>> {
-    const gitWrite = inquiry.needs === 'git';
-    const needs = {
-      network: ' (it needs the network)',
-      write: ' (it needs to write outside the workspace)',
-      unconfined: '',
-      git: '',
-    }[inquiry.needs];
-    const view = describeCall(inquiry.tool, inquiry.arguments, (file) =>
-      readForPreview(this.options.workspaceRoot, file),
-    );
-    const why = inquiry.justification.split('\n');
-    const choice = await this.keyChoice(
-      {
-        title: `⚙ ${view.title}`,
-        payload: [
-          ...view.lines,
-          ...why.map((line, index) => ({
-            kind: 'note' as const,
-            text: `${index === 0 ? 'Why: ' : '     '}${visible(line, { singleLine: true, invisible: true })}`,
-          })),
-        ],
-        question: gitWrite
-          ? `Let ${visible(inquiry.tool, { singleLine: true, invisible: true })} write inside .git/, where git runs programs from?`
-          : `Run ${visible(inquiry.tool, { singleLine: true, invisible: true })} outside the sandbox${needs}?`,
-        keys: [
-          { key: 'y', meaning: gitWrite ? 'write it' : 'run it outside the sandbox', needsAll: true },
-          { key: 'n', meaning: gitWrite ? 'do not write it' : 'do not run it' },
-          { key: 'p', meaning: 'show all of it' },
-        ],
-        enter: 'n',
-        escape: 'n',
-      },
-      context,
-      terminal,
-    );
-    return { decision: choice === 'y' ? 'approve' : 'deny', scope: 'once' };
-  }
-
-  private async delivery(
-    inquiry: InquiryOf<'deliver_tool_result'>,
-    context: () => PromptContext,
-    terminal: TerminalStreams,
-  ): Promise<AnswerOf<'deliver_tool_result'>> {
-    const choice = inquiry.edit
-      ? 'e'
-      : await this.keyChoice(
-          {
-            title: `⚙ ${visible(inquiry.tool, { singleLine: true, invisible: true })} result${inquiry.is_error ? ' (an error)' : ''}`,
-            payload: inquiry.result
-              .split('\n')
-              .map((line) => ({ kind: 'plain' as const, text: visible(line, { singleLine: true, invisible: true }) })),
-            question: `Send the result of ${visible(inquiry.tool, { singleLine: true, invisible: true })} to the assistant?`,
-            keys: [
-              { key: 'y', meaning: 'send it' },
-              { key: 'n', meaning: 'withhold it' },
-              { key: 'p', meaning: 'show all of it' },
-              { key: 'e', meaning: 'edit it first' },
-            ],
-            enter: 'y',
-            escape: 'n',
-          },
-          context,
-          terminal,
-        );
-    if (choice === 'y') return { decision: 'deliver' };
-    if (choice === 'n') return { decision: 'deny', scope: 'once' };
-    return {
-      decision: 'edit',
-      result: await this.edit(`the result of ${inquiry.tool}`, inquiry.result, '.txt', terminal),
-    };
-  }
-
   /** Opens the editor at once on `text`; says on the terminal what is being edited. */
   private async edit(what: string, text: string, extension: string, terminal: TerminalStreams): Promise<string> {
     this.print(
@@ -357,34 +246,16 @@ export class TerminalPrompter {
     return this.keyboard.released(() => editInTerminal(text, { environment: this.options.environment, extension }));
   }
 
-  /** Edits JSON until it parses (an empty file keeps the original); says what was wrong each time. */
-  private async editJson(what: string, initial: string, terminal: TerminalStreams): Promise<JsonValue> {
-    let text = initial;
-    for (;;) {
-      let edited: string;
-      try {
-        edited = await this.edit(what, text, '.json', terminal);
-      } catch (error) {
-        if (!(error instanceof EditorFailed)) throw error;
-        this.print(terminal, `${error.message}\n`);
-        return JSON.parse(initial);
-      }
-      if (edited.trim() === '') return JSON.parse(initial);
-      try {
-        return JSON.parse(edited);
-      } catch (error) {
-        this.print(
-          terminal,
-          `not valid JSON: ${(error as Error).message}; opening the editor again (empty the file to keep the original)\n`,
-        );
-        text = edited;
-      }
-    }
-  }
-
-  /** A one-key prompt over a payload (key-choice.ts), in this prompter's colours. */
-  private keyChoice(choice: Choice, context: () => PromptContext, terminal: TerminalStreams): Promise<string> {
-    return keyChoice(choice, context, terminal, this.color, (text) => this.print(terminal, text));
+  /** What a call's prompt (call-prompts.ts) draws with in a session. */
+  private drawing(context: () => PromptContext, terminal: TerminalStreams, style: PromptStyle): CallDrawing {
+    return {
+      context,
+      terminal,
+      style,
+      print: (text) => this.print(terminal, text),
+      edit: (what, text, extension) => this.edit(what, text, extension, terminal),
+      workspaceRoot: this.options.workspaceRoot,
+    };
   }
 
   /**
@@ -395,7 +266,7 @@ export class TerminalPrompter {
    * cancelled) is erased.
    */
   async interruptMenu(options: InterruptAction[], signal: AbortSignal): Promise<InterruptChoice> {
-    const [prompts, core] = await Promise.all([import('@inquirer/prompts'), import('@inquirer/core')]);
+    const prompts = await import('@inquirer/prompts');
     const labels: Record<InterruptAction, string> = {
       stop: 'stop: save what was done and end the turn (resumable)',
       abort: 'abort: end the turn and drop it',
@@ -404,19 +275,22 @@ export class TerminalPrompter {
       detach: 'detach: let it run in the background',
     };
     const message = 'Interrupted. What now?';
-    // The menu's closed line is drawn as the select prompt draws a chosen answer, in its theme.
-    const theme = core.makeTheme();
-    const prefix = typeof theme.prefix === 'string' ? theme.prefix : theme.prefix.done;
-    const closedLine = (action: InterruptAction): string =>
-      `${prefix} ${theme.style.message(message, 'done')} ${theme.style.answer(labels[action])}\n`;
-    return this.session(async (context, terminal) => {
+    return this.session(async (context, terminal, style) => {
+      // The menu's closed line is drawn as the select prompt draws a chosen answer, in its theme.
+      const theme = style.inquirer;
+      const closedLine = (action: InterruptAction): string =>
+        `${wrapWords(
+          `${theme.prefix.done} ${theme.style.message(message)} ${theme.style.answer(labels[action])}`,
+          Math.max(20, (terminal.output.columns || 80) - 1),
+          '  ',
+        ).join('\n')}\n`;
       // The select prompt erases itself when it ends (clearPromptOnDone), whether it was answered
       // or not, and the closed line is written here: one line in every case.
       const menuContext = { ...context(), clearPromptOnDone: true };
       let action: InterruptAction;
       try {
         action = await prompts.select<InterruptAction>(
-          { message, choices: options.map((option) => ({ name: labels[option], value: option })) },
+          { message, theme, choices: options.map((option) => ({ name: labels[option], value: option })) },
           menuContext,
         );
       } catch (error) {
@@ -426,7 +300,7 @@ export class TerminalPrompter {
       }
       this.print(terminal, closedLine(action));
       if (action !== 'reply') return { action };
-      const reply = await prompts.input({ message: 'Your reply:' }, context());
+      const reply = await prompts.input({ message: 'Your reply:', theme: style.inquirer }, context());
       return { action, reply };
     }, signal);
   }
@@ -437,7 +311,10 @@ export class TerminalPrompter {
     signal: AbortSignal,
   ): Promise<T> {
     const prompts = await import('@inquirer/prompts');
-    return this.session((context) => prompts.select({ message, choices }, context()), signal);
+    return this.session(
+      (context, _terminal, style) => prompts.select({ message, choices, theme: style.inquirer }, context()),
+      signal,
+    );
   }
 
   /**
@@ -447,8 +324,8 @@ export class TerminalPrompter {
    */
   async trustKey(title: string, lines: readonly string[], question: string, signal: AbortSignal): Promise<boolean> {
     return this.session(
-      async (context, terminal) =>
-        (await this.keyChoice(
+      async (context, terminal, style) =>
+        (await keyChoiceIn(
           {
             title,
             payload: lines.map((text) => ({ kind: 'plain' as const, text })),
@@ -460,8 +337,7 @@ export class TerminalPrompter {
             enter: 'n',
             escape: 'n',
           },
-          context,
-          terminal,
+          this.drawing(context, terminal, style),
         )) === 'y',
       signal,
     );
@@ -470,6 +346,9 @@ export class TerminalPrompter {
   /** A yes/no question; Enter gives `fallback`. */
   async confirm(message: string, fallback: boolean, signal: AbortSignal): Promise<boolean> {
     const prompts = await import('@inquirer/prompts');
-    return this.session((context) => prompts.confirm({ message, default: fallback }, context()), signal);
+    return this.session(
+      (context, _terminal, style) => prompts.confirm({ message, default: fallback, theme: style.inquirer }, context()),
+      signal,
+    );
   }
 }

@@ -18,6 +18,10 @@ export interface Renderer {
   /** A streamed piece of assistant output not persisted yet. */
   delta(kind: 'message' | 'reasoning', text: string): void;
   notice(level: 'info' | 'warning', message: string): void;
+  /** Lines a running tool call wrote (`tool_output`), for a live view of it; not every renderer shows them. */
+  toolOutput?(id: string, stream: 'stdout' | 'stderr', text: string, omitted: number): void;
+  /** What the run is busy with (`activity`: compacting, retrying), for a status line. */
+  activity?(text: string): void;
   /** Chrome from the client itself (e.g. "Detached: <cid>"). */
   status(message: string): void;
   /** The run ended; the result decides the closing lines. */

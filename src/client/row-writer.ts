@@ -7,7 +7,8 @@
  * reset.
  */
 import { resetAttributes } from '../output/sanitize.ts';
-import { displayWidth } from './display-width.ts';
+import stringWidth from 'string-width';
+import { graphemes } from './graphemes.ts';
 
 /** A piece of text drawn in one style (an SGR sequence, '' for plain). */
 export interface Run {
@@ -72,7 +73,7 @@ export class RowWriter {
           this.space = { text: ' ', style: run.style };
         } else {
           word.push({ text: part, style: run.style });
-          wordWidth += displayWidth(part);
+          wordWidth += stringWidth(part);
         }
       }
     }
@@ -98,8 +99,8 @@ export class RowWriter {
     // Longer than a whole row: cut at each row's end.
     this.write(output);
     for (const run of word) {
-      for (const character of run.text) {
-        const cells = displayWidth(character);
+      for (const character of graphemes(run.text)) {
+        const cells = stringWidth(character);
         if (this.column + cells > columns && this.column > this.indentWidth) this.newRow();
         this.write(this.styled({ text: character, style: run.style }));
         this.column += cells;
@@ -116,6 +117,6 @@ export class RowWriter {
 
 export function runsWidth(runs: readonly Run[]): number {
   let width = 0;
-  for (const run of runs) width += displayWidth(run.text);
+  for (const run of runs) width += stringWidth(run.text);
   return width;
 }

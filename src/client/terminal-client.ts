@@ -181,6 +181,12 @@ export class TerminalClient {
       case 'notice':
         renderer.notice(message.level, message.message);
         return;
+      case 'tool_output':
+        renderer.toolOutput?.(message.id, message.stream, message.text, message.omitted ?? 0);
+        return;
+      case 'activity':
+        renderer.activity?.(message.text);
+        return;
       case 'turn_complete':
         this.finish({ kind: 'result', result: message.result });
         return;
@@ -309,7 +315,8 @@ export class TerminalClient {
       return;
     }
     this.options.link.send({ type: 'interrupt_action', action, ...(reply !== undefined ? { reply } : {}) });
-    void this.drainInquiries();
+    // Only `continue` goes back to the open question; the others end what it belongs to.
+    if (action === 'continue') void this.drainInquiries();
   }
 
   /** Reads the terminal's keys while the run streams (a client at a terminal); see TerminalPrompter.watchKeys. */

@@ -1,30 +1,29 @@
 /**
  * text and text-pretty: assistant text to stdout as it streams (rendered markdown in text-pretty,
  * committed line by line, see markdown.ts), chrome to stderr: tool calls with their arguments,
- * results named after their tool, policy decisions, retries, and a closing line when the run did not
- * simply succeed. Everything goes through the client's TerminalOutput (one owner of the terminal).
- *
- * At a terminal in the foreground, a status line on stderr says what the run is doing while nothing
- * else is shown: "thinking" while the model is asked, the running tool and its elapsed time.
- *
- * Replays (print, attach) show each turn as a person reads it: the user's message (stderr), the
- * answer (stdout), tool calls and their results (stderr), a blank line between turns.
- *
- * The text of chrome lines is chrome-text.ts; what a resumed turn shows is resumed-turn.ts.
+ * results named after their tool (a command's folded: command-fold.ts), policy decisions, retries,
+ * the turn's tokens and cost at a terminal, and a closing line when the run did not simply succeed.
+ * Everything goes through the client's TerminalOutput; what its live region says (the status line,
+ * a running command's last lines) is live-status.ts. Replays (print, attach) show each turn as a
+ * person reads it: the user's message and the tool calls on stderr, the answer on stdout, a blank
+ * line between turns. Chrome's text is chrome-text.ts; what a resumed turn shows, resumed-turn.ts.
  */
-import type { ConversationEvent, EventOf } from '../conversation/events.ts';
+import type { ConversationEvent } from '../conversation/events.ts';
 import { parseRunToolAnswer } from '../inquiry/answer.ts';
 import type { InquiryKind } from '../inquiry/types.ts';
 import { addUsage, describeUsage as usageLine, type Source, type Usage } from '../llm/types.ts';
 import type { ResultObject } from '../report/result.ts';
-import { commandResult, cutToWidth, firstLine, oneLine } from './chrome-text.ts';
+import { firstLine, oneLine, tokensLine } from './chrome-text.ts';
+import { commandBlocks } from './command-fold.ts';
 import { fileChangesLine } from './file-changes-line.ts';
+import { LiveStatus } from './live-status.ts';
 import { MarkdownStream, type MarkdownModules } from './markdown.ts';
 import { resumedTurn } from './resumed-turn.ts';
 import { chatResponseParts, StreamedText, summarizeArguments, type Renderer } from './renderer.ts';
 import type { TerminalOutput } from './terminal-output.ts';
 import { palette as makePalette, type Palette, type PaletteRole } from './theme.ts';
 import { visible } from '../output/sanitize.ts';
+import { wrapLines } from './word-wrap.ts';
 
 export interface TextRendererOptions {
   output: TerminalOutput;
@@ -44,9 +43,6 @@ export interface TextRendererOptions {
   /** What the status line says about the interrupt key (e.g. "Ctrl+C to interrupt"). */
   interruptHint?: string;
 }
-
-/** Rows of a command's output shown at a terminal, before `… +N lines`. */
-const commandOutputRows = 5;
 
 export class TextRenderer implements Renderer {
   /** Tokens of the turn being replayed, said at its end (conversation print, attach). */
@@ -78,6 +74,8 @@ export class TextRenderer implements Renderer {
   /** Calls whose inquiry a policy (or the model) settled, with the reason already shown: said once. */
   private readonly explainedCalls = new Set<string>();
   private readonly palette: Palette;
+  /** The status line and a running command's last lines (live-status.ts). */
+  private readonly live: LiveStatus;
 
   constructor(options: TextRendererOptions) {
     this.options = options;
@@ -90,23 +88,16 @@ export class TextRenderer implements Renderer {
           palette: makePalette(this.palette.name, options.markdown.color),
         })
       : undefined;
-    if (options.thinking) this.activity('thinking', Date.now());
+    this.live = new LiveStatus(this.output, {
+      hint: options.quiet ? undefined : options.interruptHint,
+      palette: this.palette,
+      color: options.color,
+    });
+    if (options.thinking && !options.quiet) this.live.start(Date.now());
   }
 
   private paint(text: string, role: PaletteRole): string {
     return this.options.color ? this.palette.paint(role, text) : text;
-  }
-
-  /** Says on the status line what the run is doing since when (nothing with -q). */
-  private activity(text: string | undefined, since: number): void {
-    if (this.options.quiet) return;
-    if (text === undefined) this.output.setStatus(undefined);
-    else
-      this.output.setStatus({
-        text,
-        since,
-        ...(this.options.interruptHint ? { hint: this.options.interruptHint } : {}),
-      });
   }
 
   /**
@@ -131,16 +122,16 @@ export class TextRenderer implements Renderer {
     this.lastKind = undefined;
   }
 
-  /** A chrome line on stderr, on a line of its own. */
+  /** A chrome line on stderr, on a line of its own; at a terminal wrapped at spaces to its width. */
   private chrome(line: string, always = false): void {
     if (this.options.quiet && !always) return;
     this.endAnswerLine();
-    this.output.write('stderr', line + '\n');
+    const text = this.output.isTerminal('stderr') ? wrapLines(line, this.output.chromeColumns) : line;
+    this.output.write('stderr', text + '\n');
   }
 
-  private writeAnswer(kind: 'message' | 'reasoning', text: string, live: boolean): void {
+  private writeAnswer(kind: 'message' | 'reasoning', text: string): void {
     if (text === '') return;
-    if (live) this.output.setStatus(undefined);
     if (kind === 'reasoning') {
       if (!this.options.pretty || this.options.quiet) return;
       if (this.lastKind === 'message') this.endAnswerLine();
@@ -161,15 +152,30 @@ export class TextRenderer implements Renderer {
   }
 
   delta(kind: 'message' | 'reasoning', text: string): void {
+    if (this.pendingHeaders.size > 0 && text !== '') this.reachCall(undefined);
     this.streamed.streamedPiece(kind, text);
-    this.writeAnswer(kind, text, true);
+    this.writeAnswer(kind, text);
+    if (!this.options.quiet) this.live.delta(text);
+  }
+
+  toolOutput(id: string, _stream: 'stdout' | 'stderr', text: string, omitted: number): void {
+    if (!this.options.quiet) this.live.toolOutput(id, text, omitted);
+  }
+
+  activity(text: string): void {
+    if (!this.options.quiet) this.live.activity(text);
   }
 
   event(event: ConversationEvent, replayed: boolean): void {
+    this.draw(event, replayed);
+    if (!this.options.quiet) this.live.event(event, replayed);
+  }
+
+  private draw(event: ConversationEvent, replayed: boolean): void {
     if (this.pendingHeaders.size > 0) this.reachCall(event);
     const text = chatResponseParts(event);
     if (text) {
-      this.writeAnswer(text.kind, replayed ? text.text : this.streamed.unseenPart(text.kind, text.text), !replayed);
+      this.writeAnswer(text.kind, replayed ? text.text : this.streamed.unseenPart(text.kind, text.text));
       if (event.type === 'chat_response' && 'message' in event && event.sources && event.sources.length > 0)
         this.writeSources(event.sources);
       if (replayed && event.type === 'chat_response' && 'message' in event && event.incomplete)
@@ -184,7 +190,6 @@ export class TextRenderer implements Renderer {
           this.output.write(stream, this.output.streamAtLineStart(stream) ? '\n' : '\n\n');
         }
         if (replayed) this.shownTurn = true;
-        this.activity('thinking', Date.parse(event.timestamp));
         break;
       case 'chat_request':
         if (event.hook !== undefined)
@@ -230,16 +235,8 @@ export class TextRenderer implements Renderer {
         else this.chrome(header);
         break;
       }
-      case 'tool_call_start': {
-        this.activity(
-          `running ${oneLine(this.toolNames.get(event.id) ?? 'a tool')}`,
-          replayed ? Date.parse(event.timestamp) : Date.now(),
-        );
-        break;
-      }
       case 'tool_call_response': {
         this.toolResult(event, replayed);
-        this.activity('thinking', replayed ? Date.parse(event.timestamp) : Date.now());
         break;
       }
       case 'inquiry_request':
@@ -292,10 +289,12 @@ export class TextRenderer implements Renderer {
       }
       case 'checkpoint':
       case 'undo':
-        this.fileChanges(event);
+        {
+          const line = fileChangesLine(event);
+          if (line !== undefined) this.chrome(this.paint(line, 'muted'));
+        }
         break;
       case 'turn_end':
-        if (replayed) this.activity(undefined, 0);
         if (replayed && event.status === 'interrupted') this.chrome(this.paint('[interrupted]', 'muted'));
         if (replayed && this.turnUsage && (event.status === 'completed' || event.status === 'discarded')) {
           this.chrome(this.paint(`[tokens: ${usageLine(this.turnUsage)}]`, 'muted'));
@@ -307,16 +306,11 @@ export class TextRenderer implements Renderer {
     }
   }
 
-  /** A batch that changed files (its `after` checkpoint), or an undo: which files, and the command that shows them. */
-  private fileChanges(event: EventOf<'checkpoint'> | EventOf<'undo'>): void {
-    const text = fileChangesLine(event);
-    if (text) this.chrome(this.paint(text, 'muted'));
-  }
-
   /**
    * A tool's result: one line (`↳ tool: ok — summary`). A command's output is drawn as its lines
-   * under that line: at most a few live (each cut to the terminal's width, then `… +N lines`),
-   * all of them in a replay (`print`, `attach`'s history).
+   * under that line, folded live (command-fold.ts: a failure keeps its head and tail, its stderr
+   * and jp's notes; each line cut to the terminal's width), all of them in a replay (`print`,
+   * `attach`'s history).
    */
   private toolResult(event: ConversationEvent & { type: 'tool_call_response' }, replayed: boolean): void {
     const name = this.toolNames.get(event.id) ?? 'tool';
@@ -335,18 +329,9 @@ export class TextRenderer implements Renderer {
       this.chrome(this.paint(`  ↳ ${oneLine(name)}: ${outcome}${first ? ` — ${first}` : ''}`, role));
       return;
     }
-    const { status, lines } = commandResult(event.content);
-    const header = status ?? (lines.length === 1 ? lines.shift() : undefined);
-    this.chrome(this.paint(`  ↳ ${name}: ${outcome}${header ? ` — ${oneLine(header)}` : ''}`, role));
-    if (this.options.quiet || lines.length === 0) return;
-    const shown = replayed ? lines : lines.slice(0, commandOutputRows);
-    const width = Math.max(20, this.output.isTerminal('stderr') ? this.output.columns - 4 : Infinity);
-    const body = shown.map((line) => {
-      const text = visible(line.replace(/\t/g, '    '), { singleLine: true });
-      return '    ' + (replayed ? text : cutToWidth(text, width));
-    });
-    if (shown.length < lines.length) body.push(`    … +${lines.length - shown.length} lines`);
-    this.chrome(this.paint(body.join('\n'), 'muted'));
+    const width = Math.max(20, this.output.isTerminal('stderr') ? this.output.chromeColumns - 4 : Infinity);
+    const blocks = commandBlocks(event, name, outcome, { replayed, quiet: this.options.quiet, width });
+    for (const block of blocks) this.chrome(this.paint(block.text, block.role ?? role));
   }
 
   /** The sandbox the call of inquiry `id` runs in, as its header would say it. */
@@ -360,13 +345,21 @@ export class TextRenderer implements Renderer {
    * for an event of no call. A permission prompt's inquiry for a pending call shows that call
    * itself: its header is kept for the case the inquiry is settled without the prompt.
    */
-  private reachCall(event: ConversationEvent): void {
+  private reachCall(event: ConversationEvent | undefined): void {
     let upTo: string | undefined;
     let shownByPrompt = false;
-    switch (event.type) {
-      case 'tool_call_request':
-      case 'inquiry_response':
-        return;
+    // Only what draws reaches a call (a usage event or checkpoint never draws a prompt's header).
+    switch (event?.type) {
+      case undefined:
+      case 'chat_request':
+      case 'chat_response':
+      case 'compaction':
+      case 'turn_end':
+      case 'undo':
+        break;
+      case 'checkpoint':
+        if (fileChangesLine(event) === undefined) return;
+        break;
       case 'inquiry_request':
         upTo = event.tool_call_id;
         shownByPrompt =
@@ -377,12 +370,12 @@ export class TextRenderer implements Renderer {
         upTo = event.id;
         break;
       default:
-        break;
+        return;
     }
     if (upTo !== undefined && !this.pendingHeaders.has(upTo)) return;
     for (const [id, header] of this.pendingHeaders) {
       this.pendingHeaders.delete(id);
-      if (id === upTo && shownByPrompt && event.type === 'inquiry_request') {
+      if (id === upTo && shownByPrompt && event?.type === 'inquiry_request') {
         this.inquiries.set(event.id, { tool: event.inquiry.tool, kind: event.inquiry.kind, header });
         return;
       }
@@ -398,7 +391,7 @@ export class TextRenderer implements Renderer {
         `${index + 1}. ${oneLine([source.title, source.url ?? source.filename].filter(Boolean).join(' — '))}`,
     );
     const separator = this.output.streamAtLineStart('stdout') ? '\n' : '\n\n';
-    this.writeAnswer('message', `${separator}Sources:\n\n${lines.join('\n')}\n`, false);
+    this.writeAnswer('message', `${separator}Sources:\n\n${lines.join('\n')}\n`);
   }
 
   private toolHeader(name: string, argumentsValue: unknown, suffix = ''): string {
@@ -413,6 +406,14 @@ export class TextRenderer implements Renderer {
     const resumed = resumedTurn(events, this.options.conversationId, (text, role) => this.paint(text, role));
     if (!resumed) return;
     for (const [id, name] of resumed.toolNames) this.toolNames.set(id, name);
+    // Its inquiries are answered live: what an answer says (an edit) needs the inquiry it answers.
+    for (const event of events) {
+      if (event.type === 'tool_call_request' && event.sandbox !== undefined)
+        this.sandboxes.set(event.id, event.sandbox);
+      if (event.type !== 'inquiry_request') continue;
+      this.inquiryCalls.set(event.id, event.tool_call_id);
+      this.inquiries.set(event.id, { tool: event.inquiry.tool, kind: event.inquiry.kind });
+    }
     for (const line of resumed.lines) this.chrome(line, true);
   }
 
@@ -425,11 +426,13 @@ export class TextRenderer implements Renderer {
   }
 
   finish(result: ResultObject): void {
-    this.output.setStatus(undefined);
-    if (this.pendingHeaders.size > 0) this.reachCall({ type: 'turn_end' } as ConversationEvent);
+    this.live.clear();
+    if (this.pendingHeaders.size > 0) this.reachCall(undefined);
     this.markdown?.end();
     if (this.output.wroteAnything('stdout') && !this.output.streamAtLineStart('stdout'))
       this.output.write('stdout', '\n');
+    const { usage, cost_usd: cost } = result.metadata;
+    if (usage && this.output.isTerminal('stderr')) this.chrome(this.paint(tokensLine(usage, cost), 'muted'));
     const cid = result.conversation_id ?? '';
     switch (result.status) {
       case 'success':

@@ -2,10 +2,9 @@
  * jp's colours at a terminal, for a dark or a light background (DESIGN §13). Every colour jp draws
  * (markdown, highlighted code, chrome, the status line) is a role of one palette:
  *
- * - `dark` uses the terminal's own 16 colours (its theme decides how they look), and faint for
- *   muted chrome.
- * - `light` uses fixed xterm-256 colours, each with a contrast of at least 4.5:1 against white
- *   (WCAG AA for text), and a gray instead of faint (faint text on white is hard to read).
+ * - `dark` and `light` use fixed xterm-256 colours, each with a contrast of at least 4.5:1 (WCAG AA
+ *   for text) against its background: black and a dark gray (#303030) for `dark`, white for
+ *   `light`; muted text is a gray, never faint (faint text has no contrast one can count on).
  *
  * Which one: `ui.theme = "dark" | "light"` in the config, else the terminal's background as it
  * answers an OSC 11 query (only at a real terminal, with a short timeout), else `COLORFGBG`, else dark.
@@ -49,16 +48,17 @@ export const lightColors: Record<PaletteRole, number> = {
   warning: 94, // #875f00
 };
 
-const darkCodes: Record<PaletteRole, string> = {
-  code: '33',
-  keyword: '35',
-  name: '36',
-  string: '32',
-  number: '33',
-  muted: '2',
-  title: '34',
-  error: '31',
-  warning: '33',
+/** xterm-256 colour indices of the dark palette (checked for contrast against black and #303030 by a test). */
+export const darkColors: Record<PaletteRole, number> = {
+  code: 179, // #d7af5f
+  keyword: 176, // #d787d7
+  name: 80, // #5fd7d7
+  string: 114, // #87d787
+  number: 179, // #d7af5f
+  muted: 247, // #9e9e9e
+  title: 111, // #87afff
+  error: 210, // #ff8787
+  warning: 179, // #d7af5f
 };
 
 export interface Palette {
@@ -70,12 +70,12 @@ export interface Palette {
 }
 
 export function palette(name: ThemeName, color: boolean): Palette {
-  const code = (role: PaletteRole): string => (name === 'light' ? `38;5;${lightColors[role]}` : darkCodes[role]);
-  const open = (role: PaletteRole): string => (color ? `\u001b[${code(role)}m` : '');
+  const colors = name === 'light' ? lightColors : darkColors;
+  const open = (role: PaletteRole): string => (color ? `\u001b[38;5;${colors[role]}m` : '');
   return {
     name,
     open,
-    paint: (role, text) => (color ? `${open(role)}${text}\u001b[${code(role) === '2' ? '22' : '39'}m` : text),
+    paint: (role, text) => (color ? `${open(role)}${text}\u001b[39m` : text),
   };
 }
 

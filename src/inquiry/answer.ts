@@ -4,6 +4,7 @@
  * scripts read (schema/event.schema.json, `inquiry_response.answer`) and old logs hold; it never
  * changes without a reader of the old form:
  * - run_tool: "run" | "run_always" | "skip" | "skip_always" | {"edit": <new arguments>}
+ *   | {"approve_always": <rule>} (a rule of approval-rule.ts: run this and what it covers from now on)
  * - escalate: "run" (outside the sandbox) | "skip"
  * - deliver_tool_result: "deliver" | "skip" | {"edit": <new result text>}
  * - tool_question: the answer value (a boolean, an option, a text, or a FormAnswer)
@@ -14,6 +15,7 @@
  * A new kind of answer is a new member of its kind's union, with its JSON form in `encodeAnswer`
  * and its parser: every switch over the union then fails to compile until it handles it.
  */
+import { parseApprovalRule, type ApprovalRule } from './approval-rule.ts';
 import { isValidFormAnswer, type JsonValue } from './form.ts';
 import type { Inquiry, InquiryKind, Question } from './types.ts';
 
@@ -22,6 +24,8 @@ export type Scope = 'once' | 'turn';
 
 export type RunToolAnswer =
   | { decision: 'approve'; scope: Scope }
+  /** Run it, and every later call `rule` covers in this workspace, without asking (approval-rule.ts). */
+  | { decision: 'approve_always'; rule: ApprovalRule }
   | { decision: 'deny'; scope: Scope }
   /** Run with the arguments the human edited (still to be validated against the tool's schema). */
   | { decision: 'edit'; arguments: JsonValue };
@@ -92,6 +96,8 @@ export function encodeAnswer(answer: InquiryAnswer): EncodedAnswer {
   switch (answer.decision) {
     case 'approve':
       return wordsOf(answer.scope).approve;
+    case 'approve_always':
+      return { approve_always: { ...answer.rule } };
     case 'deny':
       return wordsOf(answer.scope).deny;
     case 'deliver':
@@ -148,7 +154,12 @@ export function parseRunToolAnswer(value: unknown, from: AnswerSource): ParsedAn
   // The arguments are an object (or null, or a list: the tool's schema says what it takes).
   if (edit && typeof edit.edited === 'object' && isJsonValue(edit.edited))
     return { ok: true, answer: { decision: 'edit', arguments: edit.edited } };
-  return refused('to run a tool ("run", "run_always", "skip", "skip_always" or {"edit": <arguments>})', value);
+  const rule = isRecord(value) && 'approve_always' in value ? parseApprovalRule(value.approve_always) : undefined;
+  if (rule) return { ok: true, answer: { decision: 'approve_always', rule } };
+  return refused(
+    'to run a tool ("run", "run_always", "skip", "skip_always", {"edit": <arguments>} or {"approve_always": <rule>})',
+    value,
+  );
 }
 
 export function parseEscalateAnswer(value: unknown, from: AnswerSource): ParsedAnswer<AnswerOf<'escalate'>> {

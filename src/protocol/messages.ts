@@ -151,6 +151,18 @@ export type ServerMessage<P extends Payloads = JsonPayloads> =
   | { type: 'interrupt_menu'; options: InterruptAction[] }
   /** Chrome the client should show on stderr (retries, warnings, status). */
   | { type: 'notice'; level: 'info' | 'warning'; message: string }
+  /**
+   * Output of a running tool call `id` (a command's stdout or stderr) as it comes: whole lines
+   * (a line ends at a newline or a carriage return), secrets redacted. Never persisted: the call's
+   * result holds all of it. `omitted`: lines left out just before these (more came at once than a
+   * client can show).
+   */
+  | { type: 'tool_output'; id: string; stream: 'stdout' | 'stderr'; text: string; omitted?: number }
+  /**
+   * What the run is busy with while it shows nothing else, in a few words for a status line
+   * (`compacting the conversation`, `retrying in 2.0 s`); it holds until the next event or delta.
+   */
+  | { type: 'activity'; text: string }
   | { type: 'turn_complete'; result: P['result'] }
   | { type: 'process_exiting'; reason: string }
   /** A refusal or protocol error; the server closes the connection after sending it. */
@@ -174,6 +186,8 @@ export function parseServerMessage<P extends Payloads = JsonPayloads>(value: unk
     'terminal_kill',
     'interrupt_menu',
     'notice',
+    'tool_output',
+    'activity',
     'turn_complete',
     'process_exiting',
     'error',

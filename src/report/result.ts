@@ -73,6 +73,11 @@ export interface ResultObject {
     duration_ms: number;
     /** null when no request reported usage (the provider sent none, or none was made). */
     usage: Usage | null;
+    /**
+     * What the run's model requests cost in US dollars, from the price table jp ships
+     * (llm/prices.ts); null when it is not known (a local or unknown model, no usage reported).
+     */
+    cost_usd: number | null;
     /** Why the model's last response ended (`length`: cut at the output limit); null when it did not end. */
     finish_reason: FinishReason | null;
   };
@@ -118,6 +123,8 @@ export function buildTurnResult(options: {
   warnings?: ResultWarning[];
   /** The query and errors may quote a secret: the result is redacted by these where it is made. */
   secrets: Secrets;
+  /** What the run's requests cost (US dollars), when known. */
+  costUsd?: number;
 }): ResultObject {
   const summary = summarizeTurn(options.events.slice(Math.max(0, options.outcome.turnStart)));
   const { status, exitCode } = statusOfTurn(options.outcome, summary);
@@ -137,6 +144,7 @@ export function buildTurnResult(options: {
       iterations: options.outcome.iterations,
       duration_ms: Date.now() - options.startedAt,
       usage: options.outcome.usage,
+      cost_usd: options.costUsd ?? null,
       finish_reason: options.outcome.finishReason ?? null,
     },
     warnings: [...(options.warnings ?? []), ...(options.outcome.warnings ?? [])],
@@ -201,6 +209,7 @@ export function buildErrorResult(options: {
       iterations: 0,
       duration_ms: Date.now() - options.startedAt,
       usage: null,
+      cost_usd: null,
       finish_reason: null,
     },
     warnings: options.warnings ?? [],

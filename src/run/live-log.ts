@@ -11,7 +11,7 @@ import type { Logger } from '../output/logger.ts';
 import type { Secrets } from '../redact.ts';
 import type { EditorFiles, EditorTerminal, ProcessTracker } from '../tools/tool.ts';
 import type { TurnHooks } from '../turn/hook-port.ts';
-import type { ClientAnswer, TurnHost } from '../turn/host.ts';
+import type { ClientAnswer, ToolOutputPiece, TurnHost } from '../turn/host.ts';
 import type { RunClients } from './clients.ts';
 
 export class LiveLog implements TurnHost {
@@ -71,6 +71,14 @@ export class LiveLog implements TurnHost {
     const message = this.secrets.redact(text);
     this.logger[level === 'info' ? 'info' : 'warn'](message);
     this.clients.broadcast({ type: 'notice', level, message });
+  }
+
+  toolOutput(piece: ToolOutputPiece): void {
+    this.clients.broadcast({ type: 'tool_output', ...piece });
+  }
+
+  activity(text: string): void {
+    this.clients.broadcast({ type: 'activity', text: this.secrets.redact(text) });
   }
 
   sync(): void {

@@ -18,6 +18,8 @@ export function startModel(
     secrets: Secrets;
     logger: Logger;
     notice(level: 'warning', message: string): void;
+    /** What the run is busy with, for a status line (a retry's wait). */
+    activity?(text: string): void;
   },
 ): Promise<ChatModel> {
   const retries = config.value.assistant?.request?.max_retries ?? 4;
@@ -25,11 +27,11 @@ export function startModel(
   const model = createChatModel(spec, config.value, {
     environment: options.environment,
     secrets: options.secrets,
-    onRetry: (attempt, delay, error) =>
-      notice(
-        'warning',
-        `${error.message}; retrying ${Number.isFinite(delay) && delay > 0 ? `in ${(delay / 1000).toFixed(1)} s` : 'now'} (attempt ${attempt} of ${retries})`,
-      ),
+    onRetry: (attempt, delay, error) => {
+      const when = Number.isFinite(delay) && delay > 0 ? `in ${(delay / 1000).toFixed(1)} s` : 'now';
+      notice('warning', `${error.message}; retrying ${when} (attempt ${attempt} of ${retries})`);
+      options.activity?.(`retrying ${when} (attempt ${attempt} of ${retries})`);
+    },
     ...(logger.enabled('wire')
       ? { wire: (message: string, fields: Record<string, unknown>) => logger.wire(message, fields) }
       : {}),

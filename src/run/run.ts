@@ -95,6 +95,7 @@ export class Run implements RunControl {
       secrets: setup.secrets,
       logger,
       notice,
+      activity: (text) => this.live.activity(text),
     });
     this.mcp = new RunMcp({
       servers: setup.mcpServers,

@@ -25,6 +25,7 @@ import type { BuiltinDetachedDefault } from '../config/policy.ts';
 import { RunError } from '../errors.ts';
 import type { RunHooks } from '../hooks/run-hooks.ts';
 import { contextWindow } from '../llm/context-window.ts';
+import { costOf } from '../llm/prices.ts';
 import { providerKeyVariables } from '../llm/resolve.ts';
 import type { ChatModel } from '../llm/types.ts';
 import { buildTurnResult, type ResultObject, type ResultWarning } from '../report/result.ts';
@@ -34,6 +35,7 @@ import { toolEnvironment } from '../tools/environment.ts';
 import type { Tool } from '../tools/tool.ts';
 import { TurnRun, type SystemPromptRecord, type TurnOutcome } from '../turn/engine.ts';
 import { builtinSystemPrompt, composeSystemPrompt } from '../turn/system-prompt.ts';
+import { addApproval, readApprovals } from '../approvals/store.ts';
 import { loadInstructionFiles } from '../workspace/instructions.ts';
 import type { LiveLog } from './live-log.ts';
 import type { RunRequest } from '../protocol/run-request.ts';
@@ -149,6 +151,10 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
   ): Promise<TurnOutcome> =>
     new TurnRun({
       host: live,
+      approvals: {
+        rules: () => readApprovals(setup.workspace).map((approval) => approval.rule),
+        add: (rule) => addApproval(setup.workspace, rule),
+      },
       events,
       conversationId: request.conversation_id,
       model,
@@ -213,6 +219,11 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
   // An error that names a setting the conversation recorded says so, and how to change it.
   if (outcome.error)
     outcome = { ...outcome, error: explainRecordedKeys(outcome.error, request.conversation_id, setup.recorded) };
+  const costUsd = await costOf(
+    events
+      .slice(Math.max(0, outcome.turnStart))
+      .flatMap((event) => (event.type === 'usage' ? [{ model: event.model, usage: event.usage }] : [])),
+  );
   return buildTurnResult({
     conversationId: request.conversation_id,
     query: query || lastRequestContent(events),
@@ -222,6 +233,7 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
     startedAt: request.started_at,
     warnings: sequence.warnings(),
     secrets: setup.secrets,
+    ...(costUsd !== undefined ? { costUsd } : {}),
   });
 }
 

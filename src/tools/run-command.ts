@@ -105,7 +105,10 @@ async function here(
   line: CommandLine,
   environment: NodeJS.ProcessEnv,
 ): Promise<CommandOutcome | { spawnError: string }> {
-  const result = await runConfined(context, line, { environment });
+  const result = await runConfined(context, line, {
+    environment,
+    ...(context.output ? { onOutput: context.output } : {}),
+  });
   if (result.spawnError) return { spawnError: result.spawnError };
   return {
     output: [result.stdout, result.stderr ? `[stderr]\n${result.stderr}` : ''].filter(Boolean).join('\n'),

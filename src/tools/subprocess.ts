@@ -11,6 +11,7 @@
  * output read so far.
  */
 import { spawn } from 'node:child_process';
+import { StringDecoder } from 'node:string_decoder';
 import { killMarkedProcesses, markerVariable } from './marked-processes.ts';
 import type { ProcessTracker } from './tool.ts';
 
@@ -26,6 +27,8 @@ export interface SubprocessOptions {
   processes: ProcessTracker;
   /** Stop collecting output beyond this many bytes per stream (the rest is drained and dropped). */
   maxOutputBytes?: number;
+  /** Told each piece of output as it is read, decoded (a character split across reads waits for its end). */
+  onOutput?(stream: 'stdout' | 'stderr', text: string): void;
 }
 
 export interface SubprocessResult {
@@ -89,13 +92,19 @@ export function runSubprocess(options: SubprocessOptions): Promise<SubprocessRes
       stop();
     }, options.timeoutMilliseconds);
 
+    const decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
+    const told = (stream: 'stdout' | 'stderr', chunk: Buffer): void => {
+      if (options.onOutput) options.onOutput(stream, decoders[stream].write(chunk));
+    };
     child.stdout!.on('data', (chunk: Buffer) => {
       if (stdoutBytes < maxBytes) stdout.push(chunk);
       stdoutBytes += chunk.length;
+      told('stdout', chunk);
     });
     child.stderr!.on('data', (chunk: Buffer) => {
       if (stderrBytes < maxBytes) stderr.push(chunk);
       stderrBytes += chunk.length;
+      told('stderr', chunk);
     });
     if (options.stdin !== undefined) {
       child.stdin!.on('error', () => {

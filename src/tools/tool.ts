@@ -94,6 +94,8 @@ export interface ToolContext {
   ask(question: Question): Promise<ToolAnswer>;
   /** Progress of a long call, shown as chrome on the clients' stderr. */
   progress(message: string): void;
+  /** What the call's commands write as they run, for a person to watch (the result still carries it). */
+  output?(stream: 'stdout' | 'stderr', text: string): void;
   /** Where the commands this call starts run: the run's sandbox, or none for an approved escalation. */
   sandbox: CommandSandbox;
   /** Files go through the user's editor when its client offers that; absent: the disk. */

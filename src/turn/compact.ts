@@ -23,6 +23,8 @@ export interface CompactionContext {
   /** Makes what was appended durable (a compaction survives a crash right after it). */
   sync(): void;
   notice(message: string): void;
+  /** What the run is busy with, for a status line (compacting); absent where nothing shows one. */
+  activity?(text: string): void;
   /** A summary request's reported usage (it is appended as a `usage` event by the caller). */
   usage(usage: Usage): void;
   /** The user's PreCompact hooks, told before anything is summarised. */
@@ -58,6 +60,7 @@ export async function compactHistory(
   context.notice(
     `compacting the conversation: summarising ${target - from + 1} events to fit the context window (${windowTokens} tokens)`,
   );
+  context.activity?.('compacting the conversation');
   while (from <= target) {
     const candidates = points.filter((point) => point >= from && point <= target);
     const fits = (point: number): boolean =>

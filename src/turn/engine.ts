@@ -23,6 +23,7 @@ import { DeltaQueue } from './delta-queue.ts';
 import { buildPrompt } from './history.ts';
 import type { HookNote } from './hook-port.ts';
 import { StopRequest, type TurnHost } from './host.ts';
+import type { ApprovalStore } from './lasting-approvals.ts';
 import { InquiryResolver, type ResolverContext } from './inquiries.ts';
 import { budgetReached, cutAtLimitWarning, refusal, type FinishPart } from './limits.ts';
 import { answerWithLlm } from './llm-answer.ts';
@@ -36,6 +37,8 @@ import type { CheckpointRecorder } from '../checkpoint/recorder.ts';
 
 export interface TurnOptions {
   host: TurnHost;
+  /** The user's lasting approvals in this workspace (lasting-approvals.ts). */
+  approvals?: ApprovalStore;
   /** The whole log as it is on disk now; the engine appends to it as it persists. */
   events: ConversationEvent[];
   conversationId: string;
@@ -168,6 +171,7 @@ export class TurnRun {
       signal: options.signal,
       append: (event) => this.append(event),
       remembered: new Map(),
+      ...(options.approvals ? { approvals: options.approvals } : {}),
     };
     this.contextGuard = new ContextGuard({
       compaction: {
@@ -178,6 +182,7 @@ export class TurnRun {
         append: (event) => this.append(event),
         sync: () => options.host.sync(),
         notice: (message) => options.host.notice('info', message),
+        activity: (text) => options.host.activity(text),
         usage: (usage) => this.recordUsage('compaction', usage),
         ...(options.host.hooks ? { beforeCompact: () => options.host.hooks!.compacting('auto', options.signal) } : {}),
       },

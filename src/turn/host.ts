@@ -8,6 +8,14 @@ import type { EditorFiles, EditorTerminal, ProcessTracker } from '../tools/tool.
 import type { Secrets } from '../redact.ts';
 import type { TurnHooks } from './hook-port.ts';
 
+/** Lines a running tool call wrote to one of its streams; `omitted`: lines left out just before them. */
+export interface ToolOutputPiece {
+  id: string;
+  stream: 'stdout' | 'stderr';
+  text: string;
+  omitted?: number;
+}
+
 /**
  * What the prompting client replied. `answer` is as it came (untrusted): the engine reads it as an
  * answer to the inquiry it asked (inquiry/answer.ts). `declined`: the human was asked and gave no
@@ -29,6 +37,10 @@ export interface TurnHost {
   delta(piece: { kind: 'message' | 'reasoning'; text: string }): void;
   /** Chrome for the clients' stderr: retries, warnings. */
   notice(level: 'info' | 'warning', message: string): void;
+  /** Forwards live output of a running tool call (whole lines, redacted): shown while it runs, never persisted. */
+  toolOutput(piece: ToolOutputPiece): void;
+  /** Says what the run is busy with while nothing else shows (compacting, retrying), for a status line. */
+  activity(text: string): void;
   /** fsync the log. */
   sync(): void;
   /** Whether a client that can prompt a human is attached right now. */

@@ -71,9 +71,11 @@ export function rememberedDecisions(
     if (event.type === 'inquiry_response' && runInquiries.has(event.id) && context.seal.verifies(event, context.log)) {
       const tool = runInquiries.get(event.id)!;
       const parsed = parseRunToolAnswer(event.answer, 'log');
-      if (!parsed.ok || parsed.answer.decision === 'none' || parsed.answer.decision === 'edit') continue;
-      if (holdsForTheTurn(parsed.answer.scope))
-        decisions.set(tool, parsed.answer.decision === 'approve' ? 'run' : 'skip');
+      if (!parsed.ok) continue;
+      const answer = parsed.answer;
+      // A lasting approval covers what its rule covers (the store), not every call of the tool.
+      if ((answer.decision === 'approve' || answer.decision === 'deny') && holdsForTheTurn(answer.scope))
+        decisions.set(tool, answer.decision === 'approve' ? 'run' : 'skip');
     }
   }
   return decisions;

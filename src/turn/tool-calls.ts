@@ -11,7 +11,6 @@ import type { ConversationEvent, EventOf, ToolOutcome } from '../conversation/ev
 import { now } from '../conversation/events.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import { resolveResultMode, resolveRunMode } from '../config/policy.ts';
-import type { ToolDefaultsConfig, ToolConfig } from '../config/schema.ts';
 import { holdsForTheTurn, type AnswerOf } from '../inquiry/answer.ts';
 import type { AnsweredBy, InquiryOf, JsonValue, Question } from '../inquiry/types.ts';
 import type { Tool, ToolAnswer, ToolResult } from '../tools/tool.ts';
@@ -20,6 +19,9 @@ import { truncateOutput } from '../tools/truncate.ts';
 import type { TurnHost } from './host.ts';
 import type { InquiryResolver, Resolution } from './inquiries.ts';
 import { RecordedCall, unknownOutcome } from './tool-call-replay.ts';
+import { ToolOutputRelay } from './tool-output.ts';
+import { leavesTheSandbox, settings } from './tool-settings.ts';
+import { type ApprovalStore, coveringApproval, keepApproval } from './lasting-approvals.ts';
 import { escalationRefusal } from './escalation-words.ts';
 import type { HookNote } from './hook-port.ts';
 import { afterTool, beforeTool, withHookNotes } from './tool-hooks.ts';
@@ -41,26 +43,13 @@ export interface ToolCallContext {
   append(event: ConversationEvent): void;
   /** Run decisions remembered for the rest of the turn (answers Y and N), by tool name. */
   remembered: Map<string, 'run' | 'skip'>;
+  /** The user's lasting approvals in this workspace (lasting-approvals.ts). */
+  approvals?: ApprovalStore;
   /** Called before a tool that can change anything starts (the batch's checkpoint); none: nothing to do. */
   beforeChange?(): Promise<void>;
 }
 
 export type CallOutcome = { kind: 'done' } | { kind: 'deferred'; inquiryId: string };
-
-function toolEntry(config: LoadedConfig, name: string): (ToolConfig & ToolDefaultsConfig) | undefined {
-  return (
-    config.value.conversation?.tools as Record<string, (ToolConfig & ToolDefaultsConfig) | undefined> | undefined
-  )?.[name];
-}
-
-function settings(config: LoadedConfig, tool: Tool): { outputLimit: number; timeoutMilliseconds: number } {
-  const defaults = toolEntry(config, 'defaults');
-  const own = toolEntry(config, tool.name);
-  return {
-    outputLimit: defaults?.output_limit ?? 30_000,
-    timeoutMilliseconds: (own?.timeout_secs ?? tool.timeoutSeconds ?? defaults?.timeout_secs ?? 600) * 1000,
-  };
-}
 
 /**
  * Where a call is in its life. Each stage either ends the call (its response is written, or it is
@@ -176,7 +165,12 @@ async function permission(call: Call, argumentsValue: unknown, hookAsks: boolean
   const remembered = previous ? undefined : context.remembered.get(tool.name);
   if (remembered === 'skip')
     return respond(context, call.id, 'The user declined to run this tool (for the rest of this turn).', true, 'denied');
-  if (remembered === 'run' && !hookAsks) return { stage: 'escalation', arguments: argumentsValue };
+  const approved =
+    !hookAsks && !previous && coveringApproval(context.approvals, context.host, tool.name, argumentsValue);
+  if ((remembered === 'run' && !hookAsks) || approved) return { stage: 'escalation', arguments: argumentsValue };
+  // Leaving the sandbox is asked once: the escalation (why, and the fix) is the permission to run.
+  if (runMode === 'ask' && !previous && (await leavesTheSandbox(context, tool, argumentsValue)))
+    return { stage: 'escalation', arguments: argumentsValue };
   const resolution = await context.resolver.resolveRun(
     call.id,
     { kind: 'run_tool', tool: tool.name, arguments: argumentsValue, ...(runMode === 'edit' ? { edit: true } : {}) },
@@ -188,6 +182,9 @@ async function permission(call: Call, argumentsValue: unknown, hookAsks: boolean
     case 'approve':
       if (holdsForTheTurn(answer.scope)) context.remembered.set(tool.name, 'run');
       if (resolution.by !== 'user' && resolution.reason) call.decidedWithoutHuman.push(resolution.reason);
+      return { stage: 'escalation', arguments: argumentsValue };
+    case 'approve_always':
+      keepApproval(context.approvals, resolution.by, answer.rule, tool.name, argumentsValue);
       return { stage: 'escalation', arguments: argumentsValue };
     case 'deny':
       if (holdsForTheTurn(answer.scope)) context.remembered.set(tool.name, 'skip');
@@ -233,7 +230,8 @@ async function escalation(call: Call, argumentsValue: unknown): Promise<CallStat
     tool: tool.name,
     arguments: argumentsValue,
     needs: asked?.needs ?? 'unconfined',
-    justification: asked?.justification ?? `the sandbox cannot start on this machine: ${problem!.cause}`,
+    justification:
+      asked?.justification ?? `the sandbox cannot start on this machine: ${problem!.cause}.\nFix: ${problem!.fix}.`,
   };
   const resolution = await context.resolver.resolveEscalation(call.id, inquiry, call.recorded.takeInquiry('escalate'));
   if (resolution.kind === 'deferred') return deferred(resolution.id);
@@ -459,6 +457,7 @@ async function execute(
   let result: ToolResult;
   const editorFiles = context.host.editorFiles?.();
   const editorTerminal = context.host.editorTerminal?.(callId);
+  const relay = new ToolOutputRelay(callId, (piece) => context.host.toolOutput(piece), context.host.secrets);
   try {
     result = await tool.execute(argumentsValue, {
       ...(editorFiles ? { editorFiles } : {}),
@@ -474,6 +473,7 @@ async function execute(
       outputLimit: call.outputLimit,
       ask,
       progress: (message) => context.host.notice('info', `${tool.name}: ${message}`),
+      output: (stream, text) => relay.write(stream, text),
       sandbox: given.sandbox,
     });
   } catch (error) {
@@ -484,6 +484,7 @@ async function execute(
       message: `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`,
     };
   }
+  relay.end();
   // Stopped while it ran: no response is written, so a resumed turn reports its outcome as unknown.
   if (context.signal.aborted) throw context.signal.reason;
   // Deferred while it ran: the call was cancelled; it runs again once a human has answered.

@@ -47,7 +47,7 @@ describe('keys typed before a prompt', () => {
     await screen.waitFor('running run_command');
     screen.press('y' + keys.enter + 'Y');
     sandbox.write('release', '');
-    await screen.waitFor(/Run fs_create_file\? .*\[y\/Y\/n\/N\/p\/e\]/);
+    await screen.waitFor(/Run fs_create_file\? .*\[y\/Y\/a\/n\/N\/p\/e\]/);
     screen.press('n');
     const exit = await screen.exited;
     assert.equal(exit.exitCode, 0, screen.text());
@@ -114,7 +114,7 @@ describe('what a permission prompt shows', () => {
       ],
     });
     const screen = jp(sandbox, ['query', ...script, 'change it']);
-    await screen.waitFor('Run fs_modify_file? [y/Y/n/N/p/e]', { on: 'screen' });
+    await screen.waitFor('Run fs_modify_file? [y/Y/a/n/N/p/e]', { on: 'screen' });
     const rows = screen.visibleRows().map((row) => row.trim());
     const title = rows.indexOf('⚙ fs_modify_file notes.txt');
     assert.ok(title >= 0, screen.screenText());
@@ -147,10 +147,12 @@ describe('what a permission prompt shows', () => {
       ],
     });
     const screen = jp(sandbox, ['query', ...script, 'make it']);
-    await screen.waitFor('Run fs_create_file? [y/Y/n/N/p/e]', { on: 'screen' });
+    await screen.waitFor('Run fs_create_file? [y/Y/a/n/N/p/e]', { on: 'screen' });
     assert.match(screen.screenText(), /⚙ fs_create_file new.txt \(2 lines\)\n\s+\+ one\n\s+\+ two\n/);
     screen.press('x');
-    await screen.waitFor('"x" does nothing here; the keys are: y, Y, n, N, p, e, Enter (y), Esc (n)', { on: 'screen' });
+    await screen.waitFor('"x" does nothing here; the keys are: y, Y, a, n, N, p, e, Enter (y), Esc (n)', {
+      on: 'screen',
+    });
     screen.press(keys.escape);
     const exit = await screen.exited;
     assert.equal(exit.exitCode, 0, screen.text());
@@ -178,7 +180,7 @@ describe('what a permission prompt shows', () => {
     await screen.waitFor('y needs all of it seen first: press p to see all', { on: 'screen' });
     screen.press(keys.enter);
     await screen.waitFor('touch HIDDEN-TAIL');
-    await screen.waitFor('Run run_command? [y/Y/n/N/p/e]', { on: 'screen' });
+    await screen.waitFor('Run run_command? [y/Y/a/n/N/p/e]', { on: 'screen' });
     assert.equal(sandbox.exists('HIDDEN-TAIL'), false);
     const shown = screen
       .lines()
@@ -202,7 +204,7 @@ describe('what a permission prompt shows', () => {
       ],
     });
     const screen = jp(sandbox, ['query', ...script, 'run it'], { columns: 80, rows: 30 });
-    await screen.waitFor('Run run_command? [y/Y/n/N/p/e]', { on: 'screen' });
+    await screen.waitFor('Run run_command? [y/Y/a/n/N/p/e]', { on: 'screen' });
     const rows = screen.visibleRows();
     const start = rows.findIndex((row) => row.trimStart().startsWith('$ git status'));
     const end = rows.findIndex((row) => row.startsWith('Run run_command?'));
@@ -231,7 +233,7 @@ describe('what a permission prompt shows', () => {
       ],
     });
     const screen = jp(sandbox, ['query', ...script, 'go']);
-    await screen.waitFor(/Run fs_create_file\? .*\[y\/Y\/n\/N\/p\/e\]/);
+    await screen.waitFor(/Run fs_create_file\? .*\[y\/Y\/a\/n\/N\/p\/e\]/);
     const concealed = screen.invisibleText();
     for (const part of ['Runfs_create_file?', 'fs_create_filec.txt', 'visible'])
       assert.ok(!concealed.includes(part), `"${part}" is concealed: ${concealed}`);
@@ -336,14 +338,14 @@ describe('flows that must say what is true', () => {
       ],
     });
     const screen = jp(sandbox, ['query', ...script, 'go']);
-    await screen.waitFor(/Run fs_create_file\? .*\[y\/Y\/n\/N\/p\/e\]/);
+    await screen.waitFor(/Run fs_create_file\? .*\[y\/Y\/a\/n\/N\/p\/e\]/);
     screen.press(keys.ctrlZ);
     const exit = await screen.exited;
     assert.equal(exit.exitCode, 0, screen.text());
     const [conversationId] = conversationIds(sandbox);
     assert.doesNotMatch(screen.text(), /The run goes on/);
     assert.match(
-      screen.text(),
+      screen.flowedText(),
       new RegExp(
         `Detached: ${conversationId}\\. The run stopped to wait for your answer \\(fs_create_file\\); answer it with \`jp query --continue --id=${conversationId}\``,
       ),
@@ -367,7 +369,7 @@ describe('flows that must say what is true', () => {
     const screen = jp(sandbox, ['conversation', 'attach', conversationId]);
     await screen.waitFor('Waiting.');
     sandbox.write('release', '');
-    await screen.waitFor(/Run fs_create_file\? .*\[y\/Y\/n\/N\/p\/e\]/);
+    await screen.waitFor(/Run fs_create_file\? .*\[y\/Y\/a\/n\/N\/p\/e\]/);
     screen.press(keys.ctrlZ);
     assert.equal((await screen.exited).exitCode, 0, screen.text());
     assert.doesNotMatch(screen.text(), /The run goes on/);
@@ -431,7 +433,7 @@ describe('flows that must say what is true', () => {
     const screen = jp(sandbox, ['query', ...script, 'go'], {
       env: { EDITOR: `sh ${editor}`, EDITED: '{"path":"edited.txt","content":"edited"}' },
     });
-    await screen.waitFor(/Run fs_create_file\? .*\[y\/Y\/n\/N\/p\/e\]/);
+    await screen.waitFor(/Run fs_create_file\? .*\[y\/Y\/a\/n\/N\/p\/e\]/);
     screen.press('e');
     assert.equal((await screen.exited).exitCode, 0, screen.text());
     assert.equal(sandbox.read('edited.txt'), 'edited');
@@ -467,7 +469,7 @@ describe('flows that must say what is true', () => {
     sandbox.write('release', '');
     const screen = jp(sandbox, ['query', '--continue', ...script]);
     assert.equal((await screen.exited).exitCode, 0, screen.text());
-    const text = screen.text();
+    const text = screen.flowedText();
     assert.match(text, /⏸ run_command .* — was running when jp stopped/);
     assert.doesNotMatch(text, /not run yet/);
     assert.match(text, /Outcome unknown/);

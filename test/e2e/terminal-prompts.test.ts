@@ -55,7 +55,7 @@ describe('prompts of a batch and of the next step', () => {
     });
     const screen = jp(sandbox, ['query', ...script, 'make files']);
     await screen.waitFor(promptFor('a.txt'), { on: 'screen' });
-    await screen.waitFor('[y/Y/n/N/p/e]', { on: 'screen' });
+    await screen.waitFor('[y/Y/a/n/N/p/e]', { on: 'screen' });
     await screen.waitFor('+ a.txt', { on: 'screen' });
     screen.press('y');
     await screen.waitFor(promptFor('b.txt'), { on: 'screen' });
@@ -127,7 +127,7 @@ describe('the editor', () => {
       env: { EDITOR: fakeEditor(sandbox), EDITED: '{"path":"edited.txt","content":"edited"}' },
     });
     await screen.waitFor('EDITOR OPEN', { on: 'screen' });
-    assert.equal(screen.count('[y/Y/n/N/p/e]'), 0);
+    assert.equal(screen.count('[y/Y/a/n/N/p/e]'), 0);
     screen.press(keys.enter);
     const exit = await screen.exited;
     assert.equal(exit.exitCode, 0, screen.text());
@@ -319,7 +319,7 @@ describe('the Ctrl+C menu', () => {
     screen.press(keys.down + keys.down);
     await screen.waitFor('❯ continue', { on: 'screen' });
     screen.press(keys.enter);
-    await screen.waitFor('[y/Y/n/N/p/e]', { on: 'screen', times: 1 });
+    await screen.waitFor('[y/Y/a/n/N/p/e]', { on: 'screen', times: 1 });
     await screen.waitFor(promptFor('a.txt'), { times: 2 });
     screen.press('y');
     const exit = await screen.exited;
@@ -478,7 +478,7 @@ describe('TERM=dumb', () => {
       ],
     });
     const screen = jp(sandbox, ['query', ...script, 'ask me'], { env: { TERM: 'dumb' } });
-    await screen.waitFor('Run run_command? [y/Y/n/N/p/e]');
+    await screen.waitFor('Run run_command? [y/Y/a/n/N/p/e]');
     screen.press('x');
     await screen.waitFor('"x" does nothing here');
     screen.press('y');

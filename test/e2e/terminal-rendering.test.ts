@@ -37,7 +37,14 @@ function streamed(text: string, size: number, pauseEvery = 0): unknown[] {
 function blocks(lines: readonly string[]): string[] {
   const joined: string[] = [];
   let current: string[] = [];
-  for (const line of [...lines.filter((line) => !line.startsWith('jp: ')), '']) {
+  // jp's own notices (`jp: …`, wrapped at spaces with their rows after the first indented) are not the answer.
+  const answer: string[] = [];
+  let inNotice = false;
+  for (const line of lines) {
+    inNotice = line.startsWith('jp: ') || (inNotice && line.startsWith('  '));
+    if (!inNotice) answer.push(line);
+  }
+  for (const line of [...answer, '']) {
     if (line.trim() === '') {
       if (current.length > 0) joined.push(current.join(' '));
       current = [];

@@ -8,7 +8,7 @@
 import { Secrets } from '../../src/redact.ts';
 import type { ConversationEvent } from '../../src/conversation/events.ts';
 import type { Inquiry, JsonValue, PromptAction } from '../../src/inquiry/types.ts';
-import type { ClientAnswer, TurnHost } from '../../src/turn/host.ts';
+import type { ClientAnswer, ToolOutputPiece, TurnHost } from '../../src/turn/host.ts';
 import type { ProcessTracker } from '../../src/tools/tool.ts';
 
 /** A script entry: the human at the client gives no answer (the detached policy settles it). */
@@ -21,6 +21,10 @@ export class RecordingHost implements TurnHost {
   readonly events: ConversationEvent[] = [];
   readonly deltas: { kind: 'message' | 'reasoning'; text: string }[] = [];
   readonly notices: { level: 'info' | 'warning'; message: string }[] = [];
+  /** Live output of running tool calls, as sent. */
+  readonly toolOutputs: ToolOutputPiece[] = [];
+  /** What the run said it was busy with, in order. */
+  readonly activities: string[] = [];
   /** The inquiries put to the prompting client, with what becomes of each if the client detaches. */
   readonly asked: { id: string; inquiry: Inquiry; ifDetached: PromptAction | undefined }[] = [];
   /** Settled inquiries, by id, and who settled them. */
@@ -46,6 +50,14 @@ export class RecordingHost implements TurnHost {
 
   notice(level: 'info' | 'warning', message: string): void {
     this.notices.push({ level, message });
+  }
+
+  toolOutput(piece: ToolOutputPiece): void {
+    this.toolOutputs.push({ ...piece });
+  }
+
+  activity(text: string): void {
+    this.activities.push(text);
   }
 
   sync(): void {

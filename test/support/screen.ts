@@ -5,7 +5,7 @@
  *
  *   const screen = Screen.jp(sandbox, ['query', ...script, 'hello'], { columns: 100, rows: 30 });
  *   await screen.waitFor('Run fs_create_file?');          // anywhere in the scrollback
- *   await screen.waitFor(/\[y\/Y\/n\/N\/p\/e\]/, { on: 'screen' });   // on the visible rows
+ *   await screen.waitFor(/\[y\/Y\/a\/n\/N\/p\/e\]/, { on: 'screen' });   // on the visible rows
  *   screen.press('y');                                    // keys go to the terminal, like typing
  *   const { exitCode } = await screen.exited;
  *   const lines = await screen.lines();                   // the whole scrollback, wrapped rows joined
@@ -53,6 +53,11 @@ export interface ScreenOptions {
    * unset: it does not answer (as @xterm/headless, which only answers device attributes).
    */
   background?: string;
+  /**
+   * Measure characters as grapheme clusters with today's Unicode widths (emoji sequences, ✅ and
+   * skin tones two cells), as modern terminals do; unset: @xterm/headless's own Unicode 6 widths.
+   */
+  graphemes?: boolean;
 }
 
 /** How the cells of a row are drawn. */
@@ -66,8 +71,11 @@ export interface RowStyle {
 }
 
 export interface WaitOptions {
-  /** Where to look: the whole scrollback (default) or only the rows now visible. */
-  on?: 'scrollback' | 'screen';
+  /**
+   * Where to look: the whole scrollback (default), only the rows now visible, or the scrollback
+   * with jp's own wrapping undone (`flowedText()`, for a message matched whole at any width).
+   */
+  on?: 'scrollback' | 'screen' | 'flowed';
   /** Wait until the pattern occurs at least this many times (default 1). */
   times?: number;
   /** Safety limit; the test fails with the screen's content when it is reached. */
@@ -118,6 +126,11 @@ export class Screen {
       scrollback: options.scrollback ?? 100_000,
       allowProposedApi: true,
     });
+    if (options.graphemes) {
+      const { UnicodeGraphemesAddon } =
+        require('@xterm/addon-unicode-graphemes') as typeof import('@xterm/addon-unicode-graphemes');
+      this.terminal.loadAddon(new UnicodeGraphemesAddon());
+    }
     this.terminal.onTitleChange((title) => this.titles.push(title));
     this.held = holdTerminal(
       file,
@@ -237,6 +250,15 @@ export class Screen {
     return this.lines().join('\n');
   }
 
+  /**
+   * The scrollback's text with jp's own wrapping undone: jp wraps its lines at spaces and indents
+   * the rows after the first, so a row that starts with spaces is joined to the row above with
+   * one space. For matching a message whole, whatever the width.
+   */
+  flowedText(): string {
+    return this.text().replace(/\n +/g, ' ');
+  }
+
   /** The visible screen as text. */
   screenText(): string {
     return this.visibleRows().join('\n');
@@ -268,6 +290,25 @@ export class Screen {
       }
     }
     return styled;
+  }
+
+  /**
+   * The foreground colours drawn anywhere in the buffer, each once: `N` for xterm-256 palette
+   * colour N (0–15 are the terminal's own 16), `#rrggbb` for a true colour.
+   */
+  foregroundColors(): string[] {
+    const buffer = this.terminal.buffer.active;
+    const cell = buffer.getNullCell();
+    const colors = new Set<string>();
+    for (let index = 0; index < buffer.length; index++) {
+      const line = buffer.getLine(index)!;
+      for (let column = 0; column < line.length; column++) {
+        line.getCell(column, cell);
+        if (cell.getChars().trim() === '' || cell.isFgDefault()) continue;
+        colors.add(cell.isFgRGB() ? `#${cell.getFgColor().toString(16).padStart(6, '0')}` : String(cell.getFgColor()));
+      }
+    }
+    return [...colors].sort();
   }
 
   /** What the terminal answered the program's queries with (cursor position, device attributes, background), in order. */
@@ -314,6 +355,23 @@ export class Screen {
     return styles;
   }
 
+  /** Every physical row of the buffer with the cell column just after its last non-blank cell (0 for a blank row). */
+  rowEnds(): { row: string; end: number }[] {
+    const buffer = this.terminal.buffer.active;
+    const cell = buffer.getNullCell();
+    const rows: { row: string; end: number }[] = [];
+    for (let index = 0; index < buffer.length; index++) {
+      const line = buffer.getLine(index)!;
+      let end = 0;
+      for (let column = 0; column < line.length; column++) {
+        line.getCell(column, cell);
+        if (cell.getChars().trim() !== '') end = column + cell.getWidth();
+      }
+      rows.push({ row: line.translateToString(true), end });
+    }
+    return rows;
+  }
+
   /** The visible row the cursor is on, as drawn. */
   cursorRow(): string {
     const buffer = this.terminal.buffer.active;
@@ -321,8 +379,8 @@ export class Screen {
   }
 
   /** How many times `pattern` occurs in the scrollback (or on the screen). */
-  count(pattern: string | RegExp, on: 'scrollback' | 'screen' = 'scrollback'): number {
-    const text = on === 'screen' ? this.screenText() : this.text();
+  count(pattern: string | RegExp, on: WaitOptions['on'] = 'scrollback'): number {
+    const text = on === 'screen' ? this.screenText() : on === 'flowed' ? this.flowedText() : this.text();
     if (typeof pattern === 'string') return pattern === '' ? 0 : text.split(pattern).length - 1;
     const global = new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : pattern.flags + 'g');
     return [...text.matchAll(global)].length;

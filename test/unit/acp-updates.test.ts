@@ -31,7 +31,14 @@ function result(
     unanswered: [],
     hook_answers: [],
     pending_inquiry: null,
-    metadata: { model: null, iterations: 1, duration_ms: 1, usage: null, finish_reason: fields.finish ?? null },
+    metadata: {
+      model: null,
+      iterations: 1,
+      duration_ms: 1,
+      usage: null,
+      cost_usd: null,
+      finish_reason: fields.finish ?? null,
+    },
     warnings: [],
     error: fields.error ? { code: fields.error, message: 'x' } : null,
   };

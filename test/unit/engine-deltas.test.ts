@@ -21,6 +21,8 @@ function recordingHost(): { host: TurnHost; log: ({ delta: string; kind: string 
     append: (event) => void log.push({ event }),
     delta: (piece) => void log.push({ delta: piece.text, kind: piece.kind }),
     notice: () => {},
+    toolOutput: () => {},
+    activity: () => {},
     sync: () => {},
     hasPromptingClient: () => false,
     secrets: new Secrets(),

@@ -82,7 +82,7 @@ describe('inquiry answers', () => {
       'edited arguments that are a string',
       run,
       { edit: 'ls' },
-      /\{"edit": <arguments>\}\) was expected; got \{"edit":"ls"\}$/,
+      /\{"edit": <arguments>\} or \{"approve_always": <rule>\}\) was expected; got \{"edit":"ls"\}$/,
     ],
     ['an escalation for the turn (there is none)', escalate, 'run_always', /outside the sandbox \("run" or "skip"\)/],
     ['a delivery answered as a run', deliver, 'run', /to deliver a result/],

@@ -24,6 +24,8 @@ function resolver(appended: ConversationEvent[], log: readonly ConversationEvent
     append: () => {},
     delta: () => {},
     notice: () => {},
+    toolOutput: () => {},
+    activity: () => {},
     sync: () => {},
     hasPromptingClient: () => false,
     secrets: new Secrets(),

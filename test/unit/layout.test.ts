@@ -80,6 +80,7 @@ const layers: string[][] = [
   ['conversation'],
   ['llm'],
   ['config'],
+  ['approvals'],
   ['workspace'],
   ['inquiry'],
   ['output'],

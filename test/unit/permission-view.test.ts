@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { describeCall, diffLines, editsOf, fitPayload, wrapLine } from '../../src/client/permission-view.ts';
+import { describeCall, diffLines, editsOf, fitPayload } from '../../src/client/permission-view.ts';
+import { wrapWords } from '../../src/client/word-wrap.ts';
 import { selectHistory } from '../../src/client/terminal-client.ts';
 import type { ConversationEvent } from '../../src/conversation/events.ts';
 
@@ -88,8 +89,13 @@ describe('a call as a prompt shows it', () => {
   });
 
   it('a long line is wrapped whole; what does not fit is cut only at the end, with the count', () => {
-    const rows = wrapLine('x'.repeat(25), 10, '  ');
-    assert.deepEqual(rows, ['x'.repeat(10), '  ' + 'x'.repeat(8), '  ' + 'x'.repeat(7)]);
+    assert.deepEqual(wrapWords('x'.repeat(25), 10, '  '), [
+      'x'.repeat(8),
+      '  ' + 'x'.repeat(8),
+      '  ' + 'x'.repeat(8),
+      '  x',
+    ]);
+    assert.deepEqual(wrapWords('one two three four', 10, '  '), ['one two', '  three', '  four']);
     const lines = Array.from({ length: 10 }, (_, index) => ({ kind: 'plain' as const, text: String(index) }));
     const { shown, hidden } = fitPayload(lines, 4);
     assert.deepEqual(texts(shown), ['0', '1', '2']);
@@ -99,9 +105,9 @@ describe('a call as a prompt shows it', () => {
 
   it('wrapping counts cells as markdown does: any combining mark and zero-width character takes none, wide characters two', () => {
     // U+0951 (a Devanagari combining mark) and U+200B (zero-width space): one cell per pair.
-    assert.deepEqual(wrapLine('a\u0951'.repeat(10), 10), ['a\u0951'.repeat(10)]);
-    assert.deepEqual(wrapLine('b\u200b'.repeat(10), 10), ['b\u200b'.repeat(10)]);
-    assert.deepEqual(wrapLine('漢'.repeat(6), 10), ['漢'.repeat(5), '漢']);
+    assert.deepEqual(wrapWords('a\u0951'.repeat(10), 10), ['a\u0951'.repeat(10)]);
+    assert.deepEqual(wrapWords('b\u200b'.repeat(10), 10), ['b\u200b'.repeat(10)]);
+    assert.deepEqual(wrapWords('漢'.repeat(6), 10), ['漢'.repeat(5), '漢']);
   });
 });
 

@@ -479,6 +479,7 @@ function result(status: RunStatus, exitCode: number, overrides: Json = {}): Json
         cache_write_tokens: null,
         total_tokens: 150,
       },
+      cost_usd: status === 'success' ? 0.000_104 : null,
       finish_reason: failed ? null : 'stop',
     },
     warnings: [],
@@ -554,7 +555,7 @@ const stdoutLines: Record<string, Json[]> = {
     result('usage', 2, {
       conversation_id: null,
       log_file: null,
-      metadata: { model: null, iterations: 0, duration_ms: 0, usage: null, finish_reason: null },
+      metadata: { model: null, iterations: 0, duration_ms: 0, usage: null, cost_usd: null, finish_reason: null },
     }),
   ],
   initialized: [line('initialized', { path: '/home/me/project/.jp' }, null)],
@@ -707,6 +708,23 @@ const stdoutLines: Record<string, Json[]> = {
       },
       null,
     ),
+  ],
+  approvals: [
+    line(
+      'approvals',
+      {
+        approvals: [
+          {
+            number: 1,
+            rule: { kind: 'prefix', tool: 'run_command', words: ['npm', 'test'] },
+            description: 'run_command: commands that start with npm test',
+            approved_at: ts,
+          },
+        ],
+      },
+      null,
+    ),
+    line('approvals', { approvals: [], revoked: true }, null),
   ],
   trust: [
     line(
@@ -923,6 +941,9 @@ const serverMessages: Json[] = [
   { type: 'file_request', id: 'file-2', operation: 'write', path: '/w/notes.txt', content: 'new text' },
   { type: 'interrupt_menu', options: ['stop', 'abort', 'continue', 'reply', 'detach'] },
   { type: 'notice', level: 'warning', message: 'retrying' },
+  { type: 'tool_output', id: 'call_1', stream: 'stdout', text: 'line 1\nline 2\n' },
+  { type: 'tool_output', id: 'call_1', stream: 'stderr', text: 'bye\n', omitted: 3 },
+  { type: 'activity', text: 'compacting the conversation' },
   { type: 'turn_complete', result: result('deferred', 4) },
   { type: 'process_exiting', reason: 'the run ended: deferred' },
   { type: 'error', code: 'version_mismatch', message: 'protocol version mismatch' },
@@ -1359,6 +1380,9 @@ describe('protocol-message.schema.json', () => {
       { type: 'hello', version: 2, conversation_id: cid, pid: 1, event_count: 0, prompting: false },
     ],
     ['an error without code', { type: 'error', message: 'x' }],
+    ['tool output of an unknown stream', { type: 'tool_output', id: 'call_1', stream: 'stdin', text: 'x' }],
+    ['tool output without the call', { type: 'tool_output', stream: 'stdout', text: 'x' }],
+    ['an activity without text', { type: 'activity' }],
   ];
   for (const [label, message] of brokenServer) {
     it(`rejects the server message: ${label}`, () =>

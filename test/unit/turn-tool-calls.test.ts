@@ -485,7 +485,7 @@ describe('permission to run', () => {
     assert.equal(responseOf(events, 'b')?.content, 'Invalid arguments for deploy: expected {"path"?: string}');
   });
 
-  it('leaving the sandbox is asked for on its own; declined, the model is told it runs confined; approved, it runs unconfined', async () => {
+  it('leaving the sandbox is one question (the escalation is the permission to run it); declined, the model is told it runs confined; approved, it runs unconfined', async () => {
     const escalating = () =>
       scriptedTool('build', {
         confined: true,
@@ -493,18 +493,18 @@ describe('permission to run', () => {
         run: (_arguments, context) => ({ kind: 'success', content: `sandbox ${context.sandbox.settings.mode}` }),
       });
     const script = callsThenAnswers([{ name: 'build' }]);
-    const declinedHost = new RecordingHost({ answers: ['run', 'skip'] });
+    const declinedHost = new RecordingHost({ answers: ['skip'] });
     const declined = await runTurn({ host: declinedHost, script, tools: [escalating()], message: 'build' });
     assert.deepEqual(
       declinedHost.asked.map((entry) => entry.inquiry.kind),
-      ['run_tool', 'escalate'],
+      ['escalate'],
     );
     assert.match(
       responseOf(declined.events)!.content,
       /^The user declined to run this command outside the sandbox\. Without "escalate", the command runs in the sandbox \(workspace-write, no network\)\.$/,
     );
     const approved = await runTurn({
-      host: new RecordingHost({ answers: ['run', 'run'] }),
+      host: new RecordingHost({ answers: ['run'] }),
       script,
       tools: [escalating()],
       message: 'build',

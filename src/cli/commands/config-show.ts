@@ -6,6 +6,8 @@ import { describeEffective, resolveDetachedPolicy, resolveResultMode, resolveRun
 import { UsageError } from '../../errors.ts';
 import type { LoadedConfig } from '../../config/load.ts';
 import type { CommandContext } from '../context.ts';
+import { describeRule } from '../../approvals/rules.ts';
+import { readApprovals } from '../../approvals/store.ts';
 import type { Tool } from '../../tools/tool.ts';
 import {
   builtinHiddenPaths,
@@ -161,6 +163,8 @@ export async function configShowCommand(
       (key) =>
         ['defaults', tool].includes(key.path[2] ?? '') && key.path[0] === 'conversation' && key.path[1] === 'tools',
     );
+    // The user's lasting approvals of this tool in this workspace (user-local state, `jp approvals`).
+    const approvals = readApprovals(context.workspace()).filter((approval) => approval.rule.tool === tool);
     if (context.format === 'json') {
       const kinds = Object.fromEntries(
         (['run', 'deliver', 'tool', 'escalate'] as const).map((kind) => {
@@ -182,6 +186,7 @@ export async function configShowCommand(
         result: { value: result.value, key: result.key, layer: result.layer },
         detached: kinds,
         ...(sandboxed ? { sandbox: sandboxFacts(loaded) } : {}),
+        approvals: approvals.map((approval) => ({ rule: approval.rule, approved_at: approval.approved_at })),
         ...(ignored.length > 0
           ? {
               ignored: ignored.map((key) => ({
@@ -208,6 +213,8 @@ export async function configShowCommand(
         `  IGNORED until \`jp trust\`: ${key.key} = ${JSON.stringify(key.value)} (${key.where}; ${key.reason})`,
       );
     lines.push(...recordedLines);
+    for (const approval of approvals)
+      lines.push(`  approved by you, always in this workspace: ${describeRule(approval.rule)} (\`jp approvals\`)`);
     context.stdout.write(lines.join('\n') + '\n');
     return 0;
   }

@@ -107,7 +107,10 @@ async function askAboutIncompleteTurn(
       { hint },
     );
   }
-  const prompter = new TerminalPrompter({ environment: context.facts.environment });
+  const prompter = new TerminalPrompter({
+    environment: context.facts.environment,
+    configuredTheme: () => context.configuredTheme(),
+  });
   try {
     const choice = await prompter.choose<'resume' | 'discard' | 'cancel'>(
       `Conversation ${conversationId} has an incomplete turn (${resumePoint}).`,

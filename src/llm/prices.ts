@@ -1,0 +1,57 @@
+/**
+ * What a model's requests cost, in US dollars, from the price table that @pydantic/genai-prices
+ * ships (kept by Pydantic from the providers' published prices, and released as new versions of
+ * the package: jp takes a newer table with `npm update @pydantic/genai-prices`; it never fetches
+ * prices at run time). Only OpenAI and Anthropic models are priced: a model of another provider (a
+ * local Ollama model, an OpenAI-compatible server whose vendor jp cannot know, the test provider)
+ * or one the table does not know has no cost. The table (about 800 KB of code) is loaded only when
+ * a priced model's cost is asked for.
+ */
+import type { Usage } from './types.ts';
+
+/** The table's provider of each of jp's providers whose prices it keeps. */
+const pricedProviders: Record<string, string> = { openai: 'openai', anthropic: 'anthropic' };
+
+/** The provider and model of `<provider>/<model>`, when that provider is priced. */
+function pricedModel(modelId: string): { provider: string; model: string } | undefined {
+  const slash = modelId.indexOf('/');
+  if (slash === -1) return undefined;
+  const provider = pricedProviders[modelId.slice(0, slash)];
+  return provider === undefined ? undefined : { provider, model: modelId.slice(slash + 1) };
+}
+
+/**
+ * The cost of requests, each with the model it was made to and the usage it reported; undefined
+ * when one of them cannot be priced (its model is not in the table, or it reported no tokens).
+ */
+export async function costOf(requests: readonly { model: string; usage: Usage }[]): Promise<number | undefined> {
+  if (requests.length === 0) return undefined;
+  const models = requests.map((request) => pricedModel(request.model));
+  if (models.some((model) => model === undefined)) return undefined;
+  const { calcPrice } = await import('@pydantic/genai-prices');
+  let total = 0;
+  for (const [index, { usage }] of requests.entries()) {
+    const { provider, model } = models[index]!;
+    if (usage.input_tokens === null && usage.output_tokens === null) return undefined;
+    const price = calcPrice(
+      {
+        input_tokens: usage.input_tokens ?? 0,
+        output_tokens: usage.output_tokens ?? 0,
+        ...(usage.cached_input_tokens ? { cache_read_tokens: usage.cached_input_tokens } : {}),
+        ...(usage.cache_write_tokens ? { cache_write_tokens: usage.cache_write_tokens } : {}),
+      },
+      model,
+      { providerId: provider },
+    );
+    if (!price) return undefined;
+    total += price.total_price;
+  }
+  return total;
+}
+
+/** A cost as a person reads it: `$0.0042`, `$1.23` (at least two significant digits under a cent). */
+export function formatCost(dollars: number): string {
+  if (dollars === 0) return '$0';
+  if (dollars >= 0.01) return `$${dollars.toFixed(2)}`;
+  return `$${dollars.toPrecision(2)}`;
+}

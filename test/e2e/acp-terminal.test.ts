@@ -22,6 +22,7 @@ describe("jp acp: run_command in the editor's terminal", () => {
       name: 'run_command',
       arguments: {
         command:
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell expands it, in the editor's terminal
           'echo hello; echo "key=${OPENAI_API_KEY:-none}"; echo "conversation=${JP_CONVERSATION_ID:-none}"; touch ../outside.txt',
       },
     };

@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { methods } from '@agentclientprotocol/sdk';
-import { stdoutMessages } from '../support/acp.ts';
+import { initialize, startEditor, stdoutMessages, validateTraffic } from '../support/acp.ts';
 import { acpEditor, acpErrorOf, acpFinish, acpNewSession, acpProvider } from '../support/acp-session.ts';
-import { textStep } from '../support/fake-provider.ts';
-import { readEvents, useCleanup } from '../support/jp.ts';
+import { startFakeProvider, textStep } from '../support/fake-provider.ts';
+import { fakeModelArguments, readEvents, useCleanup } from '../support/jp.ts';
 
 const cleanup = useCleanup();
 
@@ -122,4 +122,41 @@ describe('jp acp: images in prompts', () => {
     );
     await acpFinish(editor);
   });
+
+  for (const [wire, imagePart] of [
+    ['openai-responses', { type: 'input_image', image_url: `data:image/png;base64,${png}` }],
+    ['anthropic', { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } }],
+  ] as const)
+    it(`${wire}: the image reaches the model in the wire's own image part`, async () => {
+      const fake = await startFakeProvider({ wire, steps: [textStep('A dot.')] });
+      cleanup.add(() => fake.close());
+      const sandbox = cleanup.sandbox();
+      const settings = fakeModelArguments(wire, fake.baseUrl);
+      const editor = startEditor(sandbox, { args: settings.args, env: settings.env });
+      cleanup.add(() => editor.close());
+      await initialize(editor);
+      const sessionId = await acpNewSession(editor, sandbox.workspace);
+      const answered = await editor.connection.agent.request(methods.agent.session.prompt, {
+        sessionId,
+        prompt: [
+          { type: 'text', text: 'What is it?' },
+          { type: 'image', mimeType: 'image/png', data: png },
+        ],
+      });
+      assert.equal(answered.stopReason, 'end_turn');
+      const body = fake.requests.at(-1)!.body as Record<string, { role?: string; content?: unknown }[]>;
+      const messages = wire === 'anthropic' ? body.messages! : body.input!;
+      const parts = messages
+        .filter((message) => message.role === 'user' && Array.isArray(message.content))
+        .flatMap((message) => message.content as { type: string }[]);
+      assert.deepEqual(
+        // Anthropic's prompt caching may mark the last part; what matters is the image itself.
+        parts
+          .filter((part) => part.type === imagePart.type)
+          .map(({ cache_control: _cache, ...part }: { type: string; cache_control?: unknown }) => part),
+        [imagePart],
+      );
+      assert.equal(await editor.close(), 0, editor.stderr());
+      assert.ok(validateTraffic(editor) > 0);
+    });
 });

@@ -20,6 +20,21 @@ function pricedModel(modelId: string): { provider: string; model: string } | und
   return provider === undefined ? undefined : { provider, model: modelId.slice(slash + 1) };
 }
 
+let priceTable: Promise<typeof import('@pydantic/genai-prices')> | undefined;
+
+function loadPriceTable(): Promise<typeof import('@pydantic/genai-prices')> {
+  priceTable ??= import('@pydantic/genai-prices');
+  return priceTable;
+}
+
+/**
+ * Starts loading the price table when `modelId` is priced, so that the end of a run (a cancelled
+ * turn's answer among others) does not wait for it; costOf reports a failure to load.
+ */
+export function preparePrices(modelId: string): void {
+  if (pricedModel(modelId) !== undefined) loadPriceTable().catch(() => {});
+}
+
 /**
  * The cost of requests, each with the model it was made to and the usage it reported; undefined
  * when one of them cannot be priced (its model is not in the table, or it reported no tokens).
@@ -28,7 +43,7 @@ export async function costOf(requests: readonly { model: string; usage: Usage }[
   if (requests.length === 0) return undefined;
   const models = requests.map((request) => pricedModel(request.model));
   if (models.some((model) => model === undefined)) return undefined;
-  const { calcPrice } = await import('@pydantic/genai-prices');
+  const { calcPrice } = await loadPriceTable();
   let total = 0;
   for (const [index, { usage }] of requests.entries()) {
     const { provider, model } = models[index]!;

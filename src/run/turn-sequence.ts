@@ -25,7 +25,7 @@ import type { BuiltinDetachedDefault } from '../config/policy.ts';
 import { RunError } from '../errors.ts';
 import type { RunHooks } from '../hooks/run-hooks.ts';
 import { contextWindow } from '../llm/context-window.ts';
-import { costOf } from '../llm/prices.ts';
+import { costOf, preparePrices } from '../llm/prices.ts';
 import { providerKeyVariables } from '../llm/resolve.ts';
 import type { ChatModel } from '../llm/types.ts';
 import { buildTurnResult, type ResultObject, type ResultWarning } from '../report/result.ts';
@@ -61,6 +61,8 @@ export interface TurnSequence {
 export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObject> {
   const { request, setup, live } = sequence;
   const { config, events, seal } = setup;
+  // Loaded while the model answers, not after: the result (and a cancelled turn's answer) waits less.
+  preparePrices(setup.model.id);
   if (setup.model.provider === 'test')
     live.notice('info', `test provider: replaying ${setup.model.testScript}; no model is called`);
   if (request.discard_turn && findIncompleteTurn(events)) {

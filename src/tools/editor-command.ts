@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { PreparedCommand } from '../sandbox/engine.ts';
-import type { EditorTerminal } from './tool.ts';
+import type { EditorTerminal, EditorTerminalOutcome } from './tool.ts';
 
 export interface EditorCommandResult {
   output: string;
@@ -49,13 +49,21 @@ export async function runInEditorTerminal(
     timedOut = true;
     controller.abort();
   }, options.timeoutMilliseconds);
-  const stop = (): void => controller.abort();
+  let settleStopped: (() => void) | undefined;
+  // Settles once the run stops (not on the time limit, whose output goes to the model).
+  const stopped = new Promise<EditorTerminalOutcome>((resolve) => {
+    settleStopped = () => resolve({ output: '', truncated: false, exitCode: null, signal: null });
+  });
+  const stop = (): void => {
+    controller.abort();
+    settleStopped?.();
+  };
   options.signal.addEventListener('abort', stop, { once: true });
   if (options.signal.aborted) stop();
   try {
     const file = path.join(directory, 'environment');
     writeFileSync(file, environmentScript(environment), { mode: 0o600, flag: 'wx' });
-    const outcome = await terminal.run(
+    const running = terminal.run(
       {
         command: '/usr/bin/env',
         args: ['-i', '/bin/sh', '-c', launcher, 'jp-command', file, prepared.file, ...prepared.arguments],
@@ -63,6 +71,10 @@ export async function runInEditorTerminal(
       },
       { signal: controller.signal, outputByteLimit: options.outputByteLimit },
     );
+    // The run stopping does not wait for the editor: the kill is sent, and what the command did is
+    // not recorded (a stopped call has no result), so the turn ends (and a cancel is answered) at once.
+    running.catch(() => {});
+    const outcome = await Promise.race([running, stopped]);
     return { ...outcome, timedOut, aborted: options.signal.aborted };
   } finally {
     clearTimeout(timer);

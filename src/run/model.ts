@@ -30,7 +30,8 @@ export function startModel(
     onRetry: (attempt, delay, error) => {
       const when = Number.isFinite(delay) && delay > 0 ? `in ${(delay / 1000).toFixed(1)} s` : 'now';
       notice('warning', `${error.message}; retrying ${when} (attempt ${attempt} of ${retries})`);
-      options.activity?.(`retrying ${when} (attempt ${attempt} of ${retries})`);
+      // Said through the wait and the retried request alike: the notice above says how long the wait is.
+      options.activity?.(`retrying, attempt ${attempt} of ${retries}`);
     },
     ...(logger.enabled('wire')
       ? { wire: (message: string, fields: Record<string, unknown>) => logger.wire(message, fields) }

@@ -25,6 +25,14 @@ import type { GlobalOptions } from './global-options.ts';
 
 export type FlagValue = ConfigInputs['flags'][number];
 
+export interface ContextOptions {
+  /**
+   * False for `jp acp`: its working directory is nobody's workspace (each session names its own),
+   * so nothing of this context reads one: not its secrets, not its config.
+   */
+  launchWorkspace?: boolean;
+}
+
 export class CommandContext {
   readonly facts: Facts;
   readonly globals: GlobalOptions;
@@ -35,12 +43,14 @@ export class CommandContext {
   readonly secrets: Secrets;
   private cachedWorkspace: Workspace | undefined;
   private cachedLogger: Promise<Logger> | undefined;
+  private readonly launchWorkspace: boolean;
 
   /** `secrets`: the process's, when this context is one more of it (an editor's session under `jp acp`). */
-  constructor(facts: Facts, globals: GlobalOptions, secrets = new Secrets()) {
+  constructor(facts: Facts, globals: GlobalOptions, secrets = new Secrets(), options: ContextOptions = {}) {
     this.facts = facts;
     this.globals = globals;
     this.secrets = secrets;
+    this.launchWorkspace = options.launchWorkspace ?? true;
     this.format = resolveFormat(globals.format, facts.stdoutIsTerminal);
   }
 
@@ -51,6 +61,8 @@ export class CommandContext {
    */
   workspace(): Workspace {
     if (this.cachedWorkspace) return this.cachedWorkspace;
+    if (!this.launchWorkspace)
+      throw new Error('this command has no workspace of its own (each of its sessions has one)');
     const workspace = resolveWorkspace(this.facts.cwd, this.facts.environment);
     for (const skipped of workspace.skipped) this.warn(skippedWorkspaceWarning(skipped));
     this.cachedWorkspace = workspace;
@@ -101,10 +113,12 @@ export class CommandContext {
   configSnapshot(): Promise<ConfigSnapshot> {
     this.snapshot ??= Promise.all([import('../config/snapshot.ts'), this.userConfigOnce()]).then(
       ([{ readConfigSnapshot }, user]) => {
-        const workspace = this.workspace();
+        const workspace = this.launchWorkspace ? this.workspace() : undefined;
         return readConfigSnapshot(
           user,
-          workspace.isDefault ? undefined : { file: workspace.configFile, root: workspace.root },
+          workspace === undefined || workspace.isDefault
+            ? undefined
+            : { file: workspace.configFile, root: workspace.root },
         );
       },
     );

@@ -19,6 +19,8 @@ export interface Layer {
   value: Record<string, unknown>;
   /** A file layer's text, to name the line of a key (locateKey). */
   text?: string;
+  /** A flag that holds for this run only: never recorded in the conversation (commandLineOverrides). */
+  unrecorded?: true;
 }
 
 export interface ConfigInputs {
@@ -29,8 +31,11 @@ export interface ConfigInputs {
   conversation?: { id: string; delta: Record<string, unknown> };
   /** Raw `--cfg KEY=VALUE` arguments in command-line order. */
   cfgArguments: string[];
-  /** Values set by dedicated flags (`--model` ...), each with the flag that set it. */
-  flags: { label: string; path: string[]; value: unknown }[];
+  /**
+   * Values set by dedicated flags (`--model` ...), each with the flag that set it. `recorded: false`:
+   * a setting of the client's session (an editor's mode), not of the conversation: not recorded in it.
+   */
+  flags: { label: string; path: string[]; value: unknown; recorded?: boolean | undefined }[];
   /**
    * The trust hash of the workspace config its user trusts (the snapshot's, when trusted), decided
    * once by the client (config/trust-decision.ts) and passed down; null or absent: not trusted.
@@ -84,7 +89,12 @@ export function writtenLayers(inputs: ConfigInputs, mode: 'strict' | 'lenient'):
     layers.push({ kind: 'cfg', label: `--cfg ${argument}`, value });
   }
   for (const flag of inputs.flags)
-    layers.push({ kind: 'flag', label: flag.label, value: setPath({}, flag.path, flag.value) });
+    layers.push({
+      kind: 'flag',
+      label: flag.label,
+      value: setPath({}, flag.path, flag.value),
+      ...(flag.recorded === false ? { unrecorded: true as const } : {}),
+    });
   return layers;
 }
 

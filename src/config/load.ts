@@ -172,7 +172,7 @@ function describeValue(value: unknown): string {
 export function commandLineOverrides(loaded: LoadedConfig): Record<string, unknown> {
   let result: Record<string, unknown> = {};
   for (const layer of loaded.layers)
-    if (layer.kind === 'cfg' || layer.kind === 'flag') result = mergeOver(result, layer.value);
+    if ((layer.kind === 'cfg' || layer.kind === 'flag') && !layer.unrecorded) result = mergeOver(result, layer.value);
   return result;
 }
 

@@ -34,7 +34,7 @@ export interface RunConfiguration {
 
 /** What the turn does, decided by the front end once the lock is held and the log is read. */
 export type TurnStart = Pick<RunRequest, 'message' | 'resume' | 'discard_turn'> &
-  Partial<Pick<RunRequest, 'reply' | 'close_turn'>>;
+  Partial<Pick<RunRequest, 'reply' | 'close_turn' | 'images'>>;
 
 export interface RunPlan {
   workspace: Workspace;

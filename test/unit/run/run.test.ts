@@ -45,6 +45,9 @@ class RecordingClients implements RunClients {
   editorFiles(): undefined {
     return undefined;
   }
+  editorTerminal(): undefined {
+    return undefined;
+  }
 }
 
 const roots: string[] = [];

@@ -41,7 +41,10 @@ export interface AcpSessionContext {
    * takes effect at the next prompt); each is then read once until the next call.
    */
   reread(): void;
-  /** The configuration a run goes by (launch/prepare-run.ts): the files as read, the trust decided, the session's flags. */
+  /**
+   * The configuration a run goes by (launch/prepare-run.ts): the files as read, the trust decided,
+   * the session's flags.
+   */
   runConfiguration(trust: WorkspaceTrust, flags: Flag[]): Promise<RunConfiguration>;
   logSettings(): LogSettings;
   /** The models jp acp offers besides the one in use (its `-m` values). */

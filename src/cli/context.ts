@@ -147,7 +147,10 @@ export class CommandContext {
     return this.trust;
   }
 
-  /** Loads and validates the configuration, with the trust the user decided; the schema is imported only by commands that need it. */
+  /**
+   * Loads and validates the configuration, with the trust the user decided; the schema is imported
+   * only by commands that need it.
+   */
   async config(flags: FlagValue[] = [], conversation?: ConfigInputs['conversation']): Promise<LoadedConfig> {
     const [{ loadConfig }, trust, inputs] = await Promise.all([
       import('../config/load.ts'),
@@ -157,7 +160,10 @@ export class CommandContext {
     return loadConfig({ ...inputs, trustedWorkspaceSha256: trust.trustedSha256 });
   }
 
-  /** `ui.theme` from the configuration's layers; undefined when none sets it or the files cannot be read (the run reports that). */
+  /**
+   * `ui.theme` from the configuration's layers; undefined when none sets it or the files cannot be
+   * read (the run reports that).
+   */
   async configuredTheme(): Promise<'dark' | 'light' | undefined> {
     try {
       const [{ configuredTheme }, inputs] = await Promise.all([import('../config/theme.ts'), this.configInputs()]);

@@ -5,7 +5,10 @@
 import { isTable } from './cascade.ts';
 import type { ConfigFile } from './snapshot.ts';
 
-/** The list in the user config (as the process's snapshot read it); [] when it is absent or not TOML (loading reports that). */
+/**
+ * The list in the user config (as the process's snapshot read it); [] when it is absent or not TOML
+ * (loading reports that).
+ */
 export function safeDirectories(userConfig: ConfigFile): string[] {
   const safe = userConfig.tableIfValid()?.safe;
   const value = isTable(safe) ? safe.directories : undefined;

@@ -22,9 +22,13 @@ function assertFetchCanRun(provider: string, environment: NodeJS.ProcessEnv): vo
   if (provider === 'test' || !addressSpaceLimited() || wasmTrapHandlerDisabled(environment)) return;
   throw new RunError(
     'address_space_limit',
-    "a run in this process (--no-server) cannot reach a provider under this address-space limit (ulimit -v): fetch's HTTP parser (WebAssembly) reserves ~10 GB of address space",
+    'a run in this process (--no-server) cannot reach a provider under this address-space limit (ulimit -v): ' +
+      "fetch's HTTP parser (WebAssembly) reserves ~10 GB of address space",
     {
-      hint: 'Drop --no-server (jp starts its query server with --disable-wasm-trap-handler), or run with NODE_OPTIONS=--disable-wasm-trap-handler (Node 20.15 or later), or raise the limit (ulimit -v unlimited).',
+      hint:
+        'Drop --no-server (jp starts its query server with --disable-wasm-trap-handler), ' +
+        'or run with NODE_OPTIONS=--disable-wasm-trap-handler (Node 20.15 or later), ' +
+        'or raise the limit (ulimit -v unlimited).',
     },
   );
 }

@@ -294,15 +294,19 @@ export function spawnServer(
     });
     child.once('exit', (code, signal) => {
       const exited = (): void => {
+        // The log's last lines are the server's own error with its fix when it had one: they end
+        // what jp says, so the fix is the last thing read.
         const tail = lastLines(logFile, 5);
+        const how = signal ?? `exit code ${code}`;
         fail(
-          new RunError(
-            'server_start_failed',
-            `the query server exited before it was ready (${signal ?? `exit code ${code}`})${tail ? `:\n${tail}` : ''}`,
-            {
-              hint: `Its log is ${logFile}. Run with --no-server to run the turn in this process.`,
-            },
-          ),
+          tail
+            ? new RunError(
+                'server_start_failed',
+                `the query server exited before it was ready (${how}); its log (${logFile}) ends:\n${tail}`,
+              )
+            : new RunError('server_start_failed', `the query server exited before it was ready (${how})`, {
+                hint: `Its log is ${logFile}. Run with --no-server to run the turn in this process.`,
+              }),
         );
       };
       // What it said before exiting (a readiness message with its error) is read first: its end of

@@ -26,7 +26,7 @@ describe('what an approval shows', () => {
     // The user looked at the repository's config and does not trust it.
     assert.equal((await runJp(sandbox, ['trust', '--revoke'])).code, 0);
     const screen = Screen.jp(sandbox, ['query', ...script, 'clean up'], { cleanup, columns: 160 });
-    await screen.waitFor(/Run run_command\? .*\[y\/Y\/n\/N\/p\/e\]/);
+    await screen.waitFor(/Run run_command\? .*\[y\/Y\/a\/n\/N\/p\/e\]/);
     const shown = screen.text();
     screen.press('n');
     assert.equal((await screen.exited).exitCode, 0, screen.text());
@@ -48,7 +48,7 @@ describe('what an approval shows', () => {
       ],
     });
     const screen = Screen.jp(sandbox, ['query', ...script, 'go'], { cleanup, columns: 160 });
-    await screen.waitFor(/Run run_command\? .*\[y\/Y\/n\/N\/p\/e\]/);
+    await screen.waitFor(/Run run_command\? .*\[y\/Y\/a\/n\/N\/p\/e\]/);
     await screen.waitFor('$ echo ok<U+200B>; rm<U+2060> -rf x<U+FEFF>y <U+3164> z<U+200D><U+E0041>');
     screen.press('n');
     assert.equal((await screen.exited).exitCode, 0, screen.text());

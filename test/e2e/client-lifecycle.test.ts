@@ -208,7 +208,7 @@ describe('a background job of an interactive shell', () => {
     await screen.waitFor('JOBS-DONE');
     assert.match(screen.text(), /EXIT=3/, 'the permission was denied: nobody is at a background job');
     assert.doesNotMatch(screen.text(), /Stopped/);
-    assert.doesNotMatch(screen.text(), /\[y\/Y\/n\/N\/p\/e\]/);
+    assert.doesNotMatch(screen.text(), /\[y\/Y\/(a\/)?n\/N\/p\/e\]/);
     assert.equal(sandbox.read('out.txt'), 'Background answer.\n\nAfter the tool.\n');
     assert.equal(sandbox.exists('a.txt'), false);
   });

@@ -57,6 +57,7 @@ describe('a PermissionRequest hook and a person at the terminal', () => {
     sandbox.write('../go', '');
     await screen.waitFor(
       /jp: hook: run with the approval of the hook `.*approve\.sh` \(it said: approved from my phone\)/,
+      { on: 'flowed' },
     );
     const exit = await screen.exited;
     assert.equal(exit.exitCode, 0, screen.text());
@@ -135,7 +136,7 @@ describe('a PermissionRequest hook and a person at the terminal', () => {
     );
     writeUserConfig(sandbox, hookEntry('PermissionRequest', change));
     const screen = Screen.jp(sandbox, ['query', ...script(sandbox), 'go'], { cleanup });
-    await screen.waitFor(/changed the input of run_command; the prompt shows the changed input/);
+    await screen.waitFor(/changed the input of run_command; the prompt shows the changed input/, { on: 'flowed' });
     await screen.waitFor(/echo safer > ran\.txt/);
     await screen.waitFor(/Run run_command\?/, { on: 'screen' });
     screen.press('y');

@@ -81,7 +81,7 @@ describe('a sealed approval replayed elsewhere approves nothing', () => {
     approvedId = conversationIds(sandbox)[0]!;
     // The human approves the command at the terminal.
     const screen = Screen.jp(sandbox, ['query', '--id', approvedId, ...script, 'run it'], { cleanup });
-    await screen.waitFor(/Run run_command\? .*\[y\/Y\/n\/N\/p\/e\]/);
+    await screen.waitFor(/Run run_command\? .*\[y\/Y\/a\/n\/N\/p\/e\]/);
     screen.press('y');
     assert.equal((await screen.exited).exitCode, 0, screen.text());
     assert.equal(runs(sandbox.workspace), 1);

@@ -5,7 +5,7 @@
  *
  *   const screen = Screen.jp(sandbox, ['query', ...script, 'hello'], { columns: 100, rows: 30 });
  *   await screen.waitFor('Run fs_create_file?');          // anywhere in the scrollback
- *   await screen.waitFor(/\[y\/Y\/n\/N\/p\/e\]/, { on: 'screen' });   // on the visible rows
+ *   await screen.waitFor(/\[y\/Y\/a\/n\/N\/p\/e\]/, { on: 'screen' });   // on the visible rows
  *   screen.press('y');                                    // keys go to the terminal, like typing
  *   const { exitCode } = await screen.exited;
  *   const lines = await screen.lines();                   // the whole scrollback, wrapped rows joined
@@ -71,8 +71,11 @@ export interface RowStyle {
 }
 
 export interface WaitOptions {
-  /** Where to look: the whole scrollback (default) or only the rows now visible. */
-  on?: 'scrollback' | 'screen';
+  /**
+   * Where to look: the whole scrollback (default), only the rows now visible, or the scrollback
+   * with jp's own wrapping undone (`flowedText()`, for a message matched whole at any width).
+   */
+  on?: 'scrollback' | 'screen' | 'flowed';
   /** Wait until the pattern occurs at least this many times (default 1). */
   times?: number;
   /** Safety limit; the test fails with the screen's content when it is reached. */
@@ -376,8 +379,8 @@ export class Screen {
   }
 
   /** How many times `pattern` occurs in the scrollback (or on the screen). */
-  count(pattern: string | RegExp, on: 'scrollback' | 'screen' = 'scrollback'): number {
-    const text = on === 'screen' ? this.screenText() : this.text();
+  count(pattern: string | RegExp, on: WaitOptions['on'] = 'scrollback'): number {
+    const text = on === 'screen' ? this.screenText() : on === 'flowed' ? this.flowedText() : this.text();
     if (typeof pattern === 'string') return pattern === '' ? 0 : text.split(pattern).length - 1;
     const global = new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : pattern.flags + 'g');
     return [...text.matchAll(global)].length;

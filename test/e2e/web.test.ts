@@ -3,11 +3,12 @@
  * binary: the list follows runs as they start and end, a live answer streams, a live run's
  * question is answered from the page and the run goes on, a deferred run is continued from the
  * page, and a view keeps the attach contract (what streamed before it came, history from where it
- * asks, each event once, in a few batches). The guards are web-guard.test.ts's; SSH hosts
+ * asks, each event once, in a few batches), and the list has every workspace its user's jp has run
+ * in, wherever it starts. The guards are web-guard.test.ts's; SSH hosts
  * web-ssh.test.ts's.
  */
 import assert from 'node:assert/strict';
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { gate } from '../support/fake-provider.ts';
@@ -232,6 +233,47 @@ describe('jp web keeps the attach contract', () => {
       assert.equal(batches.length, Math.ceil((total - from) / 2000));
       stream.close();
     }
+  });
+});
+
+describe('jp web finds the workspaces', () => {
+  it("lists the runs of every workspace its user's jp has run in, not a checkout replaced by another", async () => {
+    const sandbox = cleanup.sandbox();
+    const script = JSON.stringify({ steps: [{ parts: [{ text: 'Done.' }] }] });
+    /** Another workspace of the same user: its own directory, the same user-local state. */
+    const workspaceAt = (name: string): string => {
+      const root = path.join(sandbox.root, name);
+      mkdirSync(path.join(root, '.jp', 'conversations'), { recursive: true });
+      writeFileSync(path.join(root, 'script.json'), script);
+      return root;
+    };
+    const queryIn = async (cwd: string, title: string): Promise<void> => {
+      const result = await runJp(sandbox, ['query', '-m', 'test', '-c', 'providers.test.script=script.json', title], {
+        cwd,
+      });
+      assert.equal(result.code, 0, result.stderr);
+    };
+    const second = workspaceAt('b');
+    const replaced = workspaceAt('r');
+    writeFileSync(path.join(sandbox.workspace, 'script.json'), script);
+    await queryIn(sandbox.workspace, 'in the first');
+    await queryIn(second, 'in the second');
+    await queryIn(replaced, 'in the replaced one');
+    // That checkout is now another directory (a link to the first): its record is not taken for it.
+    rmSync(replaced, { recursive: true });
+    symlinkSync(sandbox.workspace, replaced);
+    // Started in the second: the first is found by its record in the user-local state alone.
+    const running = await web(sandbox, [], { cwd: second });
+    const stream = await openStream(running, '/api/runs');
+    const listed = await stream.next((message) => Array.isArray(message.runs) && message.runs.length > 0);
+    stream.close();
+    assert.deepEqual(
+      listed.runs.map((run: { title: string; workspace: { root: string } }) => [run.title, run.workspace.root]).sort(),
+      [
+        ['in the first', sandbox.workspace],
+        ['in the second', second],
+      ],
+    );
   });
 });
 

@@ -28,7 +28,7 @@ export async function detached(
   script: unknown,
   message: string,
   extra: string[] = [],
-  options: { env?: NodeJS.ProcessEnv } = {},
+  options: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
 ): Promise<string> {
   const result = await runJp(
     sandbox,
@@ -42,8 +42,8 @@ export async function detached(
 /** `jp web` and pages of it that the test file's cleanup stops and closes. */
 export function webTesting(cleanup: { add(cleanup: () => unknown): void }) {
   return {
-    async web(sandbox: Sandbox, args: string[] = []): Promise<RunningWeb> {
-      const running = await startWeb(sandbox, args);
+    async web(sandbox: Sandbox, args: string[] = [], options: { cwd?: string } = {}): Promise<RunningWeb> {
+      const running = await startWeb(sandbox, args, options);
       cleanup.add(() => running.stop());
       return running;
     },

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { canonicalJson } from '../conversation/seal.ts';
+import { conversationIdPattern } from '../conversation/store.ts';
 import type { Inquiry } from '../inquiry/types.ts';
 import { guard, type GuardSettings } from './guard.ts';
 import type { ListedRun, Source, ViewHandle, ViewMessage } from './types.ts';
@@ -136,7 +137,7 @@ export class WebServer {
       const result = await source.diff(
         {
           workspace: url.searchParams.get('workspace') ?? '',
-          conversation: url.searchParams.get('conversation') ?? '',
+          conversation: conversationOf(url.searchParams.get('conversation')),
         },
         turn && /^\d+$/.test(turn) ? Number(turn) : undefined,
       );
@@ -153,7 +154,7 @@ export class WebServer {
           200,
           await source.continueRun({
             workspace: stringOf(body.workspace),
-            conversation: stringOf(body.conversation),
+            conversation: conversationOf(body.conversation),
             inquiry_id: stringOf(body.inquiry_id),
             tool_call_id: stringOf(body.tool_call_id),
             inquiry: body.inquiry,
@@ -168,7 +169,7 @@ export class WebServer {
         this.json(
           response,
           200,
-          await source.kill({ workspace: stringOf(body.workspace), conversation: stringOf(body.conversation) }),
+          await source.kill({ workspace: stringOf(body.workspace), conversation: conversationOf(body.conversation) }),
         );
         return;
       }
@@ -245,6 +246,7 @@ export class WebServer {
 
   private streamView(request: http.IncomingMessage, response: http.ServerResponse, url: URL): void {
     const source = this.source(url.searchParams.get('source'));
+    const conversation = conversationOf(url.searchParams.get('conversation'));
     const send = this.startStream(response);
     const id = `view-${++this.viewSequence}`;
     send({ type: 'view', id });
@@ -254,7 +256,7 @@ export class WebServer {
     view.handle = source.open(
       {
         workspace: url.searchParams.get('workspace') ?? '',
-        conversation: url.searchParams.get('conversation') ?? '',
+        conversation,
         from: Number.isInteger(from) && from >= 0 ? from : 0,
         prompt: url.searchParams.get('prompt') !== '0',
         client: this.clientName(source),
@@ -298,6 +300,13 @@ export class WebServer {
 
 /** A request that cannot be done as asked (400), as opposed to a failure of jp web (500). */
 class RequestError extends Error {}
+
+/** A conversation named by the page: an id as jp makes them, never a path. */
+function conversationOf(value: unknown): string {
+  if (typeof value !== 'string' || !conversationIdPattern.test(value))
+    throw new RequestError(`${JSON.stringify(value ?? null)} is not a conversation id (jp-c followed by 16 digits)`);
+  return value;
+}
 
 function stringOf(value: unknown): string {
   return typeof value === 'string' ? value : '';

@@ -211,7 +211,7 @@ describe('jp web refuses', () => {
     assert.equal((await request(running, '/api/runs', { host, ...bearer, 'sec-fetch-site': 'same-site' })).status, 403);
     assert.equal((await request(running, '/', { host, 'sec-fetch-site': 'cross-site' })).status, 403);
     // A request that acts must say it comes from this origin, and send JSON.
-    const kill = JSON.stringify({ source: 'local', workspace: 'w', conversation: 'jp-c1' });
+    const kill = JSON.stringify({ source: 'local', workspace: 'w', conversation: 'jp-c1795789426750005' });
     const json = { 'content-type': 'application/json' };
     assert.equal(
       (
@@ -252,6 +252,25 @@ describe('jp web refuses', () => {
     );
     assert.equal(acted.status, 200);
     assert.deepEqual(JSON.parse(acted.body), { ok: false, message: 'no workspace w on this machine' });
+    // A conversation is named by its id, never by a path or an option: refused before any source sees it.
+    const page = { host, ...bearer, origin: running.origin };
+    for (const conversation of ['../../../etc', '--all', '']) {
+      const query = new URLSearchParams({ source: 'local', workspace: 'w', conversation });
+      for (const reply of [
+        await request(running, `/api/view?${query}`, page),
+        await request(running, `/api/diff?${query}`, page),
+        await request(
+          running,
+          '/api/kill',
+          { ...page, ...json },
+          'POST',
+          JSON.stringify({ source: 'local', workspace: 'w', conversation }),
+        ),
+      ]) {
+        assert.equal(reply.status, 400, reply.body);
+        assert.match(JSON.parse(reply.body).message, /is not a conversation id/);
+      }
+    }
   });
 
   it('a page of another origin, in the browser that holds the page, can neither read the runs nor stop one', async () => {

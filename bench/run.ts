@@ -22,6 +22,7 @@ const sections: Record<string, () => Promise<{ default: Section }>> = {
   terminal: () => import('./sections/terminal.ts'),
   sandbox: () => import('./sections/sandbox.ts'),
   cache: () => import('./sections/cache.ts'),
+  'first-token': () => import('./sections/first-token.ts'),
   checkpoints: () => import('./sections/checkpoints.ts'),
   web: () => import('./sections/web.ts'),
 };

@@ -194,13 +194,19 @@ export function asSystemError(error: unknown): SystemError | undefined {
   switch (errno.code) {
     case 'EROFS':
       return new SystemError(errno.code, `cannot write${where}: the file system is read-only${doing}`, {
-        hint: 'jp writes its conversations in .jp/ of the workspace and its state under $XDG_DATA_HOME/jp. Run it where both can be written: point XDG_DATA_HOME at a writable directory (XDG_DATA_HOME=~/.local/share is the default), or use another workspace (`jp init` in a writable directory).',
+        hint:
+          'jp writes its conversations in .jp/ of the workspace and its state under $XDG_DATA_HOME/jp. Run it ' +
+          'where both can be written: point XDG_DATA_HOME at a writable directory (XDG_DATA_HOME=~/.local/share is ' +
+          'the default), or use another workspace (`jp init` in a writable directory).',
         cause: error,
       });
     case 'EACCES':
     case 'EPERM':
       return new SystemError(errno.code, `permission denied${where ? ` on${where}` : ''}${doing}`, {
-        hint: `Check who owns it and its directory, and their modes (ls -ld${file ? ` ${file} ${path.dirname(file)}` : ''}); make them writable by you, or point jp elsewhere (--log-file, XDG_DATA_HOME).`,
+        hint:
+          `Check who owns it and its directory, and their modes (ls ` +
+          `-ld${file ? ` ${file} ${path.dirname(file)}` : ''}); make them writable by you, or point jp elsewhere ` +
+          `(--log-file, XDG_DATA_HOME).`,
         cause: error,
       });
     case 'EEXIST':
@@ -222,7 +228,8 @@ export function asSystemError(error: unknown): SystemError | undefined {
     case 'ENFILE':
       return new SystemError(
         errno.code,
-        `too many open files${where ? ` (opening${where})` : ''}: the ${errno.code === 'EMFILE' ? 'per-process limit (ulimit -n)' : 'system-wide limit'} is reached`,
+        `too many open files${where ? ` (opening${where})` : ''}: ` +
+          `the ${errno.code === 'EMFILE' ? 'per-process limit (ulimit -n)' : 'system-wide limit'} is reached`,
         {
           hint: 'Raise the limit (`ulimit -n 1024` or more) and run again.',
           cause: error,

@@ -31,7 +31,10 @@ export function oversizedReply(id: number | string | null, bytes: number, maxByt
     id,
     error: {
       code: -32600,
-      message: `Invalid Request: this message is ${bytes} bytes, over the ${maxBytes} bytes (${maxBytes / 1024 / 1024} MiB) jp acp reads in one message; it was not read. Send less in one message (attach large files by path).`,
+      message:
+        `Invalid Request: this message is ${bytes} bytes, over the ${maxBytes} bytes ` +
+        `(${maxBytes / 1024 / 1024} MiB) jp acp reads in one message; it was not read. Send less in one message ` +
+        `(attach large files by path).`,
     },
   })}\n`;
 }

@@ -85,7 +85,10 @@ export class RunCheckpoints implements CheckpointRecorder {
       const snapshot = await store.snapshot(settings, forced);
       if ('tooLarge' in snapshot) {
         this.stop(
-          `no checkpoints in this run: ${root} is too large to checkpoint quickly (more than ${counted(settings.maxFiles, 'file')} that are not ignored, checkpoints.max_files, or more than git can list in 20 s), so \`jp conversation undo\` cannot take this run's changes back. Add .gitignore rules, raise checkpoints.max_files, or set checkpoints.enabled = false to silence this.`,
+          `no checkpoints in this run: ${root} is too large to checkpoint quickly (more ` +
+            `than ${counted(settings.maxFiles, 'file')} that are not ignored, checkpoints.max_files, or more than ` +
+            `git can list in 20 s), so \`jp conversation undo\` cannot take this run's changes back. Add ` +
+            `.gitignore rules, raise checkpoints.max_files, or set checkpoints.enabled = false to silence this.`,
         );
         return undefined;
       }
@@ -94,7 +97,8 @@ export class RunCheckpoints implements CheckpointRecorder {
       if (elapsed > slowMilliseconds && !this.saidSlow) {
         this.saidSlow = true;
         this.options.warn(
-          `a checkpoint of ${root} took ${(elapsed / 1000).toFixed(1)} s before each change; add .gitignore rules for what jp need not keep, or set checkpoints.enabled = false to go without \`jp conversation undo\`.`,
+          `a checkpoint of ${root} took ${(elapsed / 1000).toFixed(1)} s before each change; add .gitignore rules ` +
+            `for what jp need not keep, or set checkpoints.enabled = false to go without \`jp conversation undo\`.`,
         );
       }
       const event: EventOf<'checkpoint'> = {
@@ -115,7 +119,8 @@ export class RunCheckpoints implements CheckpointRecorder {
       return event;
     } catch (error) {
       this.stop(
-        `no checkpoints in this run: the checkpoint store at ${store.directory} failed (${(error as Error).message}); set checkpoints.enabled = false to go without them.`,
+        `no checkpoints in this run: the checkpoint store at ${store.directory} failed ` +
+          `(${(error as Error).message}); set checkpoints.enabled = false to go without them.`,
       );
       return undefined;
     }
@@ -127,7 +132,9 @@ export class RunCheckpoints implements CheckpointRecorder {
     const program = findGit(environment.PATH, root);
     if (!program) {
       this.stop(
-        'no checkpoints in this run: git is not on PATH, and jp keeps checkpoints (for `jp conversation diff` and `undo`) in a git repository of its own. Install git, or set checkpoints.enabled = false to silence this.',
+        'no checkpoints in this run: git is not on PATH, and jp keeps checkpoints (for `jp conversation diff` ' +
+          'and `undo`) in a git repository of its own. Install git, or set checkpoints.enabled = false to silence ' +
+          'this.',
       );
       return undefined;
     }

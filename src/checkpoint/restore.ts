@@ -114,7 +114,8 @@ function makeParents(root: string, relative: string): void {
 function refusedParent(directory: string, relative: string, link: boolean): RunError {
   return new RunError(
     'undo_blocked',
-    `cannot restore ${relative}: ${directory} is ${link ? 'a symbolic link' : 'not a directory'} now, and undo never writes through ${link ? 'a link' : 'it'}`,
+    `cannot restore ${relative}: ${directory} is ${link ? 'a symbolic link' : 'not a directory'} now, and undo never ` +
+      `writes through ${link ? 'a link' : 'it'}`,
     { hint: `Move ${directory} away, then run the undo again.` },
   );
 }

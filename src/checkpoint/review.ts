@@ -86,7 +86,9 @@ async function reviewRoot(
           'checkpoint_missing',
           `checkpoint ${commit.slice(0, 12)} of ${root} is not in this user's checkpoint store (${store.directory})`,
           {
-            hint: 'Checkpoints stay on the machine and account that made them: a conversation copied from elsewhere cannot be diffed or undone here.',
+            hint:
+              'Checkpoints stay on the machine and account that made them: a conversation copied from elsewhere ' +
+              'cannot be diffed or undone here.',
           },
         );
   let now: string | undefined;

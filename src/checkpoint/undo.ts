@@ -136,9 +136,12 @@ async function changedSince(reviews: readonly RootReview[], force: boolean): Pro
     const named = [...found.entries()].flatMap(([root, files]) => files.map((file) => `${root}/${file}`));
     throw new RunError(
       'changed_since',
-      `nothing was undone: ${named.length === 1 ? 'this file has' : 'these files have'} changed since jp changed ${named.length === 1 ? 'it' : 'them'}: ${named.join(', ')}`,
+      `nothing was undone: ${named.length === 1 ? 'this file has' : 'these files have'} changed since jp ` +
+        `changed ${named.length === 1 ? 'it' : 'them'}: ${named.join(', ')}`,
       {
-        hint: 'Undo would overwrite those changes. Look at them (`jp conversation diff` shows what jp did), then run the undo with --force to take the files back anyway.',
+        hint:
+          'Undo would overwrite those changes. Look at them (`jp conversation diff` shows what jp did), then run ' +
+          'the undo with --force to take the files back anyway.',
       },
     );
   }
@@ -147,11 +150,14 @@ async function changedSince(reviews: readonly RootReview[], force: boolean): Pro
 
 function nothingToUndo(conversationId: string, turn: number | undefined, sets?: ChangeSet[]): UsageError {
   const what = turn === undefined ? (sets ? sets.map((set) => set.label).join(', ') : 'no turn') : `turn ${turn}`;
-  return new UsageError(
-    'nothing_to_undo',
-    `nothing to undo in ${conversationId}: ${what} ${sets ? 'changed no file that a checkpoint holds' : turn === undefined ? 'changed files' : 'has no checkpoint'}`,
-    {
-      hint: 'Checkpoints are taken before tool calls that can change files; `jp conversation print` marks the turns that changed files.',
-    },
-  );
+  const outcome = sets
+    ? 'changed no file that a checkpoint holds'
+    : turn === undefined
+      ? 'changed files'
+      : 'has no checkpoint';
+  return new UsageError('nothing_to_undo', `nothing to undo in ${conversationId}: ${what} ${outcome}`, {
+    hint:
+      'Checkpoints are taken before tool calls that can change files; `jp conversation print` marks the turns ' +
+      'that changed files.',
+  });
 }

@@ -90,19 +90,33 @@ export function detachedLine(
   const tool = visible(open.tool, { singleLine: true });
   switch (open.ifDetached) {
     case 'Defer':
-      return `Detached: ${conversationId}. The run stopped to wait for your answer (${tool}); answer it with \`jp query --continue --id=${conversationId}\`.`;
+      return (
+        `Detached: ${conversationId}. The run stopped to wait for your answer (${tool}); answer it ` +
+        `with \`jp query --continue --id=${conversationId}\`.`
+      );
     case 'AutoApprove':
-      return `Detached: ${conversationId}. The run goes on: ${tool} runs without your approval (detached policy "auto"); ${attach}.`;
+      return (
+        `Detached: ${conversationId}. The run goes on: ${tool} runs without your approval (detached policy ` +
+        `"auto"); ${attach}.`
+      );
     case 'AutoDeliver':
-      return `Detached: ${conversationId}. The run goes on: the result of ${tool} is sent without your review (detached policy "auto"); ${attach}.`;
+      return (
+        `Detached: ${conversationId}. The run goes on: the result of ${tool} is sent without your review ` +
+        `(detached policy "auto"); ${attach}.`
+      );
     case 'Fail':
       return `Detached: ${conversationId}. The run goes on without ${tool}: the detached policy denies it; ${attach}.`;
     case 'UseDefault':
-      return `Detached: ${conversationId}. The run goes on: the question of ${tool} gets its default answer; ${attach}.`;
+      return (
+        `Detached: ${conversationId}. ` + `The run goes on: the question of ${tool} gets its default answer; ${attach}.`
+      );
     case 'LlmInquiry':
       return `Detached: ${conversationId}. The run goes on: the assistant answers the question of ${tool}; ${attach}.`;
     default:
-      return `Detached: ${conversationId}. What ${tool} asked follows the detached policy: the run may stop to wait for input; \`jp conversation ls\` shows whether it does.`;
+      return (
+        `Detached: ${conversationId}. What ${tool} asked follows the detached policy: the run may stop to wait ` +
+        `for input; \`jp conversation ls\` shows whether it does.`
+      );
   }
 }
 
@@ -136,9 +150,12 @@ export async function finishOutcome(
             )
           : new RunError(
               'server_lost',
-              `the query server${outcome.serverPid ? ` (pid ${outcome.serverPid})` : ''} for ${conversationId} stopped without a result`,
+              `the query server${outcome.serverPid ? ` (pid ${outcome.serverPid})` : ''} for ${conversationId} ` +
+                `stopped without a result`,
               {
-                hint: `What it did is saved. See \`jp conversation print ${conversationId}\`, and resume with \`jp query --continue --id=${conversationId}\`.`,
+                hint:
+                  `What it did is saved. See \`jp conversation print ${conversationId}\`, and resume ` +
+                  `with \`jp query --continue --id=${conversationId}\`.`,
               },
             );
       renderer.finish(

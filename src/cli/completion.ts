@@ -19,8 +19,7 @@ import { builtinTools } from '../tools/registry.ts';
 import { resolveWorkspace } from '../workspace/workspace.ts';
 import { readConfigFile } from '../workspace/files.ts';
 
-export const shells = ['bash', 'zsh', 'fish'] as const;
-export type Shell = (typeof shells)[number];
+import type { Shell } from './shells.ts';
 
 const scripts: Record<Shell, string> = {
   // No shell ever evaluates a candidate: bash keeps the lines that start with the word (compgen -W

@@ -10,7 +10,7 @@ import type { Logger } from '../output/logger.ts';
 import { buildErrorResult } from '../report/result.ts';
 import { Secrets } from '../redact.ts';
 import type { EarlyServer } from '../server/spawn.ts';
-import { completionCandidates, completionScript, shells, type Shell } from './completion.ts';
+import { shells, type Shell } from './shells.ts';
 import { CommandContext } from './context.ts';
 import { readFacts } from './facts.ts';
 import { addGlobalOptions, readGlobalOptions } from './global-options.ts';
@@ -317,6 +317,7 @@ export function buildProgram(
     .addArgument(new Argument('<shell>', 'the shell').choices(shells))
     .action(
       wrap(async (context, command) => {
+        const { completionScript } = await import('./completion.ts');
         context.stdout.write(completionScript(command.args[0] as Shell));
         return 0;
       }),
@@ -330,7 +331,9 @@ export function buildProgram(
     .allowUnknownOption()
     .helpOption(false)
     .exitOverride()
-    .action((words: string[], options: { describe?: boolean }) => {
+    .action(async (words: string[], options: { describe?: boolean }) => {
+      // Loaded here: completion knows the tools, which every other command would load for nothing.
+      const { completionCandidates } = await import('./completion.ts');
       const lines = completionCandidates(program, words, process.cwd(), process.env).map((candidate) =>
         options.describe && candidate.description
           ? `${candidate.value}\t${candidate.description}\n`

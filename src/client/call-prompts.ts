@@ -68,12 +68,14 @@ export async function askPermission(
 ): Promise<AnswerOf<'run_tool'>> {
   const argumentsText = JSON.stringify(inquiry.arguments, null, 2) ?? 'null';
   const view = describeCall(inquiry.tool, inquiry.arguments, (file) => readForPreview(drawing.workspaceRoot, file));
+  const sandboxNote =
+    sandbox === undefined ? '' : ` [sandbox: ${visible(sandbox, { singleLine: true, invisible: true })}]`;
   for (;;) {
     const choice = inquiry.edit
       ? 'e'
       : await keyChoiceIn(
           {
-            title: `⚙ ${view.title}${sandbox === undefined ? '' : ` [sandbox: ${visible(sandbox, { singleLine: true, invisible: true })}]`}`,
+            title: `⚙ ${view.title}${sandboxNote}`,
             payload: view.lines,
             question: `Run ${visible(inquiry.tool, { singleLine: true, invisible: true })}?`,
             keys: [
@@ -168,7 +170,8 @@ export async function askEscalation(
         })),
       ],
       question: gitWrite
-        ? `Let ${visible(inquiry.tool, { singleLine: true, invisible: true })} write inside .git/, where git runs programs from?`
+        ? `Let ${visible(inquiry.tool, { singleLine: true, invisible: true })} write inside .git/, where git runs ` +
+          `programs from?`
         : `Run ${visible(inquiry.tool, { singleLine: true, invisible: true })} outside the sandbox${needs}?`,
       keys: [
         { key: 'y', meaning: gitWrite ? 'write it' : 'run it outside the sandbox', needsAll: true },
@@ -187,15 +190,16 @@ export async function askDelivery(
   inquiry: InquiryOf<'deliver_tool_result'>,
   drawing: CallDrawing,
 ): Promise<AnswerOf<'deliver_tool_result'>> {
+  const tool = visible(inquiry.tool, { singleLine: true, invisible: true });
   const choice = inquiry.edit
     ? 'e'
     : await keyChoiceIn(
         {
-          title: `⚙ ${visible(inquiry.tool, { singleLine: true, invisible: true })} result${inquiry.is_error ? ' (an error)' : ''}`,
+          title: `⚙ ${tool} result${inquiry.is_error ? ' (an error)' : ''}`,
           payload: inquiry.result
             .split('\n')
             .map((line) => ({ kind: 'plain' as const, text: visible(line, { singleLine: true, invisible: true }) })),
-          question: `Send the result of ${visible(inquiry.tool, { singleLine: true, invisible: true })} to the assistant?`,
+          question: `Send the result of ${tool} to the assistant?`,
           keys: [
             { key: 'y', meaning: 'send it' },
             { key: 'n', meaning: 'withhold it' },

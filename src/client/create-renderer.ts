@@ -15,6 +15,7 @@ import {
 import { chooseTheme, palette, type ThemeName } from './theme.ts';
 import { JsonRenderer } from './json-renderer.ts';
 import { loadMarkdown } from './markdown.ts';
+import type { Pricer } from '../llm/prices.ts';
 import type { Renderer } from './renderer.ts';
 import { TerminalOutput } from './terminal-output.ts';
 import { TextRenderer } from './text-renderer.ts';
@@ -42,6 +43,8 @@ export interface RendererOptions {
    * terminal and may be interactive there (a background job never touches terminal modes).
    */
   mayQueryTerminal?: boolean;
+  /** Prices replayed turns (conversation print): their tokens lines say the cost when known. */
+  price?: Pricer;
 }
 
 /** The theme of the colours, when colour is drawn: the config's, else what the terminal says, else dark. */
@@ -96,5 +99,6 @@ export async function createRenderer(options: RendererOptions): Promise<Renderer
     thinking: options.thinking ?? false,
     palette: chrome,
     interruptHint: options.interruptHint ?? 'Ctrl+C to interrupt',
+    ...(options.price ? { price: options.price } : {}),
   });
 }

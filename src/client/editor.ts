@@ -2,8 +2,8 @@
  * The editor hand-off: text goes to a private temporary file, the user's editor ($VISUAL, $EDITOR,
  * else vi) runs on the controlling terminal (never on stdin or stdout, which may be pipes), and the
  * file's content comes back. The caller stops reading the terminal while the editor runs
- * (TerminalInput.released), so no key meant for the editor is taken by jp. The editor command may carry arguments (`code --wait`): it runs
- * through /bin/sh, as git runs it.
+ * (TerminalInput.released), so no key meant for the editor is taken by jp. The editor command may carry arguments
+ * (`code --wait`): it runs through /bin/sh, as git runs it.
  */
 import { spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

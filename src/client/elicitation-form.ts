@@ -141,7 +141,9 @@ export async function fillInForm(tool: string, question: Question, context: () =
   const startContext = context();
   const start = await prompts.select(
     {
-      message: `${visible(tool, { singleLine: true, invisible: true })} asks: ${visible(question.text, { invisible: true })}`,
+      message:
+        `${visible(tool, { singleLine: true, invisible: true })} ` +
+        `asks: ${visible(question.text, { invisible: true })}`,
       theme: startContext.theme,
       choices: [
         { name: `answer (${fields.length} field${fields.length === 1 ? '' : 's'})`, value: 'answer' },

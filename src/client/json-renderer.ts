@@ -126,7 +126,9 @@ export class JsonRenderer implements Renderer {
     else if (result.status === 'deferred') {
       const pending = result.pending_inquiry;
       this.line('stderr', 'status', {
-        message: `waiting for input${pending ? ` (${pending.tool}: ${pending.kind})` : ''}; resume with: jp query --continue --id=${cid}`,
+        message:
+          `waiting for input${pending ? ` (${pending.tool}: ${pending.kind})` : ''}; resume with: jp query ` +
+          `--continue --id=${cid}`,
       });
     } else if (result.status === 'interrupted') {
       this.line('stderr', 'status', {
@@ -134,7 +136,10 @@ export class JsonRenderer implements Renderer {
       });
     } else if (result.status === 'denied') {
       this.line('stderr', 'warning', {
-        message: `the turn completed, but ${counted(result.permission_denials.length + result.unanswered.length, 'inquiry', 'inquiries')} could not be answered because no user was available`,
+        message:
+          `the turn completed, ` +
+          `but ${counted(result.permission_denials.length + result.unanswered.length, 'inquiry', 'inquiries')} ` +
+          `could not be answered because no user was available`,
       });
     }
     this.output.write('stdout', JSON.stringify({ ...result, ts: this.timestamp(result.ts) }) + '\n');

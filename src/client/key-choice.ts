@@ -130,10 +130,15 @@ export async function keyChoice(
           key.sequence && key.sequence >= ' '
             ? JSON.stringify(visible(key.sequence, { singleLine: true }))
             : key.name || 'that key';
+        const keyNames = [
+          ...offered.map((candidate) => candidate.key),
+          together(`Enter (${enter})`),
+          together(`Esc (${choice.escape})`),
+        ];
         setProblem(
           choice.keys.some((candidate) => candidate.key === pressed)
             ? `  ${pressed} needs all of it seen first: press p to see all`
-            : `  ${label} does nothing here; the keys are: ${[...offered.map((candidate) => candidate.key), together(`Enter (${enter})`), together(`Esc (${choice.escape})`)].join(', ')}`,
+            : `  ${label} does nothing here; the keys are: ${keyNames.join(', ')}`,
         );
       });
       const keysShown = `[${offered.map(({ key }) => key).join('/')}]`;

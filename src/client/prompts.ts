@@ -178,7 +178,9 @@ export class TerminalPrompter {
         const { question } = inquiry;
         const prompts = await import('@inquirer/prompts');
         // The question and its options come from a tool or the model: shown visibly, answered with the originals.
-        const message = `${visible(inquiry.tool, { singleLine: true, invisible: true })} asks: ${visible(question.text, { invisible: true })}`;
+        const message =
+          `${visible(inquiry.tool, { singleLine: true, invisible: true })} ` +
+          `asks: ${visible(question.text, { invisible: true })}`;
         const value = await this.session(async (context, _terminal, style): Promise<JsonValue> => {
           const theme = style.inquirer;
           switch (question.answer_type) {
@@ -241,7 +243,8 @@ export class TerminalPrompter {
   private async edit(what: string, text: string, extension: string, terminal: TerminalStreams): Promise<string> {
     this.print(
       terminal,
-      `Editing ${visible(what, { singleLine: true, invisible: true })} in ${this.options.environment.VISUAL?.trim() || this.options.environment.EDITOR?.trim() || 'vi'}…\n`,
+      `Editing ${visible(what, { singleLine: true, invisible: true })} ` +
+        `in ${this.options.environment.VISUAL?.trim() || this.options.environment.EDITOR?.trim() || 'vi'}…\n`,
     );
     return this.keyboard.released(() => editInTerminal(text, { environment: this.options.environment, extension }));
   }

@@ -64,7 +64,9 @@ export class TerminalOutput {
   private status: Status | undefined;
   /** Rows shown above the status line (a running command's last lines), already made safe to draw. */
   private window: string[] = [];
-  /** What is on the screen of the live region: its rows, and whether it hangs below an unfinished line (at `column`). */
+  /**
+   * What is on the screen of the live region: its rows, and whether it hangs below an unfinished line (at `column`).
+   */
   private drawn: { rows: string[]; belowLine: boolean } | undefined;
   private lastWrite = 0;
   private frame = 0;
@@ -276,7 +278,9 @@ export class TerminalOutput {
     return this.exclusiveChain.then(() => undefined);
   }
 
-  /** Waits for open prompts to close, clears the status line, and waits until everything written is handed to the OS. */
+  /**
+   * Waits for open prompts to close, clears the status line, and waits until everything written is handed to the OS.
+   */
   async flush(): Promise<void> {
     await this.idle();
     this.setStatus(undefined);

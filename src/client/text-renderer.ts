@@ -11,9 +11,10 @@
 import type { ConversationEvent } from '../conversation/events.ts';
 import { parseRunToolAnswer } from '../inquiry/answer.ts';
 import type { InquiryKind } from '../inquiry/types.ts';
-import { addUsage, describeUsage as usageLine, type Source, type Usage } from '../llm/types.ts';
+import type { Pricer, PricedRequest } from '../llm/prices.ts';
+import type { Source } from '../llm/types.ts';
 import type { ResultObject } from '../report/result.ts';
-import { firstLine, oneLine, tokensLine } from './chrome-text.ts';
+import { compactionLine, firstLine, oneLine, tokensLine, turnTokensLine } from './chrome-text.ts';
 import { commandBlocks } from './command-fold.ts';
 import { fileChangesLine } from './file-changes-line.ts';
 import { LiveStatus } from './live-status.ts';
@@ -42,11 +43,13 @@ export interface TextRendererOptions {
   palette?: Palette;
   /** What the status line says about the interrupt key (e.g. "Ctrl+C to interrupt"). */
   interruptHint?: string;
+  /** Prices a replayed turn's requests (conversation print): its tokens line says the cost when known. */
+  price?: Pricer;
 }
 
 export class TextRenderer implements Renderer {
-  /** Tokens of the turn being replayed, said at its end (conversation print, attach). */
-  private turnUsage: Usage | null = null;
+  /** Requests of the turn being replayed, their tokens (and cost) said at its end (print, attach). */
+  private turnRequests: PricedRequest[] = [];
   readonly output: TerminalOutput;
   private readonly options: TextRendererOptions;
   private readonly streamed = new StreamedText();
@@ -275,18 +278,11 @@ export class TextRenderer implements Renderer {
           );
         break;
       case 'usage':
-        this.turnUsage = addUsage(this.turnUsage, event.usage);
+        this.turnRequests.push({ model: event.model, usage: event.usage });
         break;
-      case 'compaction': {
-        const count = event.replaces[1] - event.replaces[0] + 1;
-        this.chrome(
-          this.paint(
-            `[compacted: the ${count} events above are sent to the model as a summary from here on (${event.reason === 'manual' ? 'jp conversation compact' : event.reason === 'context_length' ? 'the provider refused a longer request' : 'the context window was filling up'})]`,
-            'muted',
-          ),
-        );
+      case 'compaction':
+        this.chrome(this.paint(compactionLine(event), 'muted'));
         break;
-      }
       case 'checkpoint':
       case 'undo':
         {
@@ -296,9 +292,10 @@ export class TextRenderer implements Renderer {
         break;
       case 'turn_end':
         if (replayed && event.status === 'interrupted') this.chrome(this.paint('[interrupted]', 'muted'));
-        if (replayed && this.turnUsage && (event.status === 'completed' || event.status === 'discarded')) {
-          this.chrome(this.paint(`[tokens: ${usageLine(this.turnUsage)}]`, 'muted'));
-          this.turnUsage = null;
+        if (replayed && (event.status === 'completed' || event.status === 'discarded')) {
+          const line = turnTokensLine(this.turnRequests, this.options.price);
+          if (line !== undefined) this.chrome(this.paint(line, 'muted'));
+          this.turnRequests = [];
         }
         break;
       default:

@@ -179,7 +179,10 @@ export interface ThemeChoice {
   /** `ui.theme` from the config, if set. */
   configured: ThemeName | undefined;
   environment: NodeJS.ProcessEnv;
-  /** Opens the controlling terminal for the OSC 11 query; undefined when jp must not query (not a real terminal, TERM=dumb). */
+  /**
+   * Opens the controlling terminal for the OSC 11 query; undefined when jp must not query (not a real terminal,
+   * TERM=dumb).
+   */
   openTerminal: (() => TerminalStreams | undefined) | undefined;
   timeoutMs?: number;
 }

@@ -9,7 +9,13 @@ export const builtinDefaults = {
   assistant: {
     model: 'openai/gpt-4.1-mini',
     max_turns: 25,
-    request: { max_retries: 4, backoff_base_ms: 1000, backoff_max_ms: 30000, idle_timeout_secs: 120 },
+    request: {
+      max_retries: 4,
+      backoff_base_ms: 1000,
+      backoff_max_ms: 30000,
+      idle_timeout_secs: 120,
+      headers_timeout_secs: 600,
+    },
   },
   conversation: {
     tools: {

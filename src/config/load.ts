@@ -5,6 +5,7 @@
  * The keys of the workspace file that need trust (trust.ts) are left out unless the caller trusts
  * that file's content (`trustedWorkspaceSha256`); they are listed in `ignored`.
  */
+import { isTable, mergeTables } from './merge.ts';
 import { readConfigFile } from '../workspace/files.ts';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import { ConfigError } from '../errors.ts';
@@ -249,26 +250,12 @@ function describeValue(value: unknown): string {
   return `${typeof value} ${JSON.stringify(value)}`;
 }
 
-/** Deep merge of plain tables, later wins; used for conversation deltas. */
-export function mergeTables(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
-  const result: Record<string, unknown> = { ...base };
-  for (const [key, value] of Object.entries(over)) {
-    const existing = result[key];
-    result[key] = isTable(existing) && isTable(value) ? mergeTables(existing, value) : value;
-  }
-  return result;
-}
-
 /** The values set by --cfg and flags: what a query records in its conversation. */
 export function commandLineOverrides(loaded: LoadedConfig): Record<string, unknown> {
   let result: Record<string, unknown> = {};
   for (const layer of loaded.layers)
     if (layer.kind === 'cfg' || layer.kind === 'flag') result = mergeTables(result, layer.value);
   return result;
-}
-
-function isTable(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);
 }
 
 /**

@@ -34,7 +34,10 @@ function lineIndex(source: string): Map<string, number> {
   return lines;
 }
 
-/** Every key path the document names (table headers and keys, inline-table keys included), best effort, without parsing it. */
+/**
+ * Every key path the document names (table headers and keys, inline-table keys included), best effort, without parsing
+ * it.
+ */
 export function keyPaths(source: string): string[][] {
   return [...keyLines(source)].map((entry) => entry.path);
 }

@@ -205,8 +205,10 @@ export const configSchema = z.strictObject({
           max_retries: z.optional(nonNegativeInteger.check(z.lte(10))),
           backoff_base_ms: z.optional(nonNegativeInteger),
           backoff_max_ms: z.optional(nonNegativeInteger),
-          /** Seconds without a byte from the provider before the request is abandoned and retried. */
+          /** Seconds without a byte from the provider, once its response began, before the request is abandoned and retried. */
           idle_timeout_secs: z.optional(positiveNumber),
+          /** Seconds the provider may take to begin its response (headers; a local server's queue) before the request is abandoned. */
+          headers_timeout_secs: z.optional(positiveNumber),
         }),
       ),
     }),

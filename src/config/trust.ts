@@ -216,6 +216,11 @@ export const trustRequiringKeys: readonly TrustRule[] = [
     reason: 'abandons and resends requests sooner than your own settings',
     when: moreRequests('lower'),
   },
+  {
+    key: 'assistant.request.headers_timeout_secs',
+    reason: 'abandons and resends requests sooner than your own settings',
+    when: moreRequests('lower'),
+  },
   // Either way costs: a smaller window or threshold summarises (a request) more often, a larger one
   // lets every request grow. (A provider's own context_window is under providers.openai-compatible.*.)
   {

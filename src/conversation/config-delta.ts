@@ -12,7 +12,7 @@
  * older jp is ignored. A one-off `-c …base_url=` therefore never sticks to later queries. Nor are
  * secrets (recordableSettings).
  */
-import { mergeTables } from '../config/load.ts';
+import { mergeTables } from '../config/merge.ts';
 import { type JpError, withMoreHint } from '../errors.ts';
 import type { Secrets } from '../redact.ts';
 import type { ConversationEvent } from './events.ts';

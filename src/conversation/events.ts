@@ -12,7 +12,14 @@ export type TurnEndStatus = 'completed' | 'interrupted' | 'error' | 'discarded';
 export type ToolOutcome = 'ok' | 'error' | 'denied' | 'skipped' | 'deferred' | 'unknown';
 
 export type ConversationEvent =
-  | { type: 'turn_start'; timestamp: string }
+  | {
+      type: 'turn_start';
+      timestamp: string;
+      /** The tools the turn was started with (--no-tools, --tool): a resumed turn keeps them. */
+      tools?: TurnTools;
+      /** Proof that this user's jp recorded the turn's tools (conversation/seal.ts); without one they decide nothing. */
+      seal?: string;
+    }
   | {
       type: 'chat_request';
       timestamp: string;
@@ -105,6 +112,8 @@ export type ConversationEvent =
       exit_code?: number;
       /** Why the model's last response of the turn ended, when it did end (the provider's finish). */
       finish_reason?: FinishReason;
+      /** The model the provider said answered the turn's last response, when it said. */
+      response_model?: string;
       /**
        * With `interrupted`: the turn is over, not resumable. A new message arrived while it held
        * nothing a person had to decide (DESIGN §7); it stays in the log and in the history.
@@ -125,7 +134,15 @@ export type ConversationEvent =
    * request of the agent loop, `compaction` a summary request, `inquiry` a question answered by the
    * model. Per turn and per conversation figures are sums of these.
    */
-  | { type: 'usage'; timestamp: string; model: string; purpose: UsagePurpose; usage: Usage }
+  | {
+      type: 'usage';
+      timestamp: string;
+      model: string;
+      purpose: UsagePurpose;
+      usage: Usage;
+      /** The request's size as jp measures it (its messages and tools as JSON): with input_tokens, the tokenizer's characters per token. */
+      request_characters?: number;
+    }
   /**
    * The log's events from `replaces[0]` to `replaces[1]` (0-based positions in the log, both
    * included) are sent to the model as `summary` from here on; the events themselves stay in the log.
@@ -174,6 +191,12 @@ export type ConversationEvent =
     };
 
 export type UsagePurpose = 'step' | 'compaction' | 'inquiry';
+
+/** A turn's tools as the command line chose them: none (`--no-tools`), or the configured ones plus `--tool` names. */
+export interface TurnTools {
+  no_tools: boolean;
+  enabled: string[];
+}
 
 /** `threshold`: the next request would have passed the threshold of the window; `context_length`: the provider refused it as too long; `manual`: jp conversation compact. */
 export type CompactionReason = 'threshold' | 'context_length' | 'manual';

@@ -1,6 +1,7 @@
 /**
  * Forking: a new conversation that starts with the turns of another one that are over (completed,
- * or closed unfinished; not discarded ones). An incomplete last turn is not copied (it belongs to its conversation's resume). Reading the source needs no lock.
+ * or closed unfinished; not discarded ones). An incomplete last turn is not copied (it belongs to its conversation's
+ * resume). Reading the source needs no lock.
  * Of the source's recorded settings, only those this user's jp recorded (config-delta.ts) are
  * carried, sealed anew for the fork: a fork of a copied or edited conversation carries none.
  */

@@ -9,7 +9,8 @@
  *   - `config_delta`: the delta;
  *   - `tool_call_request` (jp's own tools): the call id, the tool and its arguments;
  *   - `inquiry_response`: the inquiry's id, its tool call, the inquiry as asked (the last request of
- *     that id before the answer), the answer and who gave it.
+ *     that id before the answer), the answer and who gave it;
+ *   - `turn_start` with the turn's tools (--no-tools, --tool): the tools.
  * A repository, another user or a model cannot make a seal that verifies: they do not have the key.
  * A sealed event copied to another conversation, workspace or position (a new turn, another order)
  * does not verify there. An event without a valid seal is read and shown like any other, but
@@ -44,7 +45,11 @@ function sortKeys(value: unknown): unknown {
   );
 }
 
-export type SealedEvent = EventOf<'config_delta'> | EventOf<'tool_call_request'> | EventOf<'inquiry_response'>;
+export type SealedEvent =
+  | EventOf<'config_delta'>
+  | EventOf<'tool_call_request'>
+  | EventOf<'inquiry_response'>
+  | EventOf<'turn_start'>;
 
 export function sealKeyFile(dataHome: string): string {
   return path.join(dataHome, 'jp', 'log-seal.key');
@@ -148,6 +153,8 @@ function meaningOf(event: SealedEvent, log: readonly ConversationEvent[], positi
   switch (event.type) {
     case 'config_delta':
       return ['config_delta', event.delta];
+    case 'turn_start':
+      return event.tools === undefined ? undefined : ['turn_start', event.tools];
     case 'tool_call_request':
       return ['tool_call_request', event.id, event.name, event.arguments ?? null, event.provider_executed === true];
     case 'inquiry_response': {
@@ -163,7 +170,12 @@ function newKeyText(): string {
 }
 
 export function isSealable(event: ConversationEvent): event is SealedEvent {
-  return event.type === 'config_delta' || event.type === 'tool_call_request' || event.type === 'inquiry_response';
+  return (
+    event.type === 'config_delta' ||
+    event.type === 'tool_call_request' ||
+    event.type === 'inquiry_response' ||
+    (event.type === 'turn_start' && event.tools !== undefined)
+  );
 }
 
 /**

@@ -169,7 +169,8 @@ export function closingEvents(incomplete: IncompleteTurn): ConversationEvent[] {
     timestamp: now(),
     id: call.id,
     content:
-      'No result: jp stopped before this call ran or finished, and the turn was closed when the user sent a new message.',
+      'No result: jp stopped before this call ran or finished, and the turn was closed when the user sent a new ' +
+      'message.',
     is_error: true,
     outcome: 'skipped',
   }));

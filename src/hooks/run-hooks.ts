@@ -355,7 +355,8 @@ export class RunHooks implements TurnHooks {
     if (hooks.length === 0) return false;
     const { conversationId, workspaceRoot } = this.options;
     const message = pending
-      ? `jp is waiting for you: ${pending.tool} (${pending.kind}) needs an answer; resume with jp query --continue --id=${conversationId}`
+      ? `jp is waiting for you: ${pending.tool} (${pending.kind}) needs an answer; resume with jp query --continue ` +
+        `--id=${conversationId}`
       : `jp is waiting for you; resume with jp query --continue --id=${conversationId}`;
     const input = this.input(
       'Notification',

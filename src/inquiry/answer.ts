@@ -199,7 +199,8 @@ export function parseQuestionAnswer(
     case 'form':
       return answered(
         isValidFormAnswer(question.fields ?? [], value),
-        'to a form ({"action": "accept", "content": {<field>: <value>}} with valid fields, {"action": "decline"} or {"action": "cancel"})',
+        'to a form ({"action": "accept", "content": {<field>: <value>}} with valid fields, {"action": "decline"} or ' +
+          '{"action": "cancel"})',
       );
   }
 }

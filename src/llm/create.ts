@@ -17,6 +17,8 @@ export interface CreateModelOptions {
   wire?: WireObserver;
   /** A setting the provider cannot honour, said once (chrome on stderr). */
   onWarning?: (message: string) => void;
+  /** A request's response has not begun after a few seconds (a server's queue). */
+  onWaiting?: (waitedMilliseconds: number, limitMilliseconds: number) => void;
 }
 
 export async function createChatModel(
@@ -48,6 +50,8 @@ export async function createChatModel(
     baseDelayMilliseconds: request.backoff_base_ms ?? 1000,
     maxDelayMilliseconds: request.backoff_max_ms ?? 30_000,
     idleTimeoutMilliseconds: (request.idle_timeout_secs ?? 120) * 1000,
+    headersTimeoutMilliseconds: (request.headers_timeout_secs ?? 600) * 1000,
     ...(options.onRetry ? { onRetry: options.onRetry } : {}),
+    ...(options.onWaiting ? { onWaiting: options.onWaiting } : {}),
   });
 }

@@ -7,6 +7,7 @@
 import { APICallError } from '@ai-sdk/provider';
 import { JpError, ProviderError, RetryableProviderError } from '../errors.ts';
 import type { Secrets } from '../redact.ts';
+import { isLoopback, serverNotRunning } from './local-servers.ts';
 import type { ModelSpec } from './resolve.ts';
 
 /** Where a failure happened: before the response started, or while its body streamed. */
@@ -122,6 +123,32 @@ export function statedContextLimit(error: JpError): number | undefined {
   return Number.isSafeInteger(limit) && limit > 0 ? limit : undefined;
 }
 
+/**
+ * A server's own words that the request itself is wrong (a validation error): llama-cpp-python
+ * answers HTTP 500 with pydantic's `N validation errors`, others say `invalid_request_error`,
+ * `Field required`, `is not valid`.
+ */
+function isInvalidRequest(description: ProviderDescription | undefined): boolean {
+  if (!description) return false;
+  if (/invalid_request|validation|bad_request/i.test(`${description.code ?? ''} ${description.type ?? ''}`))
+    return true;
+  return /\bvalidation errors?\b|\binvalid request\b|field required|input should be|is not valid|unprocessable|malformed/i.test(
+    description.message ?? '',
+  );
+}
+
+/** The provider's words, cut to a few lines: a validation error can run to kilobytes. */
+function shortSaid(description: ProviderDescription | undefined, secrets: Secrets): string {
+  const message = description?.message;
+  if (!message) return '';
+  const redacted = secrets.redact(message).trim();
+  const lines = redacted.split('\n');
+  let kept = lines.slice(0, 3).join('\n');
+  if (kept.length > 400) kept = `${kept.slice(0, 399)}…`;
+  const left = redacted.length - kept.length;
+  return `: ${kept}${left > 0 && kept.length < redacted.length ? `\n[… ${left} more characters]` : ''}`;
+}
+
 function contextLengthError(spec: ModelSpec, said: string, cause: unknown): ProviderError {
   return new ProviderError(
     'context_length_exceeded',
@@ -224,6 +251,17 @@ export function classifyProviderError(error: unknown, spec: ModelSpec, phase: Fa
         },
       );
     }
+    if (error.isRetryable && isInvalidRequest(description)) {
+      // A server that answers 5xx for a request it cannot parse answers it the same every time.
+      return new ProviderError(
+        'provider_rejected_request',
+        `${prefix} ${name} rejected the request as invalid (HTTP ${status})${shortSaid(description, secrets)}`,
+        {
+          hint: `Retrying the same request would not help. If ${name} is an OpenAI-compatible server, it may not accept part of what jp sends (tools, the tool-call messages); run with -vvvvv to log the request body and compare it with what the server documents.`,
+          cause: error,
+        },
+      );
+    }
     if (error.isRetryable) {
       const code = status === 429 ? 'rate_limited' : status >= 500 ? 'provider_unavailable' : 'provider_retryable';
       const what = status === 429 ? 'rate limited' : status >= 500 ? 'provider error' : 'temporary failure';
@@ -309,6 +347,12 @@ function permanentConnectionFailure(error: unknown, spec: ModelSpec, secrets: Se
   const check = `Check ${baseUrlKey(spec)} (now ${defaultBaseUrl(spec)}); retrying would not help.`;
   for (const link of chain) {
     const code = (link as NodeJS.ErrnoException).code ?? '';
+    if (code === 'ECONNREFUSED' && isLoopback(defaultBaseUrl(spec)))
+      return serverNotRunning(
+        { id: spec.id, name: providerName(spec), baseUrl: defaultBaseUrl(spec), key: baseUrlKey(spec) },
+        link,
+        error,
+      );
     if (code === 'ENOTFOUND') {
       const host = (link as { hostname?: string }).hostname;
       return new ProviderError(
@@ -392,6 +436,30 @@ export function brokenStream(spec: ModelSpec, secrets: Secrets, cause: unknown, 
       cause,
     },
   );
+}
+
+/**
+ * A 200 response whose body held nothing at all. Past the share of the window where jp compacts,
+ * that is a server refusing a request longer than its context window (llama-cpp-python raises after
+ * sending its headers): a context-length error, which compacts. Otherwise the stream broke.
+ */
+export function emptyResponse(
+  spec: ModelSpec,
+  likelyOverflow: { estimate: number; window: number } | undefined,
+): JpError {
+  const said = `${spec.id}: ${providerName(spec)} answered HTTP 200 with an empty body`;
+  if (likelyOverflow) {
+    return new ProviderError(
+      'context_length_exceeded',
+      `${said}, as a server does for a request longer than its context window (this one is estimated at ${likelyOverflow.estimate} tokens of a ${likelyOverflow.window}-token window)`,
+      {
+        hint: "Set assistant.context_window to the server's real window (llama-cpp-python --n_ctx, llama-server --ctx-size), or give the model a larger one.",
+      },
+    );
+  }
+  return new RetryableProviderError('stream_broken', `${said} (no event at all: the stream broke before it began)`, {
+    hint: `A server that answers an empty body may be refusing a request longer than its context window: check the server's log, and that assistant.context_window (or ${spec.provider === 'openai-compatible' ? `providers.openai-compatible.${spec.compatibleName}.context_window` : 'the model table'}) matches its window. \`jp query --continue\` asks again.`,
+  });
 }
 
 /**

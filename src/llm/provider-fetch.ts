@@ -1,7 +1,8 @@
 /**
  * The `fetch` the provider SDKs are given: Node's own, so redirects are followed as fetch follows
  * them, sent through undici's EnvHttpProxyAgent when the environment names a proxy (`HTTPS_PROXY`,
- * `HTTP_PROXY`, lower case too, with `NO_PROXY`). undici is loaded only then. A wire observer
+ * `HTTP_PROXY`, lower case too, with `NO_PROXY`). undici is loaded only then; a proxy that will not
+ * open a tunnel fails the request (proxy-tunnel.ts). A wire observer
  * (-vvvvv) sees each request body and each raw chunk of the response. Text deltas already received
  * reach the SDK merged (delta-coalescing.ts).
  */
@@ -15,24 +16,40 @@ export type WireObserver = (
 
 type Fetch = typeof globalThis.fetch;
 
+/**
+ * `onResponse` is told each request's signal once its response headers arrived: the SDKs await more
+ * than the headers before they hand a stream over (OpenAI's, the first output event).
+ */
 export async function providerFetch(
   environment: NodeJS.ProcessEnv,
   deltas: DeltaWire,
   wire?: WireObserver,
+  onResponse?: (signal: AbortSignal) => void,
 ): Promise<Fetch> {
   const httpsProxy = environment.https_proxy || environment.HTTPS_PROXY;
   const httpProxy = environment.http_proxy || environment.HTTP_PROXY;
   let fetch: Fetch | undefined;
   if (httpsProxy || httpProxy) {
-    const { EnvHttpProxyAgent } = await import('undici');
+    const [{ EnvHttpProxyAgent, Pool }, { tunnelClientFactory }] = await Promise.all([
+      import('undici'),
+      import('./proxy-tunnel.ts'),
+    ]);
     const dispatcher = new EnvHttpProxyAgent({
+      clientFactory: tunnelClientFactory(Pool),
       ...(httpProxy ? { httpProxy } : {}),
       ...(httpsProxy ? { httpsProxy } : {}),
       noProxy: environment.no_proxy ?? environment.NO_PROXY ?? '',
     });
     fetch = (input, init) => globalThis.fetch(input, { ...init, dispatcher } as RequestInit);
   }
-  const base = fetch ?? ((input, init) => globalThis.fetch(input, init));
+  const plain = fetch ?? ((input, init) => globalThis.fetch(input, init));
+  const base: Fetch = onResponse
+    ? async (input, init) => {
+        const response = await plain(input, init);
+        if (init?.signal) onResponse(init.signal);
+        return response;
+      }
+    : plain;
   return coalescingTextDeltas(wire ? observed(base, wire) : base, deltas);
 }
 

@@ -114,9 +114,12 @@ export function resolveModel(loaded: LoadedConfig, environment: NodeJS.ProcessEn
     if (!untrusted) throw error;
     throw new UsageError(
       'provider_unknown',
-      `provider ${JSON.stringify(prefix)} is defined in ${untrusted.where}, but that workspace config is not trusted, so [providers.openai-compatible.${prefix}] is ignored`,
+      `provider ${JSON.stringify(prefix)} is defined in ${untrusted.where}, but that workspace config is not ` +
+        `trusted, so [providers.openai-compatible.${prefix}] is ignored`,
       {
-        hint: `Review it, then run \`jp trust\` to use it (\`jp trust --show\` lists what it enables), or define [providers.openai-compatible.${prefix}] in your own config (~/.config/jp/config.toml).`,
+        hint:
+          `Review it, then run \`jp trust\` to use it (\`jp trust --show\` lists what it enables), or define ` +
+          `[providers.openai-compatible.${prefix}] in your own config (~/.config/jp/config.toml).`,
       },
     );
   }
@@ -177,7 +180,9 @@ export function resolveModelSpec(config: Config, environment: NodeJS.ProcessEnv,
           'provider_unknown',
           `unknown provider ${JSON.stringify(prefix)} in model ${JSON.stringify(id)}`,
           {
-            hint: `To use an OpenAI-compatible server (llama.cpp, vLLM, LM Studio) add:\n  [providers.openai-compatible.${prefix}]\n  base_url = "http://127.0.0.1:8080/v1"\n${alternatives()}`,
+            hint:
+              `To use an OpenAI-compatible server (llama.cpp, vLLM, LM Studio) add:\n  ` +
+              `[providers.openai-compatible.${prefix}]\n  base_url = "http://127.0.0.1:8080/v1"\n${alternatives()}`,
           },
         );
       }

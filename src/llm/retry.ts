@@ -2,7 +2,8 @@
  * Retries with exponential backoff on failures the provider's SDK calls retryable (rate limits,
  * overload, network, a broken or stalled stream), but only while the response has produced
  * nothing: once output has been shown, a retry would repeat it, so the failure ends the turn
- * instead, resumable with --continue.
+ * instead, resumable with --continue. An attempt is abandoned when its response takes longer than
+ * `headers_timeout_secs` to begin, or once begun goes `idle_timeout_secs` without a part.
  */
 import { JpError, RetryableProviderError } from '../errors.ts';
 import type { ChatModel, ChatRequest, StreamPart } from './types.ts';
@@ -11,11 +12,21 @@ export interface RetryOptions {
   maxRetries: number;
   baseDelayMilliseconds: number;
   maxDelayMilliseconds: number;
-  /** Abandon an attempt after this long without a stream part. */
+  /** Once the response has begun: abandon an attempt after this long without a stream part. */
   idleTimeoutMilliseconds: number;
+  /**
+   * Before it has begun: abandon an attempt after this long without the response's headers. A local
+   * server with one slot sends none until the request ahead is done: a queue, not a stall.
+   */
+  headersTimeoutMilliseconds: number;
   /** Told before each wait, for chrome on stderr. */
   onRetry?: (attempt: number, delayMilliseconds: number, error: JpError) => void;
+  /** Told once an attempt has waited `waitingNoticeMilliseconds` for the response to begin. */
+  onWaiting?: (waitedMilliseconds: number, limitMilliseconds: number) => void;
 }
+
+/** How long a response may take to begin before jp says it is waiting (the idle timeout, when shorter). */
+export const waitingNoticeMilliseconds = 5000;
 
 export function backoffDelay(
   attempt: number,
@@ -55,45 +66,28 @@ export class RetryingChatModel implements ChatModel {
   async *stream(request: ChatRequest): AsyncIterable<StreamPart> {
     for (let attempt = 0; ; attempt++) {
       let produced = false;
-      // One attempt, aborted when no part arrives for idleTimeoutMilliseconds. The timer is set once
-      // and re-armed only when it fires early: a stream part only records when it came.
       const controller = new AbortController();
       const forward = (): void => controller.abort(request.signal.reason);
       request.signal.addEventListener('abort', forward, { once: true });
-      const limit = this.options.idleTimeoutMilliseconds;
-      let lastPart = performance.now();
-      let timedOut = false;
-      let timer: NodeJS.Timeout | undefined;
-      const check = (): void => {
-        const quiet = performance.now() - lastPart;
-        if (quiet < limit) {
-          timer = setTimeout(check, limit - quiet);
-          return;
-        }
-        timedOut = true;
-        controller.abort(new Error('idle timeout'));
-      };
-      timer = setTimeout(check, limit);
+      const watch = new AttemptWatch(this.options, () => controller.abort(new Error('timeout')));
       try {
-        for await (const part of this.inner.stream({ ...request, signal: controller.signal })) {
-          lastPart = performance.now();
+        for await (const part of this.inner.stream({
+          ...request,
+          signal: controller.signal,
+          onResponse: () => {
+            watch.began();
+            request.onResponse?.();
+          },
+        })) {
+          watch.began();
           produced = true;
           yield part;
         }
         return;
       } catch (caught) {
-        clearTimeout(timer);
+        watch.stop();
         request.signal.removeEventListener('abort', forward);
-        const error = timedOut
-          ? new RetryableProviderError(
-              'provider_timeout',
-              `${this.id}: no data from the provider for ${Math.round(limit / 1000)} s`,
-              {
-                hint: 'Raise assistant.request.idle_timeout_secs, or resume later with `jp query --continue`.',
-                cause: caught,
-              },
-            )
-          : caught;
+        const error = watch.timedOut ? watch.timeoutError(this.id, caught) : caught;
         if (request.signal.aborted) throw error;
         const retryable = JpError.isInstance(error) && error.status === 'retryable';
         if (!retryable || produced || attempt >= this.options.maxRetries) throw error;
@@ -106,10 +100,86 @@ export class RetryingChatModel implements ChatModel {
         await abortableSleep(delay, request.signal);
         if (request.signal.aborted) throw error;
       } finally {
-        clearTimeout(timer);
+        watch.stop();
         request.signal.removeEventListener('abort', forward);
       }
     }
+  }
+}
+
+/**
+ * The clock of one attempt: until the response begins (its headers, or a first part) the headers
+ * limit applies, then the idle limit between parts. One timer, set once and re-armed only when it
+ * fires early: a part only records when it came.
+ */
+class AttemptWatch {
+  timedOut: 'headers' | 'idle' | undefined;
+  private begun = false;
+  private last = performance.now();
+  private readonly start = this.last;
+  private waitingSaid = false;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly options: RetryOptions,
+    private readonly abort: () => void,
+  ) {
+    this.arm();
+  }
+
+  began(): void {
+    this.begun = true;
+    this.last = performance.now();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  private noticeAfter(): number {
+    return Math.min(waitingNoticeMilliseconds, this.options.idleTimeoutMilliseconds);
+  }
+
+  private arm(): void {
+    if (this.stopped) return;
+    const now = performance.now();
+    const quiet = now - this.last;
+    const limit = this.begun ? this.options.idleTimeoutMilliseconds : this.options.headersTimeoutMilliseconds;
+    if (!this.begun && !this.waitingSaid && now - this.start >= this.noticeAfter()) {
+      this.waitingSaid = true;
+      this.options.onWaiting?.(now - this.start, limit);
+    }
+    if (quiet >= limit) {
+      this.timedOut = this.begun ? 'idle' : 'headers';
+      this.abort();
+      return;
+    }
+    const untilNotice = !this.begun && !this.waitingSaid ? this.noticeAfter() - (now - this.start) : Infinity;
+    this.timer = setTimeout(() => this.arm(), Math.max(1, Math.min(limit - quiet, untilNotice)));
+  }
+
+  timeoutError(id: string, cause: unknown): RetryableProviderError {
+    if (this.timedOut === 'headers') {
+      const seconds = Math.round(this.options.headersTimeoutMilliseconds / 1000);
+      return new RetryableProviderError(
+        'provider_timeout',
+        `${id}: the provider did not begin to answer within ${seconds} s (no response headers)`,
+        {
+          hint: 'A local server with every slot busy answers only when one is free: raise assistant.request.headers_timeout_secs, or resume later with `jp query --continue`.',
+          cause,
+        },
+      );
+    }
+    return new RetryableProviderError(
+      'provider_timeout',
+      `${id}: no data from the provider for ${Math.round(this.options.idleTimeoutMilliseconds / 1000)} s`,
+      {
+        hint: 'Raise assistant.request.idle_timeout_secs, or resume later with `jp query --continue`.',
+        cause,
+      },
+    );
   }
 }
 

@@ -6,14 +6,14 @@ import type {
   LanguageModelV3,
   LanguageModelV3CallOptions,
   LanguageModelV3FinishReason,
-  LanguageModelV3Message,
   LanguageModelV3StreamPart,
   LanguageModelV3Usage,
   SharedV3ProviderOptions,
 } from '@ai-sdk/provider';
 import { InvalidResponseDataError } from '@ai-sdk/provider';
 import type { Secrets } from '../redact.ts';
-import { brokenStream, classifyProviderError, notEventStream, providerName } from './provider-errors.ts';
+import type { JpError } from '../errors.ts';
+import { brokenStream, classifyProviderError, emptyResponse, notEventStream, providerName } from './provider-errors.ts';
 import { providerFetch, type WireObserver } from './provider-fetch.ts';
 import type { ModelSpec } from './resolve.ts';
 import {
@@ -21,11 +21,14 @@ import {
   type ChatModel,
   type ChatRequest,
   type FinishReason,
-  type PromptMessage,
   type ProviderMetadata,
   type StreamPart,
   type Usage,
 } from './types.ts';
+import { cacheBreakpoints, compatibleRequestBody, toSdkPrompt } from './sdk-prompt.ts';
+
+/** Each request's `onResponse`, by the signal its fetch is given (the SDKs pass it to fetch unchanged). */
+const responseBegun = new WeakMap<AbortSignal, () => void>();
 
 export async function createSdkLanguageModel(
   spec: ModelSpec,
@@ -39,7 +42,7 @@ export async function createSdkLanguageModel(
       : spec.provider === 'openai' && spec.openaiApi !== 'chat'
         ? 'openai-responses'
         : 'openai-chat';
-  const fetch = await providerFetch(environment, deltas, wire);
+  const fetch = await providerFetch(environment, deltas, wire, (signal) => responseBegun.get(signal)?.());
   switch (spec.provider) {
     case 'openai': {
       const { createOpenAI } = await import('@ai-sdk/openai');
@@ -58,6 +61,7 @@ export async function createSdkLanguageModel(
         baseURL: spec.baseUrl!,
         includeUsage: true,
         fetch,
+        transformRequestBody: compatibleRequestBody,
         ...(apiKey ? { apiKey } : {}),
       });
       return provider.chatModel(spec.model);
@@ -99,59 +103,6 @@ export function reasoningOptions(
       return { options: effort !== undefined ? { openaiCompatible: { reasoningEffort: effort } } : {}, ignored };
     default:
       return { options: {}, ignored };
-  }
-}
-
-/** `cacheAt`: the messages that end a prompt cache breakpoint (Anthropic, see cacheBreakpoints). */
-export function toSdkPrompt(messages: PromptMessage[], cacheAt: readonly number[] = []): LanguageModelV3Message[] {
-  const marked = new Set(cacheAt);
-  return messages.map((message, index): LanguageModelV3Message => {
-    const converted = toSdkMessage(message);
-    return marked.has(index)
-      ? { ...converted, providerOptions: { anthropic: { cacheControl: { type: 'ephemeral' } } } }
-      : converted;
-  });
-}
-
-function toSdkMessage(message: PromptMessage): LanguageModelV3Message {
-  switch (message.role) {
-    case 'system':
-      return { role: 'system', content: message.content };
-    case 'user':
-      return { role: 'user', content: [{ type: 'text', text: message.content }] };
-    case 'assistant':
-      return {
-        role: 'assistant',
-        content: [
-          // Only Anthropic wants its reasoning back: signed thinking blocks, unchanged.
-          ...(message.reasoning ?? [])
-            .filter((block) => block.metadata.anthropic !== undefined)
-            .map((block) => ({
-              type: 'reasoning' as const,
-              text: block.text,
-              providerOptions: { anthropic: block.metadata.anthropic as never },
-            })),
-          ...(message.text ? [{ type: 'text' as const, text: message.text }] : []),
-          ...message.toolCalls.map((call) => ({
-            type: 'tool-call' as const,
-            toolCallId: call.id,
-            toolName: call.name,
-            input: call.arguments,
-          })),
-        ],
-      };
-    case 'tool':
-      return {
-        role: 'tool',
-        content: message.results.map((result) => ({
-          type: 'tool-result' as const,
-          toolCallId: result.id,
-          toolName: result.name,
-          output: result.isError
-            ? { type: 'error-text' as const, value: result.content }
-            : { type: 'text' as const, value: result.content },
-        })),
-      };
   }
 }
 
@@ -202,32 +153,6 @@ function reportedCacheCount(
     (place): place is Record<string, unknown> => typeof place === 'object' && place !== null,
   );
   return places.some((place) => keys.some((key) => typeof place[key] === 'number')) ? mapped : null;
-}
-
-/** Anthropic's limit on cache breakpoints in one request. */
-const maxCacheBreakpoints = 4;
-
-/**
- * Where an Anthropic request marks its prompt cache breakpoints, as indices into `messages`: the
- * system block (with the tools before it, it is the prefix every request shares), the last message
- * the previous request of this turn ended with (so this request reads that request's prefix from the
- * cache), and the last message (so the next request reads this one). At most four.
- */
-export function cacheBreakpoints(messages: readonly PromptMessage[]): number[] {
-  const marks = new Set<number>();
-  const system = messages.findIndex((message) => message.role === 'system');
-  if (system !== -1) marks.add(system);
-  // A compaction summary opens the history; it stays the same until the next compaction.
-  const summary = messages.findIndex((message) => message.role === 'user' && message.summary === true);
-  if (summary !== -1) marks.add(summary);
-  const last = messages.length - 1;
-  if (last >= 0 && messages[last]!.role !== 'system') {
-    let lastAssistant = last;
-    while (lastAssistant >= 0 && messages[lastAssistant]!.role !== 'assistant') lastAssistant--;
-    if (lastAssistant > 0 && messages[lastAssistant - 1]!.role !== 'system') marks.add(lastAssistant - 1);
-    marks.add(last);
-  }
-  return [...marks].sort((a, b) => a - b).slice(-maxCacheBreakpoints);
 }
 
 /**
@@ -309,7 +234,7 @@ export class SdkChatModel implements ChatModel {
         this.spec.provider === 'anthropic' ? cacheBreakpoints(request.messages) : [],
       ),
       abortSignal: request.signal,
-      ...(this.maxOutputTokens !== undefined ? { maxOutputTokens: this.maxOutputTokens } : {}),
+      ...outputCap(this.maxOutputTokens, request.maxOutputTokens),
       ...(Object.keys(providerOptions).length > 0 ? { providerOptions } : {}),
       ...(request.tools.length > 0
         ? {
@@ -319,6 +244,11 @@ export class SdkChatModel implements ChatModel {
               description: tool.description,
               inputSchema: tool.parameters as never,
             })),
+            // OpenAI-compatible servers differ when it is left out: llama-cpp-python's function-calling
+            // format then offers no tools at all.
+            ...(this.spec.provider === 'openai-compatible' || this.spec.provider === 'ollama'
+              ? { toolChoice: { type: 'auto' as const } }
+              : {}),
           }
         : {}),
       ...(request.responseFormat
@@ -333,6 +263,7 @@ export class SdkChatModel implements ChatModel {
     };
     let reader: ReadableStreamDefaultReader<LanguageModelV3StreamPart>;
     try {
+      if (request.onResponse) responseBegun.set(request.signal, request.onResponse);
       const result = await this.model.doStream(options);
       reader = result.stream.getReader();
       const contentType = result.response?.headers?.['content-type'];
@@ -348,6 +279,13 @@ export class SdkChatModel implements ChatModel {
     const reasoningMetadata = new Map<string, ProviderMetadata>();
     let outputBytes = 0;
     let outputPieces = 0;
+    /** Whether anything of the response's content arrived (an empty body sends nothing but the start). */
+    let content = false;
+    let answeredBy: string | undefined;
+    const endedEarly = (cause?: unknown): JpError =>
+      content
+        ? brokenStream(this.spec, this.secrets, cause, 'the stream ended without its finish event')
+        : emptyResponse(this.spec, request.likelyOverflow);
     try {
       for (;;) {
         let next: ReadableStreamReadResult<LanguageModelV3StreamPart>;
@@ -356,9 +294,9 @@ export class SdkChatModel implements ChatModel {
         } catch (error) {
           throw classifyProviderError(error, this.spec, 'stream', this.secrets);
         }
-        if (next.done)
-          throw brokenStream(this.spec, this.secrets, undefined, 'the stream ended without its finish event');
+        if (next.done) throw endedEarly();
         const part = next.value;
+        if (part.type !== 'stream-start' && part.type !== 'finish' && part.type !== 'error') content = true;
         if (part.type === 'text-delta' || part.type === 'reasoning-delta' || part.type === 'tool-input-delta') {
           const room = stepOutputLimit.bytes - outputBytes;
           outputBytes += Buffer.byteLength(part.delta);
@@ -435,9 +373,11 @@ export class SdkChatModel implements ChatModel {
           case 'stream-start':
             if (this.sayWarnings) for (const warning of part.warnings) this.warn(`${this.id}: ${warningText(warning)}`);
             break;
+          case 'response-metadata':
+            if (part.modelId) answeredBy = this.secrets.redact(part.modelId);
+            break;
           case 'finish': {
-            if (!isProvidersFinish(part.finishReason))
-              throw brokenStream(this.spec, this.secrets, undefined, 'the stream ended without its finish event');
+            if (!isProvidersFinish(part.finishReason)) throw endedEarly();
             yield* toolCalls;
             const detail = finishDetail(part);
             yield {
@@ -446,6 +386,7 @@ export class SdkChatModel implements ChatModel {
               reason: part.finishReason.unified as FinishReason,
               providerReason: part.finishReason.raw ?? null,
               ...(detail ? { detail: this.secrets.redact(detail) } : {}),
+              ...(answeredBy ? { model: answeredBy } : {}),
             };
             return;
           }
@@ -455,7 +396,7 @@ export class SdkChatModel implements ChatModel {
               InvalidResponseDataError.isInstance(part.error) &&
               /without a finish reason/i.test(part.error.message)
             ) {
-              throw brokenStream(this.spec, this.secrets, part.error, 'the stream ended without its finish event');
+              throw endedEarly(part.error);
             }
             throw classifyProviderError(part.error, this.spec, 'stream', this.secrets);
           default:
@@ -467,6 +408,12 @@ export class SdkChatModel implements ChatModel {
       reader.releaseLock();
     }
   }
+}
+
+/** The output cap of one request: the configured one, lowered by the request's own. */
+function outputCap(configured: number | undefined, requested: number | undefined): { maxOutputTokens?: number } {
+  const caps = [configured, requested].filter((cap): cap is number => cap !== undefined);
+  return caps.length > 0 ? { maxOutputTokens: Math.min(...caps) } : {};
 }
 
 function getOrCreate(map: Map<string, ProviderMetadata>, id: string): ProviderMetadata {

@@ -60,7 +60,9 @@ export function loadTestScript(file: string): TestScript {
       'test_script_invalid',
       `test provider script ${file}: invalid at ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`,
       {
-        hint: 'Each step is {"parts": [...]} with parts {"text"}, {"reasoning"}, {"delay_ms"} or {"tool_call": {"name", "arguments"}}.',
+        hint:
+          'Each step is {"parts": [...]} with parts {"text"}, {"reasoning"}, {"delay_ms"} or {"tool_call": ' +
+          '{"name", "arguments"}}.',
       },
     );
   }

@@ -37,6 +37,16 @@ export interface ChatRequest {
    * same cache. Anthropic cache breakpoints are placed by the adapter (sdk-model.ts).
    */
   cacheKey?: string;
+  /** A cap on this response's output tokens, below `assistant.max_output_tokens` (a compaction summary's). */
+  maxOutputTokens?: number;
+  /**
+   * The request is estimated past the share of the context window where jp compacts: a response
+   * with no content at all is then taken for the server's refusal of a request longer than its
+   * window (llama-cpp-python answers such a request with an empty HTTP 200).
+   */
+  likelyOverflow?: { estimate: number; window: number };
+  /** Called when the response has begun (its headers arrived), before its first part. */
+  onResponse?: () => void;
 }
 
 /**
@@ -90,7 +100,15 @@ export type StreamPart =
    * The provider's finish: the step is complete. A stream that ends without one throws instead.
    * `detail` is the provider's own explanation where it gives one (a refusal's reason).
    */
-  | { type: 'finish'; usage: Usage | null; reason: FinishReason; providerReason: string | null; detail?: string };
+  | {
+      type: 'finish';
+      usage: Usage | null;
+      reason: FinishReason;
+      providerReason: string | null;
+      detail?: string;
+      /** The model the provider says answered, where it says (a local server answers with the one it has). */
+      model?: string;
+    };
 
 export interface ChatModel {
   /** `<provider>/<model>` as configured. */

@@ -79,7 +79,10 @@ export function jsonLineToText(line: string): string {
       )
       .join(' ');
     const stamp = typeof time === 'number' ? new Date(time).toISOString() : String(time);
-    return `${stamp} ${(levelNames[level as number] ?? String(level)).padEnd(5)} [${pid}] ${String(msg ?? '')}${fields ? ' ' + fields : ''}\n`;
+    return (
+      `${stamp} ${(levelNames[level as number] ?? String(level)).padEnd(5)} ` +
+      `[${pid}] ${String(msg ?? '')}${fields ? ' ' + fields : ''}\n`
+    );
   } catch {
     return line;
   }

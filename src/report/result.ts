@@ -80,6 +80,8 @@ export interface ResultObject {
     cost_usd: number | null;
     /** Why the model's last response ended (`length`: cut at the output limit); null when it did not end. */
     finish_reason: FinishReason | null;
+    /** The model the provider said answered the last response (a local server names the one it has loaded); null when it did not say. */
+    response_model: string | null;
   };
   /** What the run says although it went on, e.g. an answer cut at the output limit, untrusted keys ignored. */
   warnings: ResultWarning[];
@@ -146,6 +148,7 @@ export function buildTurnResult(options: {
       usage: options.outcome.usage,
       cost_usd: options.costUsd ?? null,
       finish_reason: options.outcome.finishReason ?? null,
+      response_model: options.outcome.responseModel ?? null,
     },
     warnings: [...(options.warnings ?? []), ...(options.outcome.warnings ?? [])],
     error: error
@@ -211,6 +214,7 @@ export function buildErrorResult(options: {
       usage: null,
       cost_usd: null,
       finish_reason: null,
+      response_model: null,
     },
     warnings: options.warnings ?? [],
     error: errorObject(options.error),

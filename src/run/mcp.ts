@@ -4,6 +4,7 @@
  * SIGKILL). Start-up problems are warnings; nothing here rejects.
  */
 import type { LoadedConfig } from '../config/load.ts';
+import type { TurnTools } from '../conversation/events.ts';
 import type { Logger } from '../output/logger.ts';
 import type { Secrets } from '../redact.ts';
 import type { CommandSandbox } from '../sandbox/engine.ts';
@@ -16,6 +17,8 @@ import type { RunRequest } from '../protocol/run-request.ts';
 export interface RunMcpOptions {
   servers: ConfiguredServer[];
   request: RunRequest;
+  /** Every turn's tools this run may run (RunSetup.turnTools): the servers offer what any of them includes. */
+  turnTools: { either: TurnTools };
   config: LoadedConfig;
   environment: NodeJS.ProcessEnv;
   secrets: Secrets;
@@ -41,13 +44,14 @@ export class RunMcp {
 
   /** Starts the servers; the promise settles once each is ready or has failed. */
   start(): void {
-    const { servers, request, config, environment, logger } = this.options;
+    const { servers, config, environment, logger } = this.options;
     if (servers.length === 0) return;
     this.options.secrets.add(
       environment,
       servers.flatMap((server) => (server.spec.bearerTokenVariable ? [server.spec.bearerTokenVariable] : [])),
     );
-    const selection = { noTools: request.tools.no_tools, enabled: request.tools.enabled };
+    const { either } = this.options.turnTools;
+    const selection = { noTools: either.no_tools, enabled: either.enabled };
     const began = Date.now();
     this.started = import('../tools/mcp/servers.ts').then(async ({ McpServers }) => {
       const started = await McpServers.start(servers, {

@@ -17,7 +17,7 @@ export function startModel(
     environment: NodeJS.ProcessEnv;
     secrets: Secrets;
     logger: Logger;
-    notice(level: 'warning', message: string): void;
+    notice(level: 'info' | 'warning', message: string): void;
     /** What the run is busy with, for a status line (a retry's wait). */
     activity?(text: string): void;
   },
@@ -30,12 +30,20 @@ export function startModel(
     onRetry: (attempt, delay, error) => {
       const when = Number.isFinite(delay) && delay > 0 ? `in ${(delay / 1000).toFixed(1)} s` : 'now';
       notice('warning', `${error.message}; retrying ${when} (attempt ${attempt} of ${retries})`);
-      options.activity?.(`retrying ${when} (attempt ${attempt} of ${retries})`);
+      // Said through the wait and the retried request alike: the notice above says how long the wait is.
+      options.activity?.(`retrying, attempt ${attempt} of ${retries}`);
     },
     ...(logger.enabled('wire')
       ? { wire: (message: string, fields: Record<string, unknown>) => logger.wire(message, fields) }
       : {}),
     onWarning: (message) => notice('warning', message),
+    onWaiting: (waited, limit) => {
+      notice(
+        'info',
+        `waiting for the server (queued?): no answer after ${Math.round(waited / 1000)} s; jp waits up to ${Math.round(limit / 1000)} s for it to begin (assistant.request.headers_timeout_secs)`,
+      );
+      options.activity?.('waiting for the server (queued?)');
+    },
   });
   model.catch(() => {
     // reported when the run awaits it

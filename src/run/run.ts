@@ -89,7 +89,7 @@ export class Run implements RunControl {
       logger.warn('repaired a torn last line of the log', { saved_to: setup.logRepair.tornTailSavedTo });
     if (setup.logRepair.skipped > 0)
       logger.warn('skipped damaged lines in the log', { count: setup.logRepair.skipped });
-    const notice = (level: 'warning', message: string): void => this.live.notice(level, message);
+    const notice = (level: 'info' | 'warning', message: string): void => this.live.notice(level, message);
     this.model = startModel(setup.model, setup.config, {
       environment: setup.environment,
       secrets: setup.secrets,
@@ -100,6 +100,7 @@ export class Run implements RunControl {
     this.mcp = new RunMcp({
       servers: setup.mcpServers,
       request,
+      turnTools: setup.turnTools,
       config: setup.config,
       environment: setup.environment,
       secrets: setup.secrets,

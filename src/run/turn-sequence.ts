@@ -7,7 +7,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { checkpointSettings, RunCheckpoints } from '../checkpoint/recorder.ts';
-import type { ConversationEvent, EventOf } from '../conversation/events.ts';
+import type { ConversationEvent, EventOf, TurnTools } from '../conversation/events.ts';
 import { now } from '../conversation/events.ts';
 import {
   changesDelta,
@@ -19,6 +19,7 @@ import {
   withoutConnectionKeys,
 } from '../conversation/config-delta.ts';
 import { closingEvents, findIncompleteTurn } from '../conversation/turn-state.ts';
+import { configuredTools, describeTools, sameTools } from '../conversation/turn-tools.ts';
 import { commandLineOverrides } from '../config/load.ts';
 import { userConfigFile } from '../config/paths.ts';
 import type { BuiltinDetachedDefault } from '../config/policy.ts';
@@ -32,6 +33,7 @@ import { buildTurnResult, type ResultObject, type ResultWarning } from '../repor
 import type { runSandboxes } from '../sandbox/engine.ts';
 import { describeSandboxForModel } from '../sandbox/settings.ts';
 import { toolEnvironment } from '../tools/environment.ts';
+import { isToolIncluded } from '../tools/registry.ts';
 import type { Tool } from '../tools/tool.ts';
 import { TurnRun, type SystemPromptRecord, type TurnOutcome } from '../turn/engine.ts';
 import { builtinSystemPrompt, composeSystemPrompt } from '../turn/system-prompt.ts';
@@ -107,7 +109,17 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
   const toolConfigs = (config.value.conversation?.tools ?? {}) as Record<string, { env_vars?: string[] } | undefined>;
   const environmentOfTool = (tool: string): NodeJS.ProcessEnv =>
     toolEnvironment(setup.environment, { withheld, passThrough: toolConfigs[tool]?.env_vars ?? [] });
-  const tools = await sequence.tools();
+  const allTools = await sequence.tools();
+  const { turnTools } = setup;
+  // A resumed turn keeps the tools it was started with; a new message gets the command line's.
+  const resumedTools = turnTools.resumed.tools ?? turnTools.request;
+  if (request.resume) sayResumedTools(live, turnTools);
+  const toolsOf = (chosen: TurnTools): Map<string, Tool> =>
+    new Map(
+      [...allTools].filter(([name]) =>
+        isToolIncluded(config.value, { noTools: chosen.no_tools, enabled: chosen.enabled }, name),
+      ),
+    );
   const contextWindowOfModel = contextWindow(setup.model, config.value);
   const hooks = sequence.hooks;
   const sessionContext = await hooks?.sessionStart(
@@ -115,7 +127,7 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
     setup.model.id,
     sequence.stopSignal(),
   );
-  const systemPrompt = runSystemPrompt(sequence, tools, sessionContext);
+  const systemPrompt = runSystemPrompt(sequence, toolsOf(turnTools.request), sessionContext);
   const assistant = config.value.assistant;
   const checkpoints = runCheckpoints(sequence);
   /** UserPromptSubmit: a blocked prompt is never sent; what the hooks add goes with it to the model. */
@@ -136,6 +148,7 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
     messageContext = decided.context;
   }
   const turn = (
+    chosen: TurnTools,
     resume: boolean,
     message: string | undefined,
     reply?: string,
@@ -150,7 +163,8 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
       events,
       conversationId: request.conversation_id,
       model,
-      tools,
+      tools: toolsOf(chosen),
+      turnTools: turnTools.request,
       config,
       seal,
       builtinDetached: sequence.builtinDetached,
@@ -178,7 +192,9 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
     message: string | undefined,
     reply?: string,
   ): Promise<TurnOutcome> => {
-    let outcome = await turn(resume, message, reply);
+    // A reply goes on with the turn it interrupted, and so with its tools.
+    const chosen = resume ? resumedTools : turnTools.request;
+    let outcome = await turn(chosen, resume, message, reply);
     while (outcome.status === 'interrupted' && outcome.stop?.reply !== undefined) {
       sequence.renewStop();
       const decided = await submitted(outcome.stop.reply);
@@ -186,7 +202,7 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
         live.notice('warning', `your reply was not sent: ${decided.blocked}`);
         return outcome;
       }
-      outcome = await turn(true, undefined, outcome.stop.reply, decided.context);
+      outcome = await turn(chosen, true, undefined, outcome.stop.reply, decided.context);
     }
     return outcome;
   };
@@ -241,6 +257,26 @@ function runCheckpoints(sequence: TurnSequence): RunCheckpoints | undefined {
     settings,
     warn: (message) => live.notice('warning', message),
   });
+}
+
+/**
+ * What a resume says about its tools: the turn keeps the ones it was started with, and a different
+ * choice on this command line applies only to its new message; a record of them this user's jp did
+ * not seal is ignored.
+ */
+function sayResumedTools(live: LiveLog, turnTools: RunSetup['turnTools']): void {
+  const { request, resumed } = turnTools;
+  if (resumed.foreign)
+    live.notice(
+      'warning',
+      "the tools recorded for the interrupted turn were not recorded by your jp: ignored; it resumes with this command line's",
+    );
+  if (!resumed.tools || sameTools(resumed.tools, request)) return;
+  const passed = !sameTools(request, configuredTools);
+  live.notice(
+    passed ? 'warning' : 'info',
+    `the resumed turn keeps the tools it was started with: ${describeTools(resumed.tools)}${passed ? `; ${describeTools(request)} applies only to a new message` : ''}`,
+  );
 }
 
 /**

@@ -139,7 +139,10 @@ export const credentialPaths: readonly string[] = [
   ...histories,
 ];
 
-/** Names directly in the home directory that are histories whatever the program: `.bash_history`, `.zsh_history`, `.sh_history`... */
+/**
+ * Names directly in the home directory that are histories whatever the program: `.bash_history`, `.zsh_history`,
+ * `.sh_history`...
+ */
 export function isHistoryName(name: string): boolean {
   return name.startsWith('.') && /(?:_history|_hist|history\.txt)$/i.test(name);
 }

@@ -69,7 +69,10 @@ export interface SandboxOptions {
    * a config, a seal key or a registry there for jp to trust later.
    */
   jpDirectories: () => string[];
-  /** Hidden besides the built-in credentials and jp's directories, listed afresh for each command: the sockets that act for the user, histories. */
+  /**
+   * Hidden besides the built-in credentials and jp's directories, listed afresh for each command: the sockets that act
+   * for the user, histories.
+   */
   extraHiddenPaths: () => string[];
   environment: NodeJS.ProcessEnv;
   platform?: NodeJS.Platform;

@@ -32,7 +32,8 @@ export function escalationOffer(need: SandboxNeed, description: string): string 
       : 'it tried to reach the network, which is off';
   return (
     `[jp: sandbox] This command ran in the sandbox (${description}) and failed because ${what}. ` +
-    'If it must, call run_command again with the same command, "escalate": true and a "justification" saying why; a human decides whether it runs outside the sandbox.'
+    'If it must, call run_command again with the same command, "escalate": true and a "justification" saying why; a ' +
+    'human decides whether it runs outside the sandbox.'
   );
 }
 
@@ -54,8 +55,12 @@ export function bubblewrapProblem(stderr: string): SandboxProblem {
       .find((line) => line.startsWith('bwrap:')) ?? stderr.trim();
   if (/RTM_NEWADDR|loopback/i.test(message)) {
     return {
-      cause: `bubblewrap cannot set up a network namespace (${message}): AppArmor restricts unprivileged user namespaces (Ubuntu 24.04 and later)`,
-      fix: `run \`sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0\` (or add an AppArmor profile for bwrap), ${offFix}`,
+      cause:
+        `bubblewrap cannot set up a network namespace (${message}): AppArmor restricts unprivileged user ` +
+        `namespaces (Ubuntu 24.04 and later)`,
+      fix:
+        `run \`sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0\` (or add an AppArmor profile for ` +
+        `bwrap), ${offFix}`,
     };
   }
   if (/make \/ slave|mount/i.test(message) && !/namespace/i.test(message)) {
@@ -67,7 +72,10 @@ export function bubblewrapProblem(stderr: string): SandboxProblem {
   if (/namespace|uid map|permission denied|operation not permitted/i.test(message)) {
     return {
       cause: `user namespaces are not available (${message})`,
-      fix: `enable them: \`sudo sysctl kernel.unprivileged_userns_clone=1\` (Debian), \`sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0\` (Ubuntu 24.04), \`sudo sysctl user.max_user_namespaces=15000\`; in Docker, run with --privileged; ${offFix}`,
+      fix:
+        `enable them: \`sudo sysctl kernel.unprivileged_userns_clone=1\` ` +
+        `(Debian), \`sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0\` (Ubuntu ` +
+        `24.04), \`sudo sysctl user.max_user_namespaces=15000\`; in Docker, run with --privileged; ${offFix}`,
     };
   }
   return {
@@ -79,7 +87,10 @@ export function bubblewrapProblem(stderr: string): SandboxProblem {
 export function noBubblewrap(candidates: readonly string[]): SandboxProblem {
   return {
     cause: `bubblewrap (bwrap) is not installed (not at ${candidates.join(', ')}; PATH is not searched)`,
-    fix: `install it (\`sudo apt-get install bubblewrap\`, \`sudo dnf install bubblewrap\`, \`sudo pacman -S bubblewrap\`), or set sandbox.bwrap_path in your own config to where it is, ${offFix}`,
+    fix:
+      `install it ` +
+      `(\`sudo apt-get install bubblewrap\`, \`sudo dnf install bubblewrap\`, \`sudo pacman -S bubblewrap\`), or ` +
+      `set sandbox.bwrap_path in your own config to where it is, ${offFix}`,
   };
 }
 
@@ -92,8 +103,12 @@ export function configuredBubblewrapMissing(program: string): SandboxProblem {
 
 export function writableBubblewrap(program: string, directory: string): SandboxProblem {
   return {
-    cause: `the sandbox program ${program} lies in ${directory}, which sandboxed commands may write: a command could replace the sandbox`,
-    fix: `install bubblewrap from your system's packages, or set sandbox.bwrap_path to a copy outside the workspace and writable_roots, ${offFix}`,
+    cause:
+      `the sandbox program ${program} lies in ${directory}, which sandboxed commands may write: a command could ` +
+      `replace the sandbox`,
+    fix:
+      `install bubblewrap from your system's packages, or set sandbox.bwrap_path to a copy outside the workspace ` +
+      `and writable_roots, ${offFix}`,
   };
 }
 

@@ -142,7 +142,10 @@ export function planSandbox(input: PlanInput, facts: FileSystemFacts): SandboxPl
   };
 }
 
-/** What git runs from a repository's directory: its configuration, hooks, attributes and excludes, submodules' and worktrees' own. */
+/**
+ * What git runs from a repository's directory: its configuration, hooks, attributes and excludes, submodules' and
+ * worktrees' own.
+ */
 export const gitExecutedEntries: readonly string[] = [
   'config',
   'config.worktree',

@@ -58,10 +58,13 @@ export function describeSandboxForModel(config: Config): string {
   const writes =
     settings.mode === 'read-only'
       ? 'nothing is writable but $TMPDIR'
-      : `the workspace is writable except .jp/ and what git runs (.git/config, .git/hooks, .git/info; commits work)${settings.writableRoots.length > 0 ? `, and so are ${settings.writableRoots.join(', ')}` : ''}; $TMPDIR is a private writable directory; everything else is read-only`;
+      : `the workspace is writable except .jp/ and what git runs (.git/config, .git/hooks, .git/info; commits ` +
+        `work)${settings.writableRoots.length > 0 ? `, and so are ${settings.writableRoots.join(', ')}` : ''}; ` +
+        `$TMPDIR is a private writable directory; everything else is read-only`;
   return (
     `Commands (run_command, local tools) run in a sandbox (${describeSandboxSettings(settings)}): ${writes}; ` +
-    `the network is ${settings.network ? 'reachable' : 'off'}; the user's credentials (~/.ssh, git, cloud and registry logins, histories) and jp's own state are not visible. ` +
+    `the network is ${settings.network ? 'reachable' : 'off'}; the user's credentials (~/.ssh, git, cloud and ` +
+    `registry logins, histories) and jp's own state are not visible. ` +
     'When a command needs more, call run_command again with "escalate": true and a "justification"; a human decides.'
   );
 }
@@ -85,7 +88,8 @@ export function describeEffectiveSandbox(loaded: LoadedConfig): string[] {
       `  sandbox.readable_roots = ${JSON.stringify(settings.readableRoots)} ${source('sandbox.readable_roots')}`,
     );
   lines.push(
-    `  sandbox.hidden_paths  = ${JSON.stringify(settings.hiddenPaths)} (besides ${builtinHiddenPaths.length} built-in credential paths, shell histories and jp's own directories) ${source('sandbox.hidden_paths')}`,
+    `  sandbox.hidden_paths  = ${JSON.stringify(settings.hiddenPaths)} (besides ${builtinHiddenPaths.length} ` +
+      `built-in credential paths, shell histories and jp's own directories) ${source('sandbox.hidden_paths')}`,
   );
   return lines;
 }

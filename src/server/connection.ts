@@ -94,7 +94,9 @@ export class SocketConnection implements ClientConnection {
     if (this.socket.destroyed || !this.socket.writable) return;
     const backlog = this.socket.writableLength - this.largeQueuedBytes;
     if (backlog > maxBacklogBytes) {
-      this.closeReason = `client too slow: ${backlog} bytes unread, over the ${maxBacklogBytes / 1024 / 1024} MiB backlog a client may fall behind`;
+      this.closeReason =
+        `client too slow: ${backlog} bytes unread, over the ${maxBacklogBytes / 1024 / 1024} MiB ` +
+        `backlog a client may fall behind`;
       this.socket.destroy();
       this.finish(this.closeReason);
       return;
@@ -162,7 +164,9 @@ export class ConnectionGate {
       connection.send({
         type: 'error',
         code: 'too_many_clients',
-        message: `refused: this query server already has ${this.speaking.size} clients connected; try again once one has left`,
+        message:
+          `refused: this query server already has ${this.speaking.size} clients connected; try again once one ` +
+          `has left`,
       });
       connection.close();
       return false;

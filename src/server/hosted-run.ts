@@ -89,7 +89,10 @@ export class HostedRun {
     this.hub.serve(this.run);
   }
 
-  /** The tool process groups of the run, kept in the registry entry so that `jp conversation kill` and the next run find them. */
+  /**
+   * The tool process groups of the run, kept in the registry entry so that `jp conversation kill` and the next run find
+   * them.
+   */
   private processTracker(): ProcessTracker {
     const toolMarker = `${this.options.request.conversation_id}.${process.pid}.${Date.now().toString(36)}`;
     let subprocesses = 0;
@@ -179,7 +182,8 @@ function finishRunLog(file: string, conversationId: string, result: ResultObject
       try {
         writeSync(
           fd,
-          `[${new Date().toISOString()}] ${conversationId}: run ended: ${result.status} (exit ${result.exit_code}): ${result.error.message}${hint}\n`,
+          `[${new Date().toISOString()}] ${conversationId}: run ended: ${result.status} ` +
+            `(exit ${result.exit_code}): ${result.error.message}${hint}\n`,
         );
       } finally {
         closeSync(fd);

@@ -47,7 +47,9 @@ export interface ListedConversation {
   active: boolean;
   /** Tokens of every model request the conversation made (its `usage` events); null when none reported any. */
   usage: Usage | null;
-  /** Turns that changed files (their checkpoints say so; `jp conversation diff --turn N`), as its last run left them. */
+  /**
+   * Turns that changed files (their checkpoints say so; `jp conversation diff --turn N`), as its last run left them.
+   */
   changed_turns: number[];
 }
 

@@ -4,8 +4,8 @@
  * capability (`processes/<cid>.capability`, 0600): the secret a client shows in its hello to be let
  * in (client-roles.ts). Only a process that can read jp's private state can read it: the client
  * that starts the run gets it on the server's readiness pipe; `attach`, `wait` and `kill` (and any
- * later client of the protocol started by the user, such as a browser or SSH bridge) read this file. Liveness is pid plus start time;
- * an entry whose process is gone is stale and is cleaned up on sight, with its socket and any tool
+ * later client of the protocol started by the user, such as a browser or SSH bridge) read this file. Liveness is pid
+ * plus start time; an entry whose process is gone is stale and is cleaned up on sight, with its socket and any tool
  * process groups it recorded that still run.
  */
 import { randomBytes } from 'node:crypto';

@@ -113,7 +113,11 @@ export async function serveMain(): Promise<number> {
   let hosted: HostedRun | undefined;
   let listener: net.Server | undefined;
   try {
-    const request = await readRequest(channel);
+    const reading = readRequest(channel);
+    // Node loads fetch (its bundled undici, tens of ms) on first use, which would be the run's first
+    // request: loaded now, while the client prepares the run it will hand over.
+    new Headers();
+    const request = await reading;
     // The client went away before sending its request.
     if (!request) return 0;
     // The client's environment, keys included, came with the request; this process was started

@@ -106,12 +106,9 @@ export function wasmTrapHandlerDisabled(environment: NodeJS.ProcessEnv): boolean
 export function serverStartEnvironment(environment: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const kept: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(environment)) {
-    if (
-      /^(PATH|HOME|USER|LOGNAME|SHELL|TERM|TMPDIR|TZ|LANG|LC_[A-Z_]+|XDG_[A-Z_]+|NODE_OPTIONS|NODE_EXTRA_CA_CERTS|NODE_COMPILE_CACHE|SSL_CERT_FILE|SSL_CERT_DIR)$/.test(
-        name,
-      )
-    )
-      kept[name] = value;
+    const system = /^(PATH|HOME|USER|LOGNAME|SHELL|TERM|TMPDIR|TZ|LANG|LC_[A-Z_]+|XDG_[A-Z_]+)$/.test(name);
+    const node = /^(NODE_OPTIONS|NODE_EXTRA_CA_CERTS|NODE_COMPILE_CACHE|SSL_CERT_FILE|SSL_CERT_DIR)$/.test(name);
+    if (system || node) kept[name] = value;
   }
   return kept;
 }
@@ -169,7 +166,10 @@ export class EarlyServer {
     });
   }
 
-  /** The server's working directory is the processes directory (private to the user), never the workspace: a crash of it lands nothing there. */
+  /**
+   * The server's working directory is the processes directory (private to the user), never the workspace: a crash of it
+   * lands nothing there.
+   */
   static start(entry: string, options: { environment: NodeJS.ProcessEnv; processesDirectory: string }): EarlyServer {
     const logFile = path.join(options.processesDirectory, `server-${process.pid}.starting`);
     return new EarlyServer(

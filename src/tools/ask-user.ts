@@ -13,7 +13,8 @@ export const askUserQuestionId = 'question';
 export const askUserTool: Tool = defineTool({
   name: 'ask_user',
   description:
-    'Ask the user a question and wait for the answer. Give options for a choice; set exclusive when only a human may answer (never the assistant).',
+    'Ask the user a question and wait for the answer. Give options for a choice; set exclusive when only a human may ' +
+    'answer (never the assistant).',
   schema: z.strictObject({
     question: z.string().check(z.minLength(1), z.describe('The question, in plain words')),
     options: z.optional(

@@ -81,7 +81,10 @@ function nearestMatch(content: string, oldString: string): string {
   const at = collapsedOld === '' ? -1 : collapsedContent.text.indexOf(collapsedOld);
   if (at !== -1) {
     const line = lineAt(content, collapsedContent.offsets[at]!);
-    return `the same text with different whitespace or indentation is at line ${line}; copy it exactly from fs_read_file (without the line-number prefix)`;
+    return (
+      `the same text with different whitespace or indentation is at line ${line}; copy it exactly from ` +
+      `fs_read_file (without the line-number prefix)`
+    );
   }
   const wanted =
     oldString
@@ -128,14 +131,19 @@ export function applyEdits(
       const after = index > 0 ? ' (after the edits before it)' : '';
       return {
         ok: false,
-        message: `${which}old_string was not found in ${requested}${after}: ${nearestMatch(current, edit.old_string)}.${nothing}`,
+        message:
+          `${which}old_string was not found ` +
+          `in ${requested}${after}: ${nearestMatch(current, edit.old_string)}.${nothing}`,
       };
     }
     if (found.length > 1 && edit.replace_all !== true) {
       const lines = found.slice(0, 10).map((offset) => lineAt(current, offset));
       return {
         ok: false,
-        message: `${which}old_string occurs ${found.length} times in ${requested} (at lines ${lines.join(', ')}${found.length > 10 ? ', …' : ''}); include more of the surrounding text to make it unique, or set replace_all.${nothing}`,
+        message:
+          `${which}old_string occurs ${found.length} times in ${requested} (at ` +
+          `lines ${lines.join(', ')}${found.length > 10 ? ', …' : ''}); include more of the surrounding text to ` +
+          `make it unique, or set replace_all.${nothing}`,
       };
     }
     current = current.split(edit.old_string).join(edit.new_string);

@@ -35,7 +35,10 @@ export async function guard(requested: string, run: () => ToolResult | Promise<T
   }
 }
 
-/** A write inside `.git/` (or of a `.git` file) is asked of a human, whatever the `run` policy (paths.ts gitExecutedWrite). */
+/**
+ * A write inside `.git/` (or of a `.git` file) is asked of a human, whatever the `run` policy (paths.ts
+ * gitExecutedWrite).
+ */
 export function gitWriteEscalation(
   toolRoot: string,
   requested: string,
@@ -46,7 +49,10 @@ export function gitWriteEscalation(
 
 export const pathDescription = 'Path relative to the workspace root';
 
-/** A path the editor may be asked to open: a regular file, or nothing yet (a FIFO or device is refused by the disk path, never handed to the editor). */
+/**
+ * A path the editor may be asked to open: a regular file, or nothing yet (a FIFO or device is refused by the disk path,
+ * never handed to the editor).
+ */
 export function editorMayOpen(file: string): boolean {
   try {
     return statSync(file).isFile();

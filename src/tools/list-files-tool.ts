@@ -17,8 +17,8 @@ export function createListFilesTool(scope: FileToolScope): Tool {
   return defineTool({
     name: 'fs_list_files',
     description:
-      'List files under a directory of the workspace (recursively), optionally filtered by a glob pattern such as "**/*.{ts,tsx}" or "src/[ab].ts". ' +
-      '.git, node_modules and .jp are skipped.',
+      'List files under a directory of the workspace (recursively), optionally filtered by a glob pattern such as ' +
+      '"**/*.{ts,tsx}" or "src/[ab].ts". .git, node_modules and .jp are skipped.',
     schema: z.strictObject({
       path: z.optional(z.string().check(z.describe(`${pathDescription}; default: the root`))),
       pattern: z.optional(
@@ -33,7 +33,9 @@ export function createListFilesTool(scope: FileToolScope): Tool {
         if (pattern !== undefined && (path.isAbsolute(pattern) || /(^|[/{,])\.\.($|[/},])/.test(pattern))) {
           return {
             kind: 'error',
-            message: `pattern ${JSON.stringify(pattern)} must be relative to the listed directory and stay inside it (no leading / and no ..)`,
+            message:
+              `pattern ${JSON.stringify(pattern)} must be relative to the listed directory and stay inside it ` +
+              `(no leading / and no ..)`,
           };
         }
         const { glob } = await import('tinyglobby');
@@ -50,7 +52,8 @@ export function createListFilesTool(scope: FileToolScope): Tool {
         const limits = confinement(context.toolRoot, scope.protectedDirectories);
         const found = matches.filter((relative) => limits.refusal(path.resolve(base, relative)) === undefined).sort();
         const shown = found.slice(0, maxListedEntries);
-        const header = `${counted(found.length, 'file')} under ${displayPath(context.toolRoot, base)}${found.length > shown.length ? ` (showing the first ${maxListedEntries})` : ''}`;
+        const showing = found.length > shown.length ? ` (showing the first ${maxListedEntries})` : '';
+        const header = `${counted(found.length, 'file')} under ${displayPath(context.toolRoot, base)}${showing}`;
         return { kind: 'success', content: [header, ...shown].join('\n') };
       }),
   });

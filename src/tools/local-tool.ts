@@ -6,8 +6,8 @@
  *   description = "Deploy the site"
  *   parameters.target = { type = "string", required = true, enum = ["staging", "production"] }
  *
- * The command runs in the workspace root, in the run's sandbox (DESIGN §10), in its own process group, with the call on stdin as
- * `{"name", "arguments", "answers"}` and in JP_TOOL_NAME / JP_TOOL_ARGUMENTS / JP_TOOL_ANSWERS.
+ * The command runs in the workspace root, in the run's sandbox (DESIGN §10), in its own process group, with the call on
+ * stdin as `{"name", "arguments", "answers"}` and in JP_TOOL_NAME / JP_TOOL_ARGUMENTS / JP_TOOL_ANSWERS.
  * Its stdout may be a JSON outcome: {"type":"success","content"}, {"type":"error","message"} or
  * {"type":"needs_input","question":{id,text,answer_type,options?,default?,exclusive?}}; anything else
  * is taken as plain output (success on exit 0, error otherwise).

@@ -9,7 +9,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 export const markerVariable = 'JP_TOOL_PROCESS';
 
-/** Pids of this user's processes whose environment has JP_TOOL_PROCESS equal to `marker`, or starting with `marker` + "." when `prefix`. */
+/**
+ * Pids of this user's processes whose environment has JP_TOOL_PROCESS equal to `marker`, or starting with `marker` +
+ * "." when `prefix`.
+ */
 export function markedProcesses(marker: string, options: { prefix?: boolean } = {}): number[] {
   let entries: string[];
   try {

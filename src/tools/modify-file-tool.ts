@@ -18,8 +18,9 @@ export function createModifyFileTool(scope: FileToolScope): Tool {
   return defineTool({
     name: 'fs_modify_file',
     description:
-      'Change a file of the workspace by exact replacement: {path, old_string, new_string} replaces the one occurrence of old_string; ' +
-      '{path, edits: [{old_string, new_string, replace_all?}, ...]} applies several replacements in order, all or nothing.',
+      'Change a file of the workspace by exact replacement: {path, old_string, new_string} replaces the one ' +
+      'occurrence of old_string; {path, edits: [{old_string, new_string, replace_all?}, ...]} applies several ' +
+      'replacements in order, all or nothing.',
     schema: z.strictObject({
       path: z.string().check(z.describe(pathDescription)),
       old_string: z.optional(
@@ -40,7 +41,8 @@ export function createModifyFileTool(scope: FileToolScope): Tool {
           return {
             kind: 'error',
             message:
-              'give either old_string and new_string, or edits: [{old_string, new_string, replace_all?}, ...], not both',
+              'give either old_string and new_string, or edits: [{old_string, new_string, replace_all?}, ...], not ' +
+              'both',
           };
         }
         const file = resolveForFileTool(context.toolRoot, requested, scope.protectedDirectories);

@@ -117,7 +117,8 @@ export function gitExecutedWrite(root: string, requested: string): string | unde
       : inside === 'hooks'
         ? `${shown} is a git hook: git runs it`
         : inside === 'config' || inside === 'config.worktree'
-          ? `${shown} is git's configuration: settings there (core.fsmonitor, core.hooksPath, core.pager, aliases, filters) run programs`
+          ? `${shown} is git's configuration: settings there (core.fsmonitor, core.hooksPath, core.pager, aliases, ` +
+            `filters) run programs`
           : `${shown} is inside .git/, which git reads its configuration, hooks and attributes from`;
   return `${what}, with your full rights and outside any sandbox, the next time you or a tool run git here`;
 }

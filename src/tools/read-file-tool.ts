@@ -125,7 +125,10 @@ function linesOfText(text: string, first: number, count: number, budget: number)
   return { lines, first, total: all.length, counted: true };
 }
 
-/** What fs_read_file answers for `range` of a file of `size` bytes: numbered lines, and where they sit in the file when they are not all of it. */
+/**
+ * What fs_read_file answers for `range` of a file of `size` bytes: numbered lines, and where they sit in the file when
+ * they are not all of it.
+ */
 function readResult(requested: string, range: LineRange, size: number): ToolResult {
   const { first } = range;
   const total = `${range.counted ? '' : 'at least '}${counted(range.total, 'line')}`;
@@ -147,7 +150,8 @@ export function createReadFileTool(scope: FileToolScope): Tool {
   return defineTool({
     name: 'fs_read_file',
     description:
-      `Read a UTF-8 text file of the workspace, each line prefixed with its number and a tab. Gives ${defaultReadLines} lines from \`offset\` (default 1) unless \`limit\` says otherwise, ` +
+      `Read a UTF-8 text file of the workspace, each line prefixed with its number and a tab. ` +
+      `Gives ${defaultReadLines} lines from \`offset\` (default 1) unless \`limit\` says otherwise, ` +
       'and says how long the file is when it returns only a part of it.',
     schema: z.strictObject({
       path: z.string().check(z.describe(pathDescription)),
@@ -175,7 +179,9 @@ export function createReadFileTool(scope: FileToolScope): Tool {
           if (readAt(fd, 0, Math.min(size, binaryProbeBytes)).includes(0)) {
             return {
               kind: 'error',
-              message: `${requested} looks like a binary file (${counted(size, 'byte')}, with NUL bytes); fs_read_file reads text files only`,
+              message:
+                `${requested} looks like a binary file (${counted(size, 'byte')}, with NUL bytes); ` +
+                `fs_read_file reads text files only`,
             };
           }
           return readResult(

@@ -139,6 +139,30 @@ export function validationMessage(toolName: string, detail: string, parameters: 
   );
 }
 
+/**
+ * The answer to a call whose arguments did not parse as JSON (a model that writes a raw newline in a
+ * string, or stops half way): what the parser said and what it was given, so the model can fix it.
+ * Undefined when the arguments are not such a text.
+ */
+export function notJsonMessage(
+  toolName: string,
+  argumentsValue: unknown,
+  parameters: Record<string, unknown>,
+): string | undefined {
+  if (typeof argumentsValue !== 'string') return undefined;
+  try {
+    JSON.parse(argumentsValue);
+    return undefined;
+  } catch (error) {
+    const given = argumentsValue.length > 200 ? `${argumentsValue.slice(0, 199)}…` : argumentsValue;
+    return validationMessage(
+      toolName,
+      `the arguments were not valid JSON: ${(error as Error).message}; they were ${JSON.stringify(given)}`,
+      parameters,
+    );
+  }
+}
+
 export function defineTool<Schema extends z.ZodMiniType>(definition: {
   name: string;
   description: string;

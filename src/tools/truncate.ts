@@ -33,7 +33,10 @@ export function truncateOutput(text: string, limit: number, what = 'output'): st
       ? `${counted(newlines, 'line')} (${counted(omitted.length, 'character')})`
       : counted(omitted.length, 'character');
   const head = text.slice(0, headEnd);
-  return `${head}${head.endsWith('\n') ? '' : '\n'}[… jp omitted ${amount} here: the ${what} is longer than ${limit} characters …]\n${text.slice(tailStart)}`;
+  return (
+    `${head}${head.endsWith('\n') ? '' : '\n'}[… jp omitted ${amount} here: the ${what} is longer than ${limit} ` +
+    `characters …]\n${text.slice(tailStart)}`
+  );
 }
 
 function isLowSurrogate(code: number): boolean {

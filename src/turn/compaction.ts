@@ -14,8 +14,17 @@ import { splitTurns } from '../conversation/turn-state.ts';
 import type { PromptMessage, ToolSpec } from '../llm/types.ts';
 import { latestCompaction } from './history.ts';
 
-/** A deliberately low guess of characters per token, so estimates err towards compacting early. */
+/**
+ * A deliberately low guess of characters per token, so estimates err towards compacting early:
+ * used until the provider has reported a request's input tokens (measuredCharactersPerToken).
+ */
 export const charactersPerToken = 3;
+
+/**
+ * The most characters a token plausibly stands for when jp has measured nothing (English prose with
+ * a large vocabulary): a request is known to be too big only when it passes the window even so.
+ */
+export const mostCharactersPerToken = 4;
 
 /** A new request is compacted first when its estimate passes this share of the window (assistant.compaction.threshold). */
 export const defaultThreshold = 0.8;
@@ -26,8 +35,39 @@ export const keptShare = 0.25;
 /** A compaction request's transcript is at most this share of the window. */
 export const transcriptShare = 0.5;
 
-export function estimateTokens(characters: number): number {
-  return Math.ceil(characters / charactersPerToken);
+export function estimateTokens(characters: number, ratio: number = charactersPerToken): number {
+  return Math.ceil(characters / ratio);
+}
+
+/** The characters of a request as jp measures them: its messages and tools as JSON. */
+export function requestCharacters(messages: readonly PromptMessage[], tools: readonly ToolSpec[]): number {
+  return JSON.stringify(messages).length + JSON.stringify(tools).length;
+}
+
+/**
+ * Characters per token of this conversation's requests as the provider counted them: the last
+ * request of the agent loop whose input tokens were reported, its characters over them. A small
+ * model's tokenizer can take 1.5 characters a token, digits one; jp's guess of 3 would undercount.
+ */
+export function measuredCharactersPerToken(events: readonly ConversationEvent[]): number | undefined {
+  for (let index = events.length - 1; index >= 0; index--) {
+    const event = events[index]!;
+    if (event.type !== 'usage' || event.purpose !== 'step') continue;
+    const input = event.usage.input_tokens;
+    if (!event.request_characters || !input || input <= 0) continue;
+    return Math.min(16, Math.max(0.25, event.request_characters / input));
+  }
+  return undefined;
+}
+
+/** How big the next request is, in tokens. */
+export interface RequestEstimate {
+  /** The likely size, erring high: what compaction decides on. */
+  tokens: number;
+  /** The least it can be: a request whose least passes the window is known to be too big. */
+  least: number;
+  /** The characters per token the estimate used, where this conversation measured it. */
+  measured: number | undefined;
 }
 
 /** The characters an event adds to a request (0 for events the model never sees). */
@@ -49,22 +89,33 @@ export function eventCharacters(event: ConversationEvent): number {
 /**
  * The estimated input tokens of the request about to be made from `events`: the input and output
  * tokens the last request since the compaction in force reported, plus what was added after it;
- * with no such report, the whole request measured in characters.
+ * with no such report, the whole request measured in characters. Characters become tokens at the
+ * ratio this conversation measured, else at 3 (likely) and 4 (least).
  */
 export function estimateRequest(
   events: readonly ConversationEvent[],
   messages: readonly PromptMessage[],
   tools: readonly ToolSpec[],
-): number {
+): RequestEstimate {
+  const measured = measuredCharactersPerToken(events);
+  const likely = measured ?? charactersPerToken;
+  const least = measured ?? mostCharactersPerToken;
   const compaction = latestCompaction(events);
   for (let index = events.length - 1; index > (compaction?.index ?? -1); index--) {
     const event = events[index]!;
     if (event.type !== 'usage' || event.purpose !== 'step' || event.usage.input_tokens === null) continue;
     let added = 0;
     for (const later of events.slice(index + 1)) added += eventCharacters(later);
-    return event.usage.input_tokens + (event.usage.output_tokens ?? 0) + estimateTokens(added);
+    const input = event.usage.input_tokens;
+    return {
+      tokens: input + (event.usage.output_tokens ?? 0) + estimateTokens(added, likely),
+      // The reported input is exact; its output may not all come back (reasoning is not sent).
+      least: input + Math.floor(added / least),
+      measured,
+    };
   }
-  return estimateTokens(JSON.stringify(messages).length + JSON.stringify(tools).length);
+  const characters = requestCharacters(messages, tools);
+  return { tokens: estimateTokens(characters, likely), least: Math.floor(characters / least), measured };
 }
 
 /**
@@ -100,12 +151,13 @@ export function chooseCut(
   events: readonly ConversationEvent[],
   points: readonly number[],
   keepTokens: number,
+  ratio: number = charactersPerToken,
 ): number | undefined {
   if (points.length === 0) return undefined;
   const after = new Array<number>(events.length + 1).fill(0);
   for (let index = events.length - 1; index >= 0; index--)
     after[index] = after[index + 1]! + eventCharacters(events[index]!);
-  return points.find((point) => estimateTokens(after[point + 1]!) <= keepTokens) ?? points[points.length - 1];
+  return points.find((point) => estimateTokens(after[point + 1]!, ratio) <= keepTokens) ?? points[points.length - 1];
 }
 
 /** Long text in a transcript: its head and tail, with what was left out said. */

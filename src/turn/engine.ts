@@ -7,7 +7,7 @@
  * (tool-batch.ts), a resumed turn's start (resumed-turn.ts), limits (limits.ts), LlmInquiry
  * (llm-answer.ts).
  */
-import type { ConversationEvent, EventOf, InstructionFileRecord } from '../conversation/events.ts';
+import type { ConversationEvent, EventOf, InstructionFileRecord, TurnTools } from '../conversation/events.ts';
 import { now } from '../conversation/events.ts';
 import type { PlacedSeal } from '../conversation/seal.ts';
 import { turnToResume } from '../conversation/turn-state.ts';
@@ -18,6 +18,7 @@ import type { JsonValue, Question } from '../inquiry/types.ts';
 import { addUsage, type ChatModel, type FinishReason, type ToolSpec, type Usage } from '../llm/types.ts';
 import type { ContextWindow } from '../llm/context-window.ts';
 import type { Tool } from '../tools/tool.ts';
+import { requestCharacters } from './compaction.ts';
 import { ContextGuard } from './context-guard.ts';
 import { DeltaQueue } from './delta-queue.ts';
 import { buildPrompt } from './history.ts';
@@ -25,7 +26,8 @@ import type { HookNote } from './hook-port.ts';
 import { StopRequest, type TurnHost } from './host.ts';
 import type { ApprovalStore } from './lasting-approvals.ts';
 import { InquiryResolver, type ResolverContext } from './inquiries.ts';
-import { budgetReached, cutAtLimitWarning, refusal, type FinishPart } from './limits.ts';
+import { AnswerWarnings } from './answer-warnings.ts';
+import { budgetReached, refusal } from './limits.ts';
 import { answerWithLlm } from './llm-answer.ts';
 import { closeForReply, ownCalls, rememberedDecisions, type ResumedTurnContext } from './resumed-turn.ts';
 import { StepText } from './step-text.ts';
@@ -44,6 +46,8 @@ export interface TurnOptions {
   conversationId: string;
   model: ChatModel;
   tools: Map<string, Tool>;
+  /** The tools a new turn is started with, as the command line chose them: recorded on its turn_start. */
+  turnTools?: TurnTools;
   config: LoadedConfig;
   /** Seals what carries settings or consent as it is recorded, and tells it from what this user's jp did not record. */
   seal: PlacedSeal;
@@ -112,6 +116,8 @@ export interface TurnOutcome {
   finishReason?: FinishReason | null;
   /** Things the result should say although the turn went on (an answer cut at the output limit). */
   warnings?: { code: string; message: string }[];
+  /** The model the provider said answered the last response, when it said. */
+  responseModel?: string;
 }
 
 export class TurnRun {
@@ -123,6 +129,9 @@ export class TurnRun {
   /** The text of the step being streamed, or of the last one (step-text.ts). */
   private stepText: StepText | undefined;
   private finishReason: FinishReason | null = null;
+  private readonly answerWarnings: AnswerWarnings;
+  /** Where the step being streamed, or the last one, starts in the log. */
+  private stepStart = 0;
   private readonly warnings: { code: string; message: string }[] = [];
   private readonly deltas: DeltaQueue;
   private readonly toolSpecs: ToolSpec[];
@@ -135,6 +144,17 @@ export class TurnRun {
     this.options = options;
     this.events = options.events;
     this.deltas = new DeltaQueue((piece) => options.host.delta(piece));
+    this.answerWarnings = new AnswerWarnings({
+      warnings: this.warnings,
+      say: (message) => {
+        this.deltas.send();
+        options.host.notice('warning', message);
+      },
+      modelId: options.model.id,
+      conversationId: options.conversationId,
+      maxOutputTokens: options.maxOutputTokens,
+      window: options.contextWindow,
+    });
     // In a fixed order (by name), whatever order MCP servers started in: part of the cached prefix.
     this.toolSpecs = [...options.tools.values()]
       .map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }))
@@ -225,7 +245,11 @@ export class TurnRun {
       }
     } else {
       this.turnStart = this.events.length;
-      this.append({ type: 'turn_start', timestamp: now() });
+      this.append({
+        type: 'turn_start',
+        timestamp: now(),
+        ...(this.options.turnTools ? { tools: this.options.turnTools } : {}),
+      });
       this.recordSystemPrompt();
       this.append({
         type: 'chat_request',
@@ -243,8 +267,15 @@ export class TurnRun {
         if (finish.reason === 'content-filter') throw refusal(this.options.model.id, finish);
         if (calls.length === 0) {
           if (await this.stopHookGoesOn()) continue;
-          if (finish.reason === 'length') this.warnCutAtLimit(finish);
-          this.append({ type: 'turn_end', timestamp: now(), status: 'completed', finish_reason: finish.reason });
+          if (finish.reason === 'length') this.answerWarnings.cutAtLimit(finish);
+          this.answerWarnings.reasoningOnly(this.events.slice(this.stepStart));
+          this.append({
+            type: 'turn_end',
+            timestamp: now(),
+            status: 'completed',
+            finish_reason: finish.reason,
+            ...(this.answerWarnings.responseModel ? { response_model: this.answerWarnings.responseModel } : {}),
+          });
           return this.finish('completed');
         }
         if ((await this.processToolCalls(calls)) === 'deferred') return this.finish('deferred');
@@ -263,10 +294,13 @@ export class TurnRun {
         return { ...this.finish('interrupted'), stop };
       }
       const jpError = toJpError(error);
+      // A new turn that does not fit the window never reached the model: it is dropped, so that the
+      // same message can be sent again with other settings (--no-tools), not resumed with these.
+      const neverSent = jpError.code === 'context_window_too_small' && !this.options.resume && this.iterations === 0;
       this.append({
         type: 'turn_end',
         timestamp: now(),
-        status: 'error',
+        status: neverSent ? 'discarded' : 'error',
         error: { code: jpError.code, message: jpError.message },
         exit_code: jpError.exitCode,
         ...(jpError.code === 'refused' ? { finish_reason: 'content-filter' as const } : {}),
@@ -332,14 +366,8 @@ export class TurnRun {
       turnStart: this.turnStart,
       finishReason: this.finishReason,
       warnings: this.warnings,
+      ...(this.answerWarnings.responseModel ? { responseModel: this.answerWarnings.responseModel } : {}),
     };
-  }
-
-  private warnCutAtLimit(finish: FinishPart): void {
-    const message = cutAtLimitWarning(finish, this.options.maxOutputTokens);
-    this.warnings.push({ code: 'output_limit', message });
-    this.deltas.send();
-    this.options.host.notice('warning', message);
   }
 
   private resumedTurn(): ResumedTurnContext {
@@ -387,17 +415,20 @@ export class TurnRun {
     const tools = this.toolSpecs.filter((spec) => this.options.tools.get(spec.name)?.available?.() !== false);
     await this.contextGuard.beforeRequest(tools);
     this.iterations++;
-    return this.contextGuard.request(tools, async () => {
+    return this.contextGuard.request(tools, async (likelyOverflow) => {
       this.finishReason = null;
+      this.stepStart = this.events.length;
       this.stepText = new StepText(
         { show: (kind, piece) => this.deltas.push(kind, piece), persist: (event) => this.append(event) },
         this.options.host.secrets,
       );
       const { model, signal, conversationId } = this.options;
+      const messages = buildPrompt(this.events, this.systemPromptText());
       const step = await streamStep({
         model,
-        messages: buildPrompt(this.events, this.systemPromptText()),
+        messages,
         tools,
+        ...(likelyOverflow ? { likelyOverflow } : {}),
         signal,
         cacheKey: conversationId,
         text: this.stepText,
@@ -408,16 +439,24 @@ export class TurnRun {
         toolRoot: this.options.toolRoot,
       });
       this.finishReason = step.finish.reason;
-      this.recordUsage('step', step.finish.usage);
+      if (step.finish.model) this.answerWarnings.answeredBy(step.finish.model);
+      this.recordUsage('step', step.finish.usage, requestCharacters(messages, tools));
       return step;
     });
   }
 
   /** A request's reported usage: added to the run's sum and persisted (per-turn and per-conversation figures). */
-  private recordUsage(purpose: EventOf<'usage'>['purpose'], usage: Usage | null): void {
+  private recordUsage(purpose: EventOf<'usage'>['purpose'], usage: Usage | null, requestCharacters?: number): void {
     if (!usage) return;
     this.usage = addUsage(this.usage, usage);
-    this.append({ type: 'usage', timestamp: now(), model: this.options.model.id, purpose, usage });
+    this.append({
+      type: 'usage',
+      timestamp: now(),
+      model: this.options.model.id,
+      purpose,
+      usage,
+      ...(requestCharacters !== undefined ? { request_characters: requestCharacters } : {}),
+    });
   }
 
   /** LlmInquiry (llm-answer.ts): counted as a round trip of the run, its usage as the run's. */

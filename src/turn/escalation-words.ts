@@ -19,7 +19,11 @@ export function escalationRefusal(
   }
   const reason = byPolicy ? `${decided.reason}` : 'the user declined to run it outside the sandbox';
   if (problem)
-    return `Not run: the command sandbox is unavailable on this machine (${problem.cause}), and commands never run unconfined unless a human or the policy allows it; ${reason}. Do not retry; tell the user. Fix: ${problem.fix}.`;
+    return (
+      `Not run: the command sandbox is unavailable on this machine (${problem.cause}), and commands never run ` +
+      `unconfined unless a human or the policy allows it; ${reason}. Do not retry; tell the user. ` +
+      `Fix: ${problem.fix}.`
+    );
   const why = byPolicy
     ? `${reason.charAt(0).toUpperCase()}${reason.slice(1)}`
     : 'The user declined to run this command outside the sandbox';

@@ -16,7 +16,8 @@ const missingResult = 'No result was recorded for this tool call.';
 
 /**
  * The request's stable prefix comes first and in this order: the system prompt, then the latest
- * compaction summary (the same until the next compaction), then the history after it.
+ * compaction summary (the same until the next compaction), then the history after it. When the
+ * summary's range holds the user's current question, the question follows the summary as written.
  */
 export function buildPrompt(events: readonly ConversationEvent[], systemPrompt: string | undefined): PromptMessage[] {
   const messages: PromptMessage[] = [];
@@ -24,6 +25,9 @@ export function buildPrompt(events: readonly ConversationEvent[], systemPrompt: 
   const compaction = latestCompaction(events);
   if (compaction) messages.push({ role: 'user', content: summaryMessage(compaction.event.summary), summary: true });
   const replacedUpTo = compaction ? compaction.event.replaces[1] : -1;
+  // A summary never stands for the question being answered: it follows the summary word for word.
+  const question = currentQuestion(events);
+  if (question && question.index <= replacedUpTo) messages.push({ role: 'user', content: userContent(question.event) });
   for (const turn of splitTurns(events)) {
     if (turn.final === 'discarded') continue;
     if (turn.start + turn.events.length - 1 <= replacedUpTo) continue;
@@ -46,13 +50,7 @@ export function buildPrompt(events: readonly ConversationEvent[], systemPrompt: 
       switch (event.type) {
         case 'chat_request':
           closeStep();
-          messages.push({
-            role: 'user',
-            content:
-              event.context === undefined
-                ? event.content
-                : `${event.content}\n\nContext from the user's UserPromptSubmit hooks:\n${event.context}`,
-          });
+          messages.push({ role: 'user', content: userContent(event) });
           break;
         case 'chat_response':
           if ('reasoning' in event) {
@@ -106,6 +104,29 @@ export function buildPrompt(events: readonly ConversationEvent[], systemPrompt: 
 /** How the model is shown a compaction summary: the first user message of the history. */
 export function summaryMessage(summary: string): string {
   return `[Summary of the earlier conversation, written when it grew too long for the context window]\n\n${summary}`;
+}
+
+/** A user's message as the model gets it: what the user's UserPromptSubmit hooks added follows it. */
+function userContent(event: EventOf<'chat_request'>): string {
+  return event.context === undefined
+    ? event.content
+    : `${event.content}\n\nContext from the user's UserPromptSubmit hooks:\n${event.context}`;
+}
+
+/** The user's message the conversation is answering now: the last one outside a discarded turn. */
+export function currentQuestion(
+  events: readonly ConversationEvent[],
+): { index: number; event: EventOf<'chat_request'> } | undefined {
+  const turns = splitTurns(events);
+  for (let turn = turns.length - 1; turn >= 0; turn--) {
+    const { final, start, events: turnEvents } = turns[turn]!;
+    if (final === 'discarded') continue;
+    for (let offset = turnEvents.length - 1; offset >= 0; offset--) {
+      const event = turnEvents[offset]!;
+      if (event.type === 'chat_request') return { index: start + offset, event };
+    }
+  }
+  return undefined;
 }
 
 /**

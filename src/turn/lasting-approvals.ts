@@ -25,7 +25,8 @@ export function coveringApproval(
   if (rule)
     host.notice(
       'info',
-      `${tool} runs without asking: you approved ${describeRule(rule)}, in this workspace (\`jp approvals\` lists them and revokes one)`,
+      `${tool} runs without asking: you approved ${describeRule(rule)}, in this workspace (\`jp approvals\` lists ` +
+        `them and revokes one)`,
     );
   return rule;
 }

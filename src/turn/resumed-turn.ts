@@ -43,8 +43,10 @@ export function ownCalls(
       timestamp: now(),
       id: call.id,
       content: answered.has(call.id)
-        ? 'Not run: a call with this id already has a response in the conversation log, and a call is never run twice. Ask for it again if it is needed.'
-        : 'Not run: this call is in the conversation log, but your jp did not record it there (the log was copied, committed, reordered or edited, or recorded before `jp seal rotate`). Ask for it again if it is needed.',
+        ? 'Not run: a call with this id already has a response in the conversation log, and a call is never run ' +
+          'twice. Ask for it again if it is needed.'
+        : 'Not run: this call is in the conversation log, but your jp did not record it there (the log was copied, ' +
+          'committed, reordered or edited, or recorded before `jp seal rotate`). Ask for it again if it is needed.',
       is_error: true,
       outcome: 'skipped',
     });
@@ -52,13 +54,18 @@ export function ownCalls(
   if (own.length < calls.length) {
     context.host.notice(
       'warning',
-      `did not run ${calls.length - own.length === 1 ? 'a tool call' : `${calls.length - own.length} tool calls`} of conversation ${context.conversationId} that your jp did not record there or that already have a response (a copied, committed, reordered or edited log)`,
+      `did not run ${calls.length - own.length === 1 ? 'a tool call' : `${calls.length - own.length} tool calls`} of ` +
+        `conversation ${context.conversationId} that your jp did not record there or that already have a response ` +
+        `(a copied, committed, reordered or edited log)`,
     );
   }
   return own;
 }
 
-/** Y and N answers given earlier in the turn (possibly by an earlier process) that this user's jp recorded, by tool name. */
+/**
+ * Y and N answers given earlier in the turn (possibly by an earlier process) that this user's jp recorded, by tool
+ * name.
+ */
 export function rememberedDecisions(
   context: ResumedTurnContext,
   turnEvents: readonly ConversationEvent[],

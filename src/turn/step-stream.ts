@@ -19,6 +19,8 @@ export interface StepStreamContext {
   tools: ToolSpec[];
   signal: AbortSignal;
   cacheKey: string;
+  /** The request is estimated past the threshold of the window (ChatRequest.likelyOverflow). */
+  likelyOverflow?: { estimate: number; window: number };
   text: StepText;
   /** Records an event (redacted); returns it as kept. */
   append<E extends ConversationEvent>(event: E): E;
@@ -47,6 +49,7 @@ export async function streamStep(context: StepStreamContext): Promise<StepResult
     tools: context.tools,
     signal: context.signal,
     cacheKey: context.cacheKey,
+    ...(context.likelyOverflow ? { likelyOverflow: context.likelyOverflow } : {}),
   });
   for await (const part of refusalMarked(stream)) {
     switch (part.type) {

@@ -23,7 +23,9 @@ export interface SystemPromptFacts {
   tools: readonly { name: string; description: string }[];
   /** Whether a human answered prompts when the turn started (a prompting client was attached). */
   humanAvailable: boolean;
-  /** The command sandbox in one sentence: mode, what is writable, the network, how to escalate (sandbox/settings.ts). */
+  /**
+   * The command sandbox in one sentence: mode, what is writable, the network, how to escalate (sandbox/settings.ts).
+   */
   sandbox: string;
 }
 
@@ -32,12 +34,15 @@ const builtinToolLines: Record<string, string> = {
   fs_read_file: 'read a text file, with line numbers; for a long file, read the part you need with offset and limit',
   fs_list_files: 'list files under a directory, optionally by glob (.git, node_modules and .jp are skipped)',
   fs_search:
-    'search file contents by regular expression (honours .gitignore); use it to find symbols and usages before reading files',
+    'search file contents by regular expression (honours .gitignore); use it to find symbols and usages before ' +
+    'reading files',
   fs_create_file: 'create a new file (fails if it exists)',
   fs_modify_file:
-    'change a file by exact replacement of old_string with new_string; several edits of one file go in one call (edits), applied all or nothing',
+    'change a file by exact replacement of old_string with new_string; several edits of one file go in one call ' +
+    '(edits), applied all or nothing',
   run_command:
-    'run a shell command (/bin/sh -c) in the workspace: builds, tests, git; prefer the file tools for reading, searching and editing',
+    'run a shell command (/bin/sh -c) in the workspace: builds, tests, git; prefer the file tools for reading, ' +
+    'searching and editing',
   ask_user: 'ask the user a question when you cannot proceed without their decision',
 };
 
@@ -52,7 +57,9 @@ function toolLine(tool: { name: string; description: string }): string {
 /** The text of the built-in system prompt for these facts. */
 export function builtinSystemPrompt(facts: SystemPromptFacts): string {
   const lines = [
-    "You are jp, a command-line coding agent. You work in the user's workspace with the tools below, and you answer in plain text with Markdown where it helps (your answer is printed on standard output and may be read by a script).",
+    "You are jp, a command-line coding agent. You work in the user's workspace with the tools below, and you answer " +
+      'in plain text with Markdown where it helps (your answer is printed on standard output and may be read by a ' +
+      'script).',
     '',
     '# Environment',
     `- Workspace root: ${facts.workspaceRoot} (tool paths are relative to it; tools cannot leave it)`,
@@ -69,17 +76,22 @@ export function builtinSystemPrompt(facts: SystemPromptFacts): string {
   else lines.push(...facts.tools.map(toolLine));
   lines.push(
     '',
-    "Calls you make in one response that only read (fs_read_file, fs_list_files, fs_search) run at the same time: batch them. Tool output longer than jp's limit is cut in the middle, and the cut is marked.",
+    'Calls you make in one response that only read (fs_read_file, fs_list_files, fs_search) run at the same time: ' +
+      "batch them. Tool output longer than jp's limit is cut in the middle, and the cut is marked.",
     '',
     '# The user',
     facts.humanAvailable
       ? 'A human is at the terminal: they approve tools that change things and answer your questions.'
-      : "No human is available right now: tools that need approval are decided by the user's policy without asking, and may be denied.",
-    'A tool result "unanswered: no user available" means nobody could answer: choose a safe path on your own, or say in your answer what input is required. A denied tool call was not run; do not retry it unchanged.',
+      : "No human is available right now: tools that need approval are decided by the user's policy without asking, " +
+          'and may be denied.',
+    'A tool result "unanswered: no user available" means nobody could answer: choose a safe path on your own, or say ' +
+      'in your answer what input is required. A denied tool call was not run; do not retry it unchanged.',
     '',
     '# How to work',
-    '- Look before you change: search and read the relevant code first; keep changes minimal and in the style of the code around them.',
-    "- After changing code, run the project's own checks (tests, type checks) when you can, and report what you ran and what you could not.",
+    '- Look before you change: search and read the relevant code first; keep changes minimal and in the style of the ' +
+      'code around them.',
+    "- After changing code, run the project's own checks (tests, type checks) when you can, and report what you ran " +
+      'and what you could not.',
     '- Say clearly what you did, what you did not do, and why; never claim a result you did not see.',
   );
   return lines.join('\n');
@@ -108,7 +120,9 @@ export function composeSystemPrompt(
   if (files.length > 0) {
     parts.push(
       '# Project instructions\n\n' +
-        "The files below tell you how to work in this project. They come from the user's own configuration and from the workspace root down to the working directory; when they disagree, a later (nearer) file takes precedence over an earlier one.",
+        "The files below tell you how to work in this project. They come from the user's own configuration and from " +
+        'the workspace root down to the working directory; when they disagree, a later (nearer) file takes ' +
+        'precedence over an earlier one.',
     );
     for (const file of files) parts.push(`## ${file.path}\n\n${file.text.trimEnd()}`);
   }

@@ -18,7 +18,9 @@ export interface ToolBatchContext {
   inquiries: ResolverContext;
   /** The events of the turn so far. */
   turnEvents(): ConversationEvent[];
-  /** The run's checkpoints, and the number of this turn (1 for the conversation's first); none when the run keeps none. */
+  /**
+   * The run's checkpoints, and the number of this turn (1 for the conversation's first); none when the run keeps none.
+   */
   checkpoints?: { recorder: CheckpointRecorder; turn: number };
 }
 
@@ -41,7 +43,9 @@ export async function processToolCalls(
   }
 }
 
-/** Records the workspace's state and names it in the log; the files jp's file tools write are kept even when ignored. */
+/**
+ * Records the workspace's state and names it in the log; the files jp's file tools write are kept even when ignored.
+ */
 async function checkpoint(
   context: ToolBatchContext,
   when: 'before' | 'after',

@@ -112,6 +112,7 @@ export function unknownOutcome(
   const content =
     cause === 'interrupted'
       ? 'Outcome unknown: the user interrupted while this tool was running; it may or may not have taken effect.'
-      : `Outcome unknown: jp stopped while ${cause.stopped} was running, so it may or may not have taken effect. It was not run again; check its effect before retrying.`;
+      : `Outcome unknown: jp stopped while ${cause.stopped} was running, so it may or may not have taken effect. It ` +
+        `was not run again; check its effect before retrying.`;
   return { type: 'tool_call_response', timestamp: now(), id: callId, content, is_error: true, outcome: 'unknown' };
 }

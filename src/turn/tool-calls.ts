@@ -13,7 +13,7 @@ import type { LoadedConfig } from '../config/load.ts';
 import { resolveResultMode, resolveRunMode } from '../config/policy.ts';
 import { holdsForTheTurn, type AnswerOf } from '../inquiry/answer.ts';
 import type { AnsweredBy, InquiryOf, JsonValue, Question } from '../inquiry/types.ts';
-import type { Tool, ToolAnswer, ToolResult } from '../tools/tool.ts';
+import { notJsonMessage, type Tool, type ToolAnswer, type ToolResult } from '../tools/tool.ts';
 import type { CommandSandbox } from '../sandbox/engine.ts';
 import { truncateOutput } from '../tools/truncate.ts';
 import type { TurnHost } from './host.ts';
@@ -111,6 +111,8 @@ export async function processToolCall(
       'error',
     ).outcome;
   }
+  const notJson = notJsonMessage(tool.name, request.arguments, tool.parameters);
+  if (notJson) return respond(context, request.id, notJson, true, 'error').outcome;
   const validation = tool.validate(request.arguments);
   if (!validation.ok) return respond(context, request.id, validation.message, true, 'error').outcome;
   const call: Call = {

@@ -36,7 +36,8 @@ export async function beforeTool(
   if (ask)
     host.notice(
       'info',
-      `the hook \`${verdict.hook}\` asks for a decision on ${call.tool.name}${verdict.reason ? `: ${verdict.reason}` : ''}`,
+      `the hook \`${verdict.hook}\` asks for a decision ` +
+        `on ${call.tool.name}${verdict.reason ? `: ${verdict.reason}` : ''}`,
     );
   if (verdict.updated) {
     const validated = call.tool.validate(verdict.updated.arguments);

@@ -56,7 +56,9 @@ export function openRegularFile(file: string, flags: number, mode = 0o600): numb
     if (code === 'ENOENT') return undefined;
     if (code === 'ELOOP' || code === 'EMLINK') {
       throw new DamagedFileError(file, 'is a symbolic link, not a regular file', {
-        hint: 'jp never follows a symbolic link for its own files, and left this one untouched. Move it away (or put the file itself there), then run again.',
+        hint:
+          'jp never follows a symbolic link for its own files, and left this one untouched. Move it away (or put ' +
+          'the file itself there), then run again.',
         cause: error,
       });
     }
@@ -161,7 +163,8 @@ export function readConfigFile(file: string): string | undefined {
     const content = readAtMost(fd, configFileLimitBytes + 1);
     if (content.length > configFileLimitBytes) {
       throw new ConfigError(
-        `cannot read config file ${file}: it is larger than ${configFileLimitBytes / 1024 / 1024} MiB, the most a config file may be`,
+        `cannot read config file ${file}: it is larger than ${configFileLimitBytes / 1024 / 1024} MiB, the most a ` +
+          `config file may be`,
         { hint },
       );
     }

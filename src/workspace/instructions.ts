@@ -103,7 +103,8 @@ function readCandidate(
     const relative = path.relative(realRoot, real);
     if (!isInside(real, realRoot) || relative.split(path.sep).some((part) => part.toLowerCase() === '.jp')) {
       warnings.push(
-        `instruction file ${shown} is a symbolic link to ${real}, outside the workspace (or inside .jp/); it was not read`,
+        `instruction file ${shown} is a symbolic link to ${real}, outside the workspace (or inside .jp/); it was not ` +
+          `read`,
       );
       return undefined;
     }
@@ -171,7 +172,8 @@ export function loadInstructionFiles(search: InstructionSearch): InstructionFile
     const keep = included[index]!;
     if (keep === 0) {
       warnings.push(
-        `instruction file ${read.shown} (${read.bytes} bytes) was left out: instruction files are limited to ${instructionTotalLimit} bytes in total, and nearer files come first`,
+        `instruction file ${read.shown} (${read.bytes} bytes) was left out: instruction files are limited ` +
+          `to ${instructionTotalLimit} bytes in total, and nearer files come first`,
       );
       return;
     }

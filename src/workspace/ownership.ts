@@ -28,8 +28,12 @@ export function ownershipProblemOf(
   const uid = ownUid();
   if (uid === undefined) return undefined;
   if (stat.uid !== uid) return `is owned by another user (uid ${stat.uid}; you are uid ${uid})`;
-  if (options.modeMatters && (stat.mode & 0o022) !== 0)
-    return `is writable by ${stat.mode & 0o020 ? 'its group' : ''}${(stat.mode & 0o022) === 0o022 ? ' and ' : ''}${stat.mode & 0o002 ? 'others' : ''} (mode ${(stat.mode & 0o777).toString(8)})`;
+  if (options.modeMatters && (stat.mode & 0o022) !== 0) {
+    const group = stat.mode & 0o020 ? 'its group' : '';
+    const both = (stat.mode & 0o022) === 0o022 ? ' and ' : '';
+    const others = stat.mode & 0o002 ? 'others' : '';
+    return `is writable by ${group}${both}${others} (mode ${(stat.mode & 0o777).toString(8)})`;
+  }
   return undefined;
 }
 
@@ -89,7 +93,8 @@ function isAccepted(target: string): boolean {
 export function safeDirectoryHint(root: string): string {
   return [
     'Another user could make jp act for you through it (as Git refuses such a repository).',
-    `If it is yours, fix its owner or mode (chmod go-w). If you trust it as it is, add it to your user config (~/.config/jp/config.toml):`,
+    `If it is yours, fix its owner or mode (chmod go-w). If you trust it as it is, add it to your user config ` +
+      `(~/.config/jp/config.toml):`,
     `  [safe]`,
     `  directories = [${JSON.stringify(root)}]`,
   ].join('\n');
@@ -104,7 +109,11 @@ export function refusedOwnership(root: string): OwnershipProblem[] {
 /** The warning for a workspace passed over on the way up (workspace.ts findWorkspaceRoot). */
 export function skippedWorkspaceWarning(skipped: { root: string; problems: readonly OwnershipProblem[] }): string {
   const problems = skipped.problems.map((entry) => `${entry.path} ${entry.problem}`).join('; ');
-  return `ignoring the workspace ${skipped.root} (${problems}): jp goes on as if it were not there. \`jp init\` makes a workspace in your directory; to use that one as it is, list ${JSON.stringify(skipped.root)} in [safe] directories of your user config.`;
+  return (
+    `ignoring the workspace ${skipped.root} (${problems}): jp goes on as if it were not there. \`jp init\` ` +
+    `makes a workspace in your directory; to use that one as it is, list ${JSON.stringify(skipped.root)} in [safe] ` +
+    `directories of your user config.`
+  );
 }
 
 /** Refuses a workspace with ownership problems, unless the user declared it safe (see acceptOwnership). */

@@ -36,7 +36,9 @@ export function sessionKey(environment: NodeJS.ProcessEnv): SessionKey | undefin
 
 /** What to tell a user who needs a session and has none, for a hint. */
 export const noSessionHint =
-  'Without a terminal and JP_SESSION there is no session, so nothing is active: each headless `jp query` starts a new conversation (its `--json` result carries the id). Name the conversation (<cid> or --id=<cid>; `jp conversation ls` lists them), or set JP_SESSION=<name> to chain runs.';
+  'Without a terminal and JP_SESSION there is no session, so nothing is active: each headless `jp query` starts a ' +
+  'new conversation (its `--json` result carries the id). Name the conversation (<cid> or ' +
+  '--id=<cid>; `jp conversation ls` lists them), or set JP_SESSION=<name> to chain runs.';
 
 function sanitize(value: string): string {
   return value.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100);

@@ -285,9 +285,10 @@ describe('a provider that refuses a request as too long', () => {
         const retry = provider.requests.slice(index + 1).find((request) => !isSummaryRequest(request))!;
         assert.ok(tokensOf(retry) <= window);
       }
+      // Said as it is done: the compaction, then the retry.
       assert.match(
         run.stderr,
-        /refused the request as too long for its context window; compacting the conversation and retrying once/,
+        /compacting the conversation: summarising \d+ events.*\n.*retrying once the request \S+ refused as too long for its context window, now compacted/,
       );
     });
   }

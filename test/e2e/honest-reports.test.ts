@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import type net from 'node:net';
+import net from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import {
@@ -117,11 +117,11 @@ describe('a running query whose processes/ directory was removed', () => {
 describe('a retry with a zero backoff', () => {
   it('says "retrying now", never NaN or 0.0 s', async () => {
     const sandbox = cleanup.sandbox();
-    // Nothing listens there: connection refused, a transient failure that is retried.
-    const server = http.createServer();
+    // A server that hangs up on every request: a transient failure that is retried.
+    const server = net.createServer((socket) => socket.destroy());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanup.add(() => new Promise<void>((resolve) => server.close(() => resolve())));
     const port = (server.address() as net.AddressInfo).port;
-    await new Promise<void>((resolve) => server.close(() => resolve()));
     const model = fakeModelArguments('openai-chat', `http://127.0.0.1:${port}/v1`);
     const run = await runJp(
       sandbox,
@@ -137,7 +137,7 @@ describe('a retry with a zero backoff', () => {
       { env: model.env },
     );
     assert.equal(run.code, 6, run.stderr);
-    assert.match(run.stderr, /ECONNREFUSED.*; retrying now \(attempt 1 of 2\)/);
+    assert.match(run.stderr, /other side closed.*; retrying now \(attempt 1 of 2\)/);
     assert.doesNotMatch(run.stderr, /NaN|in 0\.0 s/);
   });
 });

@@ -146,7 +146,7 @@ describe('provider failures', () => {
     assert.match(result.stderr, /Check TEAM_CLAUDE_KEY/);
   });
 
-  it("an unreachable server: the hint names the provider's own base_url key", async () => {
+  it("a server on this machine that is not running: not retried (exit 1), the hint names the provider's own base_url key", async () => {
     const closed = net.createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
@@ -156,8 +156,8 @@ describe('provider failures', () => {
     const refused = await runJp(sandbox, ['query', ...openai.args, '-c', 'assistant.request.max_retries=0', 'hello'], {
       env: openai.env,
     });
-    assert.equal(refused.code, 6, refused.stderr);
-    assert.match(refused.stderr, /cannot reach OpenAI at http:\/\/127\.0\.0\.1:\d+\/v1: .*ECONNREFUSED/);
+    assert.equal(refused.code, 1, refused.stderr);
+    assert.match(refused.stderr, /nothing is listening at http:\/\/127\.0\.0\.1:\d+\/v1 \(connection refused/);
     assert.match(refused.stderr, /providers\.openai\.base_url/);
     assert.doesNotMatch(refused.stderr, /providers\.<name>/);
     const local = await runJp(sandbox, [
@@ -171,8 +171,8 @@ describe('provider failures', () => {
       'assistant.request.max_retries=0',
       'hello',
     ]);
-    assert.equal(local.code, 6, local.stderr);
-    assert.match(local.stderr, /cannot reach local at/);
+    assert.equal(local.code, 1, local.stderr);
+    assert.match(local.stderr, /is the local server running\?/);
     assert.match(local.stderr, /providers\.openai-compatible\.local\.base_url/);
   });
 

@@ -2,7 +2,8 @@
  * Tokens and cost, live and at the end, on the rendered screen at 100×30 and 60×20, dark and
  * light: the status line counts the tokens as the answer streams; the end of the turn says its
  * input, cached and output tokens and, for a model whose price jp knows, what it cost; `--json`'s
- * result carries the cost (null when unknown).
+ * result carries the cost (null when unknown); `jp conversation print` says each turn's tokens and
+ * cost too.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -54,8 +55,35 @@ describe('tokens and cost', () => {
       const exit = await screen.exited;
       assert.equal(exit.exitCode, 0, screen.text());
       assert.match(screen.flowedText(), /\[tokens: 1000 input \(0 cached\), 200 output • \$0\.00072\]/, screen.text());
+      const printed = Screen.jp(sandbox, ['conversation', 'print', ...terminal.themeArguments], {
+        cleanup,
+        ...terminal.size,
+      });
+      assert.equal((await printed.exited).exitCode, 0, printed.text());
+      assert.match(
+        printed.flowedText(),
+        /^\[tokens: 1000 input \(0 cached\), 200 output • \$0\.00072\]$/m,
+        `print says the turn's cost:\n${printed.text()}`,
+      );
     });
   }
+
+  it('conversation print: a turn of a model jp cannot price says its tokens and no cost; turns are priced one by one', async () => {
+    const sandbox = cleanup.sandbox();
+    const unknown = await openai('gpt-test', [{ parts: [{ text: 'Unpriced.' }], usage: { input: 1000, output: 200 } }]);
+    assert.equal((await runJp(sandbox, ['query', '--new', ...unknown.args, 'go'], { env: unknown.env })).code, 0);
+    const priced = await openai('gpt-4.1-mini', [
+      { parts: [{ text: 'Priced.' }], usage: { input: 2000, output: 400 } },
+    ]);
+    assert.equal((await runJp(sandbox, ['query', ...priced.args, 'go on'], { env: priced.env })).code, 0);
+    const printed = await runJp(sandbox, ['conversation', 'print']);
+    assert.equal(printed.code, 0, printed.stderr);
+    const lines = printed.stderr.split('\n').filter((line) => line.startsWith('[tokens:'));
+    assert.deepEqual(lines, [
+      '[tokens: 1000 input (0 cached), 200 output]',
+      '[tokens: 2000 input (0 cached), 400 output • $0.0014]',
+    ]);
+  });
 
   it('--json: the result carries the cost of a priced model, and null for one jp cannot price', async () => {
     const sandbox = cleanup.sandbox();

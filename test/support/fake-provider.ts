@@ -57,8 +57,9 @@ export function gate(): Gate {
 export type ScriptedStep =
   | { parts: ScriptedPart[]; usage?: { input: number; output: number }; chunkDelayMs?: number }
   /** A plain HTTP error reply (e.g. 429, 500). Without `body`, a JSON error body in the
-   *  wire format's own error shape is sent. `headers` are added to the reply. */
-  | { status: number; body?: string; headers?: Record<string, string> }
+   *  wire format's own error shape is sent. `headers` are added to the reply. With `gate`, the
+   *  reply waits until the gate opens (a request in flight the test watches). */
+  | { status: number; body?: string; headers?: Record<string, string>; gate?: Gate }
   /** Stream these parts, then destroy the socket mid-stream (a network error). */
   | { hangUpAfterParts: ScriptedPart[] };
 
@@ -272,6 +273,7 @@ async function playStep(
 ): Promise<void> {
   const { wire } = state.options;
   if (isErrorStep(step)) {
+    if (step.gate) await waitAt({ gate: step.gate }, state.shutdown.signal);
     const payload = step.body ?? JSON.stringify(errorBody(wire, step.status, defaultErrorMessage(step.status)));
     response.writeHead(step.status, {
       'content-type': 'application/json',

@@ -7,9 +7,11 @@
  * the provider frames them: `event:` lines for Anthropic and the OpenAI Responses API, a final
  * `data: [DONE]` for Chat Completions; a file holding several Responses streams back to back is split
  * at each `response.created`), `*.sse` (a raw SSE body) and `*.yml` (httpmock cassettes: one
- * exchange per document, the response body as a literal block).
+ * exchange per document, the response body as a literal block). An exchange recorded between jp and
+ * a real server (`llama-server/NNN-resp.sse`) has its status and headers in `NNN-meta.json` beside it:
+ * an error body, or an empty 200, is replayed with them.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import path from 'node:path';
@@ -88,10 +90,30 @@ export function recordingOf(body: string): Recording {
   return { status: 200, headers: eventStream, events: sseEvents(body) };
 }
 
+/** Headers the replaying server sets itself (framing and connection), left out of a recorded exchange's. */
+const hopByHop = new Set(['transfer-encoding', 'content-length', 'connection', 'keep-alive', 'date']);
+
+/** `NNN-resp.sse` with its `NNN-meta.json`: the status and headers the server sent, the body unchanged. */
+function fromExchange(relative: string, text: string): Recording | undefined {
+  const metaFile = path.join(fixturesDirectory, relative.replace(/-resp\.sse$/, '-meta.json'));
+  if (!relative.endsWith('-resp.sse') || !existsSync(metaFile)) return undefined;
+  const meta = JSON.parse(readFileSync(metaFile, 'utf8')) as {
+    status: number;
+    response_headers: Record<string, string>;
+  };
+  const headers = Object.fromEntries(
+    Object.entries(meta.response_headers).filter(([name]) => !hopByHop.has(name.toLowerCase())),
+  );
+  const streamed = /event-stream/.test(headers['content-type'] ?? '');
+  return { status: meta.status, headers, events: text === '' ? [] : streamed ? sseEvents(text) : [text] };
+}
+
 /** The recorded responses of a fixture, relative to test/fixtures/provider-streams. */
 export function loadRecording(relative: string): Recording[] {
   const text = readFileSync(path.join(fixturesDirectory, relative), 'utf8');
   if (relative.endsWith('.chunks.txt')) return fromChunks(relative, text);
+  const exchange = fromExchange(relative, text);
+  if (exchange) return [exchange];
   if (relative.endsWith('.sse')) return [{ status: 200, headers: eventStream, events: sseEvents(text) }];
   if (relative.endsWith('.yml')) return fromCassette(text);
   throw new Error(`unknown recording format: ${relative}`);
@@ -136,6 +158,19 @@ export function recordedReasoning(recording: Recording, events?: number): string
     .join('');
 }
 
+/**
+ * The model a recording says answered (Chat `model`, Anthropic `message.model`, Responses
+ * `response.model`), the first that is not empty: what jp is asked for when a test replays it, so
+ * that jp does not warn of another model answering.
+ */
+export function recordedModel(recording: Recording): string | undefined {
+  for (const payload of recordedPayloads(recording)) {
+    const model = payload.model ?? payload.message?.model ?? payload.response?.model;
+    if (typeof model === 'string' && model !== '') return model;
+  }
+  return undefined;
+}
+
 /** The signatures of a recording's Anthropic thinking blocks, in order. */
 export function recordedSignatures(recording: Recording): string[] {
   return recordedPayloads(recording)
@@ -165,6 +200,8 @@ export interface Reply {
    */
   cutAfterEvents?: number;
   close?: 'end' | 'destroy' | 'stall';
+  /** The response headers are sent only once this settles (a server that queues the request). */
+  headersAfter?: Promise<unknown>;
 }
 
 export interface ReplayOptions {
@@ -172,6 +209,8 @@ export interface ReplayOptions {
   replies: Reply[] | ((index: number) => Reply);
   /** `whole`: the body in one write; `event`: one write per SSE event; `byte`: one byte per write. */
   writes?: 'whole' | 'event' | 'byte';
+  /** With `event` writes: milliseconds between two events, as a server that generates them one by one. */
+  paceMilliseconds?: number;
 }
 
 export interface ReplayRequest {
@@ -206,7 +245,7 @@ export async function startReplayProvider(options: ReplayOptions): Promise<Repla
       requests.push({ path: request.url ?? '', headers: request.headers, body });
       const replies = options.replies;
       const reply = typeof replies === 'function' ? replies(index) : replies[Math.min(index, replies.length - 1)]!;
-      play(reply, response, options.writes ?? 'event').catch(() => response.destroy());
+      play(reply, response, options.writes ?? 'event', options.paceMilliseconds ?? 0).catch(() => response.destroy());
     });
     response.on('error', () => {});
   });
@@ -239,16 +278,24 @@ function write(response: ServerResponse, data: string | Buffer): Promise<void> {
   });
 }
 
-async function play(reply: Reply, response: ServerResponse, writes: 'whole' | 'event' | 'byte'): Promise<void> {
+async function play(
+  reply: Reply,
+  response: ServerResponse,
+  writes: 'whole' | 'event' | 'byte',
+  paceMilliseconds: number,
+): Promise<void> {
   const { recording } = reply;
   const events =
     reply.cutAfterEvents === undefined ? recording.events : recording.events.slice(0, reply.cutAfterEvents);
+  if (reply.headersAfter) await reply.headersAfter;
+  if (response.destroyed) return;
   response.writeHead(recording.status, recording.headers);
   if (writes === 'whole') {
     await write(response, events.join(''));
   } else {
-    for (const event of events) {
+    for (const [index, event] of events.entries()) {
       if (writes === 'event') {
+        if (paceMilliseconds > 0 && index > 0) await new Promise((resolve) => setTimeout(resolve, paceMilliseconds));
         await write(response, event);
       } else {
         const bytes = Buffer.from(event, 'utf8');

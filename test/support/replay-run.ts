@@ -8,6 +8,7 @@ import path from 'node:path';
 import { conversationIds, readEvents, runJp, type Sandbox } from './jp.ts';
 import {
   loadRecording,
+  recordedModel,
   replayModelArguments,
   startReplayProvider,
   type ReplayKind,
@@ -70,6 +71,8 @@ export interface ReplayRunOptions {
   args?: string[];
   message?: string;
   env?: NodeJS.ProcessEnv;
+  /** The model jp asks for; by default the one the first reply says answered (recordedModel). */
+  model?: string;
 }
 
 /** Expands fixture names: a fixture with several recorded exchanges gives one reply per exchange. */
@@ -87,7 +90,12 @@ export async function replayRun(
   const server =
     provider ?? (await startReplayProvider({ replies: repliesOf(options.replies), writes: options.writes ?? 'event' }));
   try {
-    const model = replayModelArguments(options.kind, server.baseUrl);
+    const replies = repliesOf(options.replies.slice(0, 1));
+    const model = replayModelArguments(
+      options.kind,
+      server.baseUrl,
+      options.model ?? (replies[0] && recordedModel(replies[0].recording)) ?? 'recorded-model',
+    );
     const mode = options.mode ?? 'json';
     const args = [
       'query',

@@ -43,6 +43,7 @@ function result(
       usage: null,
       cost_usd: null,
       finish_reason: fields.finish ?? null,
+      response_model: null,
     },
     warnings: [],
     error: fields.error ? { code: fields.error, message: 'x' } : null,

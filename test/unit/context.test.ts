@@ -10,10 +10,11 @@ import { ProviderError } from '../../src/errors.ts';
 import { contextWindow, defaultContextWindow } from '../../src/llm/context-window.ts';
 import { statedContextLimit } from '../../src/llm/provider-errors.ts';
 import type { ModelSpec } from '../../src/llm/resolve.ts';
-import { cacheBreakpoints } from '../../src/llm/sdk-model.ts';
+import { cacheBreakpoints } from '../../src/llm/sdk-prompt.ts';
 import type { PromptMessage } from '../../src/llm/types.ts';
-import { chooseCut, cutPoints, estimateRequest } from '../../src/turn/compaction.ts';
-import { buildPrompt } from '../../src/turn/history.ts';
+import { summaryBudget } from '../../src/turn/compact.ts';
+import { chooseCut, cutPoints, estimateRequest, measuredCharactersPerToken } from '../../src/turn/compaction.ts';
+import { buildPrompt, summaryMessage } from '../../src/turn/history.ts';
 
 const ts = '2026-01-01T00:00:00.000Z';
 const usage = (input: number) => ({
@@ -61,7 +62,7 @@ describe('the request estimate', () => {
   it("is the last step request's reported input and output plus what came after it, in characters / 3", () => {
     const events = log.slice(0, 9);
     // usage at 4: 100 + 10, then the two results (3048 each) and the answer (26).
-    assert.equal(estimateRequest(events, [], []), 110 + Math.ceil((3048 * 2 + 26) / 3));
+    assert.equal(estimateRequest(events, [], []).tokens, 110 + Math.ceil((3048 * 2 + 26) / 3));
   });
 
   it('with no report since the compaction in force, the whole request in characters / 3', () => {
@@ -71,7 +72,7 @@ describe('the request estimate', () => {
     ];
     const messages = buildPrompt(events, 'system');
     assert.equal(messages.length, 3);
-    assert.equal(estimateRequest(events, messages, []), Math.ceil((JSON.stringify(messages).length + 2) / 3));
+    assert.equal(estimateRequest(events, messages, []).tokens, Math.ceil((JSON.stringify(messages).length + 2) / 3));
   });
 });
 
@@ -90,6 +91,28 @@ describe('the prompt after a compaction', () => {
     assert.equal((messages[1] as { summary?: true }).summary, true);
   });
 
+  it("a summary whose range holds the user's current question is followed by the question, word for word", () => {
+    // A turn that ended with an error, compacted whole (as a refusal on resume does).
+    const events: ConversationEvent[] = [
+      ...log.slice(0, 11),
+      { type: 'turn_start', timestamp: ts }, // 11
+      { type: 'chat_request', timestamp: ts, content: 'what next?' }, // 12
+      { type: 'turn_end', timestamp: ts, status: 'error', error: { code: 'x', message: 'x' } }, // 13
+      { type: 'compaction', timestamp: ts, summary: 'S', replaces: [0, 13], reason: 'context_length' },
+    ];
+    const messages = buildPrompt(events, 'system');
+    assert.deepEqual(
+      messages.map((message) => [message.role, message.role === 'user' ? message.content : '']),
+      [
+        ['system', ''],
+        ['user', summaryMessage('S')],
+        ['user', 'what next?'],
+      ],
+    );
+    // Its cache breakpoint is after the question, which stays until the next compaction too.
+    assert.deepEqual(cacheBreakpoints(messages), [0, 2]);
+  });
+
   it('a compaction inside a discarded turn is not in force', () => {
     const events: ConversationEvent[] = [
       ...log.slice(0, 11),
@@ -99,6 +122,60 @@ describe('the prompt after a compaction', () => {
       { type: 'turn_end', timestamp: ts, status: 'discarded' },
     ];
     assert.ok(!buildPrompt(events, undefined).some((message) => message.role === 'user' && message.summary));
+  });
+});
+
+describe('characters per token, measured', () => {
+  const measuredUsage = (characters: number, input: number): ConversationEvent => ({
+    type: 'usage',
+    timestamp: ts,
+    model: 'm',
+    purpose: 'step',
+    usage: usage(input),
+    request_characters: characters,
+  });
+
+  it('the last step request that reported its input tokens gives the ratio both estimates use', () => {
+    const events: ConversationEvent[] = [...log.slice(0, 4), measuredUsage(2400, 1500), ...log.slice(5, 9)];
+    assert.equal(measuredCharactersPerToken(events), 1.6);
+    const estimate = estimateRequest(events, [], []);
+    // 1500 reported + 10 output, then 6,122 characters at 1.6 (likely) and at the same 1.6 (least).
+    assert.equal(estimate.tokens, 1510 + Math.ceil((3048 * 2 + 26) / 1.6));
+    assert.equal(estimate.least, 1500 + Math.floor((3048 * 2 + 26) / 1.6));
+    assert.equal(estimate.measured, 1.6);
+  });
+
+  it('unmeasured, 3 characters a token are likely and 4 the least', () => {
+    const messages: PromptMessage[] = [{ role: 'user', content: 'x'.repeat(1200) }];
+    const estimate = estimateRequest([], messages, []);
+    const characters = JSON.stringify(messages).length + 2;
+    assert.deepEqual(estimate, {
+      tokens: Math.ceil(characters / 3),
+      least: Math.floor(characters / 4),
+      measured: undefined,
+    });
+  });
+});
+
+describe('the summary budget', () => {
+  it('a large window: an eighth for the summary, a quarter kept', () => {
+    const budget = summaryBudget(16_000, 3, 'm', { fixedTokens: 500, threshold: 0.8 });
+    assert.equal(budget.outputTokens, 2000);
+    assert.equal(budget.keepTokens, 4000);
+    assert.equal(budget.transcriptTokens, 8000);
+  });
+
+  it('a window the fixed part nearly fills: the summary gets a share of what is left, never the window', () => {
+    // 2,048 tokens, 1,700 of them system prompt and question: past the threshold already.
+    const budget = summaryBudget(2048, 1.6, 'm', { fixedTokens: 1700, threshold: 0.8 });
+    assert.ok(budget.outputTokens >= 16 && budget.outputTokens < 200, JSON.stringify(budget));
+    assert.ok(1700 + budget.outputTokens + budget.keepTokens < 2048, JSON.stringify(budget));
+  });
+
+  it('a window that cannot hold a compaction request is said so', () => {
+    assert.throws(() => summaryBudget(300, 3, 'm', { fixedTokens: 0, threshold: 0.8 }), {
+      code: 'context_window_too_small',
+    });
   });
 });
 

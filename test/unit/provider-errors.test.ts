@@ -69,4 +69,26 @@ describe('connection failures', () => {
       assert.equal(error.status, 'retryable', code);
     }
   });
+
+  it('ECONNREFUSED from a server on this machine is final at once, naming the server to start by its port', () => {
+    for (const [baseUrl, named] of [
+      ['http://127.0.0.1:11434/v1', /ollama serve/],
+      ['http://localhost:8080/v1', /llama-server/],
+      ['http://[::1]:1234/v1', /LM Studio/],
+      ['http://127.0.0.1:8000/v1', /vllm serve/],
+      ['http://127.0.0.1:9999/v1', /Start the server that should answer at http:\/\/127\.0\.0\.1:9999\/v1/],
+    ] as const) {
+      const local = { ...spec, provider: 'openai-compatible', compatibleName: 'local', baseUrl } as ModelSpec;
+      const error = classifyProviderError(
+        fetchFailed(systemError('connect ECONNREFUSED', 'ECONNREFUSED')),
+        local,
+        'request',
+        new Secrets(),
+      );
+      assert.equal(error.status, 'error', baseUrl);
+      assert.equal(error.code, 'server_not_running');
+      assert.match(error.hint!, named);
+      assert.match(error.hint!, /providers\.openai-compatible\.local\.base_url/);
+    }
+  });
 });

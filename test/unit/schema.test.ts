@@ -481,6 +481,7 @@ function result(status: RunStatus, exitCode: number, overrides: Json = {}): Json
       },
       cost_usd: status === 'success' ? 0.000_104 : null,
       finish_reason: failed ? null : 'stop',
+      response_model: failed ? null : 'gpt-4.1-mini-2025-04-14',
     },
     warnings: [],
     error: failed
@@ -555,7 +556,15 @@ const stdoutLines: Record<string, Json[]> = {
     result('usage', 2, {
       conversation_id: null,
       log_file: null,
-      metadata: { model: null, iterations: 0, duration_ms: 0, usage: null, cost_usd: null, finish_reason: null },
+      metadata: {
+        model: null,
+        iterations: 0,
+        duration_ms: 0,
+        usage: null,
+        cost_usd: null,
+        finish_reason: null,
+        response_model: null,
+      },
     }),
   ],
   initialized: [line('initialized', { path: '/home/me/project/.jp' }, null)],

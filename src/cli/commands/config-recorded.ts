@@ -61,11 +61,15 @@ export function conversationSettingsLines(settings: ConversationSettings, loaded
     settings.keys.length === 0
       ? [`# conversation ${conversationId} recorded no settings`]
       : [
-          `# settings recorded in conversation ${conversationId}: every query on it starts from them (a flag or -c KEY=VALUE on a query records a new value)`,
+          `# settings recorded in conversation ${conversationId}: every query on it starts from them (a flag or -c ` +
+            `KEY=VALUE on a query records a new value)`,
           ...settings.keys.map((recorded) => {
             const query = recorded.query === null ? '' : `, by the query ${JSON.stringify(shortened(recorded.query))}`;
             const overridden = inForce(loaded, recorded.key) ? '' : ' (overridden here by the command line)';
-            return `#   ${recorded.key} = ${JSON.stringify(recorded.value)}  (recorded ${recorded.recordedAt}${query})${overridden}`;
+            return (
+              `#   ${recorded.key} = ${JSON.stringify(recorded.value)}  ` +
+              `(recorded ${recorded.recordedAt}${query})${overridden}`
+            );
           }),
         ];
   for (const ignored of settings.ignored) lines.push(`#   IGNORED: ${ignored.key} (${ignored.reason})`);

@@ -57,10 +57,13 @@ async function askMcpServers(context: CommandContext, loaded: LoadedConfig, tool
     const statuses = running.statuses();
     const unavailable = statuses
       .filter((status) => status.state !== 'ready')
-      .map(
-        (status) =>
-          `${status.name} (${status.state === 'disabled' ? `disabled: mcp.servers.${status.name}.enabled = false` : (status.problem ?? status.state)})`,
-      );
+      .map((status) => {
+        const why =
+          status.state === 'disabled'
+            ? `disabled: mcp.servers.${status.name}.enabled = false`
+            : (status.problem ?? status.state);
+        return `${status.name} (${why})`;
+      });
     // The longest server name that prefixes the tool's name: a server may be named like another's prefix.
     const server = statuses
       .filter((status) => tool.startsWith(`mcp__${status.name}__`))
@@ -72,8 +75,10 @@ async function askMcpServers(context: CommandContext, loaded: LoadedConfig, tool
         running.connections.find((connection) => connection.spec.name === server.name)?.spec.trustAnnotations === true;
       const runDefault = offered.defaultRunMode;
       const note = trusted
-        ? `MCP tool of the server ${server.name}, whose annotations are trusted: ${runDefault ? 'it is marked read-only' : 'it is not marked read-only'}`
-        : `MCP tool of the server ${server.name}; its annotations relax nothing (mcp.servers.${server.name}.trust_annotations is not set)`;
+        ? `MCP tool of the server ${server.name}, whose annotations are ` +
+          `trusted: ${runDefault ? 'it is marked read-only' : 'it is not marked read-only'}`
+        : `MCP tool of the server ${server.name}; its annotations relax nothing ` +
+          `(mcp.servers.${server.name}.trust_annotations is not set)`;
       facts = { server: server.name, runDefault, note };
     } else if (server && server.state !== 'ready') {
       const why =
@@ -152,7 +157,10 @@ export async function configShowCommand(
             ? `\nNot listed, the tools of the MCP servers that offer none now: ${answer.unavailable.join('; ')}.`
             : '';
         throw new UsageError('tool_unknown', `--effective ${JSON.stringify(tool)}: ${why}`, {
-          hint: `Known tools: ${[...known, ...answer.tools].join(', ')}.${unavailable}\nA local command tool is defined with command = "..." under [conversation.tools.<name>]; an MCP tool is named mcp__<server>__<tool>, for a server under [mcp.servers.<server>] (\`jp mcp ls\` lists them).`,
+          hint:
+            `Known tools: ${[...known, ...answer.tools].join(', ')}.${unavailable}\nA local command tool is ` +
+            `defined with command = "..." under [conversation.tools.<name>]; an MCP tool is named ` +
+            `mcp__<server>__<tool>, for a server under [mcp.servers.<server>] (\`jp mcp ls\` lists them).`,
         });
       }
     }
@@ -263,7 +271,8 @@ export async function configShowCommand(
   const lines = rows.map(([key, value, source]) => `${`${key} = ${JSON.stringify(value)}`.padEnd(width)}  # ${source}`);
   if (instructions.files.length === 0)
     lines.push(
-      '# instruction files: none (jp reads AGENTS.md from the workspace root down to here, and from your jp config directory)',
+      '# instruction files: none (jp reads AGENTS.md from the workspace root down to here, and from your jp config ' +
+        'directory)',
     );
   else {
     lines.push('# instruction files (read in this order; nearer ones take precedence):');

@@ -32,9 +32,12 @@ export function requireCapability(workspace: Workspace, conversationId: string):
   requireRunning(workspace, conversationId);
   throw new RunError(
     'capability_missing',
-    `cannot attach to ${conversationId}: its capability file ${capabilityFile(processes, conversationId)} is missing or damaged`,
+    `cannot attach to ${conversationId}: its capability file ${capabilityFile(processes, conversationId)} is missing ` +
+      `or damaged`,
     {
-      hint: `The run goes on; stop it with \`jp conversation kill ${conversationId}\` and resume it with \`jp query --continue --id=${conversationId}\`.`,
+      hint:
+        `The run goes on; stop it with \`jp conversation kill ${conversationId}\` and resume it ` +
+        `with \`jp query --continue --id=${conversationId}\`.`,
     },
   );
 }
@@ -55,7 +58,9 @@ export function requireRunning(workspace: Workspace, conversationId: string): Re
       'not_running',
       `no running process for ${conversationId}, and its last turn is complete (idle)`,
       {
-        hint: `Show it with \`jp conversation print ${conversationId}\`, or continue it with \`jp query --id=${conversationId} "..."\`.`,
+        hint:
+          `Show it with \`jp conversation print ${conversationId}\`, or continue it ` +
+          `with \`jp query --id=${conversationId} "..."\`.`,
       },
     );
   }

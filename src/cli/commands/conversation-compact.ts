@@ -84,7 +84,7 @@ export async function conversationCompactCommand(context: CommandContext, id: st
         },
         'manual',
         windowTokens,
-        'last-turn',
+        { keep: 'last-turn' },
       );
       if (!compacted) {
         context.status(`Nothing to compact in ${conversationId}: no older turns since the last compaction.`);

@@ -99,7 +99,9 @@ export async function conversationDiffCommand(
   }
   if (changed > 0)
     context.status(
-      `${labels.join(', ')}: ${changed === 1 ? '1 file' : `${changed} files`} changed; \`jp conversation undo${turn !== undefined ? ` --turn ${turn}` : ''}\` takes ${changed === 1 ? 'it' : 'them'} back.`,
+      `${labels.join(', ')}: ${changed === 1 ? '1 file' : `${changed} files`} ` +
+        `changed; \`jp conversation undo${turn !== undefined ? ` --turn ${turn}` : ''}\` ` +
+        `takes ${changed === 1 ? 'it' : 'them'} back.`,
     );
   return 0;
 }

@@ -1,6 +1,6 @@
 /**
- * `jp conversation kill [<cid>] [--force]` (default: the active conversation). Graceful: a `shutdown` message; the server persists,
- * ends the turn as interrupted (resumable), kills its tool process groups and exits. `--force`:
+ * `jp conversation kill [<cid>] [--force]` (default: the active conversation). Graceful: a `shutdown` message; the
+ * server persists, ends the turn as interrupted (resumable), kills its tool process groups and exits. `--force`:
  * SIGKILL to the registered pid (to its whole process group when it leads one: its MCP servers are
  * in it) after checking its start time, then to the tool process groups it recorded and to the
  * processes that left those groups but still carry the run's marker (killToolProcesses), and the
@@ -68,7 +68,8 @@ export async function conversationKillCommand(
     cleanStaleEntry(processes, entry);
     removeDeadLock(userSubdirectory(workspace, 'locks'), conversationId);
     context.status(
-      `Killed pid ${entry.pid} (${conversationId}). The turn is saved; resume it with \`jp query --continue --id=${conversationId}\`.`,
+      `Killed pid ${entry.pid} (${conversationId}). The turn is saved; resume it ` +
+        `with \`jp query --continue --id=${conversationId}\`.`,
     );
     return 0;
   }
@@ -92,7 +93,8 @@ export async function conversationKillCommand(
     );
   }
   context.status(
-    `Stopped ${conversationId} (pid ${entry.pid}). The turn is saved; resume it with \`jp query --continue --id=${conversationId}\`.`,
+    `Stopped ${conversationId} (pid ${entry.pid}). The turn is saved; resume it ` +
+      `with \`jp query --continue --id=${conversationId}\`.`,
   );
   return 0;
 }
@@ -125,7 +127,8 @@ async function killByLock(
   }
   if (force) removeDeadLock(userSubdirectory(context.workspace(), 'locks'), conversationId);
   context.status(
-    `${force ? 'Killed' : 'Stopped'} ${conversationId} (pid ${holder.pid}, found by its lock: its registry entry was missing). The turn is saved; resume it with \`jp query --continue --id=${conversationId}\`.`,
+    `${force ? 'Killed' : 'Stopped'} ${conversationId} (pid ${holder.pid}, found by its lock: its registry entry was ` +
+      `missing). The turn is saved; resume it with \`jp query --continue --id=${conversationId}\`.`,
   );
   return 0;
 }

@@ -34,9 +34,9 @@ export function conversationLsCommand(context: CommandContext): number {
     const changed =
       conversation.changed_turns.length > 0 ? `[changed files: turn ${conversation.changed_turns.join(', ')}] ` : '';
     const title = cut(changed + visible(conversation.title ?? '', { singleLine: true }), titleWidth);
-    lines.push(
-      `${conversation.active ? '*' : ' '} ${conversation.id.padEnd(idWidth)} ${updated.padEnd(16)} ${cut(visible(conversation.status, { singleLine: true }), statusWidth).padEnd(statusWidth)} ${title}`.trimEnd(),
-    );
+    const active = conversation.active ? '*' : ' ';
+    const status = cut(visible(conversation.status, { singleLine: true }), statusWidth).padEnd(statusWidth);
+    lines.push(`${active} ${conversation.id.padEnd(idWidth)} ${updated.padEnd(16)} ${status} ${title}`.trimEnd());
   }
   context.stdout.write(lines.join('\n') + '\n');
   return 0;

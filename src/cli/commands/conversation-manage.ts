@@ -41,9 +41,12 @@ export function conversationUseCommand(context: CommandContext, id: string): num
   if (!session) {
     throw new UsageError(
       'no_session',
-      `cannot make ${conversationId} active: with no terminal and no JP_SESSION this run has no session to remember it in`,
+      `cannot make ${conversationId} active: with no terminal and no JP_SESSION this run has no session to remember ` +
+        `it in`,
       {
-        hint: `Name it in each command instead (--id=${conversationId}), or set JP_SESSION=<name> for the runs that share it.`,
+        hint:
+          `Name it in each command instead (--id=${conversationId}), or set JP_SESSION=<name> for the runs that ` +
+          `share it.`,
       },
     );
   }

@@ -1,11 +1,13 @@
 /**
  * `jp conversation print [<cid>] [--last]`: renders a conversation from disk with the same
- * renderers a live client uses. Never takes a lock.
+ * renderers a live client uses; each turn's tokens line says its cost when its models are priced
+ * (the price table is loaded only then). Never takes a lock.
  */
 import { readEventLog } from '../../conversation/reader.ts';
 import { eventsFile } from '../../conversation/store.ts';
 import { splitTurns } from '../../conversation/turn-state.ts';
 import { createRenderer } from '../../client/create-renderer.ts';
+import { loadPricer } from '../../llm/prices.ts';
 import type { CommandContext } from '../context.ts';
 import { targetConversation } from '../../conversation/targets.ts';
 import { counted } from '../../plural.ts';
@@ -35,6 +37,9 @@ export async function conversationPrintCommand(
     interactive: false,
     configuredTheme: () => context.configuredTheme(),
     mayQueryTerminal: watchedLive(context.facts),
+    ...(context.format === 'json'
+      ? {}
+      : { price: await loadPricer(events.flatMap((event) => (event.type === 'usage' ? [event.model] : []))) }),
   });
   for (const event of events) renderer.event(event, true);
   if (parsed.skipped > 0)

@@ -54,7 +54,8 @@ export async function conversationUndoCommand(
   }
   const count = report.roots.reduce((sum, root) => sum + root.files.length, 0);
   context.status(
-    `Undid ${report.undone.join(', ')} of ${conversationId}: ${count === 1 ? '1 file' : `${count} files`} back as ${count === 1 ? 'it was' : 'they were'}. \`jp conversation undo\` again takes this undo back.`,
+    `Undid ${report.undone.join(', ')} of ${conversationId}: ${count === 1 ? '1 file' : `${count} files`} back ` +
+      `as ${count === 1 ? 'it was' : 'they were'}. \`jp conversation undo\` again takes this undo back.`,
   );
   return 0;
 }

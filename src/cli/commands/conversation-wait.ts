@@ -1,6 +1,7 @@
 /**
- * `jp conversation wait [<cid>]` (default: the active conversation): blocks until the conversation's run stops, then exits with that
- * run's exit code (0, 3, 4, ...), so scripts can `cid=$(jp query --detach ...); jp conversation wait "$cid"`.
+ * `jp conversation wait [<cid>]` (default: the active conversation): blocks until the conversation's run stops, then
+ * exits with that run's exit code (0, 3, 4, ...), so scripts can `cid=$(jp query --detach ...); jp conversation wait
+ * "$cid"`.
  * It watches as a read-only client; if the server is already gone, the code is derived from the log.
  */
 import { readEventLog } from '../../conversation/reader.ts';

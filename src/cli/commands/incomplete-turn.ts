@@ -45,7 +45,8 @@ export async function settleIncompleteTurn(
   const decision = decisionOf(incomplete, await sideEffectFreeTools(incomplete));
   if (!decision) {
     context.status(
-      `Closing the unfinished turn of ${conversationId} (${incomplete.resumePoint}; nothing in it to decide) as interrupted; it stays in the log. Sending the new message.`,
+      `Closing the unfinished turn of ${conversationId} (${incomplete.resumePoint}; nothing in it to decide) as ` +
+        `interrupted; it stays in the log. Sending the new message.`,
     );
     return { ...choice, close: true };
   }

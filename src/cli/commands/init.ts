@@ -39,7 +39,8 @@ export function initCommand(context: CommandContext): number {
     if (problems.length > 0) {
       throw new RunError(
         'unsafe_workspace',
-        `cannot make a workspace in ${context.facts.cwd}: ${problems.map((entry) => `${entry.path} ${entry.problem}`).join('; ')}`,
+        `cannot make a workspace ` +
+          `in ${context.facts.cwd}: ${problems.map((entry) => `${entry.path} ${entry.problem}`).join('; ')}`,
         { hint: safeDirectoryHint(context.facts.cwd) },
       );
     }
@@ -58,7 +59,8 @@ export function initCommand(context: CommandContext): number {
     context.status(`Initialized a jp workspace in ${directory}`);
     if (enclosing)
       context.status(
-        `It nests inside the workspace at ${enclosing}: jp commands run here or below now use this one (its own config and conversations); those of ${enclosing} stay there.`,
+        `It nests inside the workspace at ${enclosing}: jp commands run here or below now use this one (its own ` +
+          `config and conversations); those of ${enclosing} stay there.`,
       );
     context.status('Conversations are left out of `git add .` (.jp/.gitignore); config.toml is meant to be committed.');
   }

@@ -96,7 +96,8 @@ export async function mcpLsCommand(context: CommandContext): Promise<number> {
     const limit = Math.max(...enabled.map((server) => server.spec.startupTimeoutSeconds));
     const names = enabled.map((server) => server.spec.name).join(', ');
     context.status(
-      `starting ${enabled.length === 1 ? 'the MCP server' : `${enabled.length} MCP servers`} ${names} (at most ${limit} s)…`,
+      `starting ${enabled.length === 1 ? 'the MCP server' : `${enabled.length} MCP servers`} ${names} (at ` +
+        `most ${limit} s)…`,
     );
   }
   const running = await startConfiguredMcpServers(context, loaded);

@@ -40,9 +40,9 @@ export async function sandboxCheckCommand(context: CommandContext): Promise<numb
     return availability.ok ? 0 : 1;
   }
   const yes = (value: boolean): string => (value ? 'yes' : 'no');
-  const lines = [
-    `engine      ${availability.engine ?? 'none'}${availability.ok && availability.version ? ` ${availability.version}` : ''}${availability.program ? ` (${availability.program})` : ''}`,
-  ];
+  const version = availability.ok && availability.version ? ` ${availability.version}` : '';
+  const program = availability.program ? ` (${availability.program})` : '';
+  const lines = [`engine      ${availability.engine ?? 'none'}${version}${program}`];
   if (namespaces)
     lines.push(
       `namespaces  user: ${yes(namespaces.user)}, pid: ${yes(namespaces.pid)}, network: ${yes(namespaces.network)}`,

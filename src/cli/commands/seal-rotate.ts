@@ -13,7 +13,9 @@ export function sealRotateCommand(context: CommandContext): number {
   const home = dataHome(context.facts.environment);
   LogSeal.rotate(home);
   context.status(
-    `Made a new log seal key (${sealKeyFile(home)}). Conversations stay readable; settings and approvals recorded before now carry no authority: pass settings again with --cfg, and approvals of an incomplete turn are asked again.`,
+    `Made a new log seal key (${sealKeyFile(home)}). Conversations stay readable; settings and approvals recorded ` +
+      `before now carry no authority: pass settings again with --cfg, and approvals of an incomplete turn are ` +
+      `asked again.`,
   );
   return 0;
 }

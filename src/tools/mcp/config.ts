@@ -39,7 +39,9 @@ export function configuredMcpServers(
     const where = (field?: string): string => originOf(loaded, field ? [...key, field] : key);
     if (entry.command === undefined && entry.url === undefined) {
       throw new ConfigError(`${where()}: mcp.servers.${name} has neither command nor url`, {
-        hint: `Give command = "<program>" (with args = [...]) for a server jp starts, or url = "http://..." for a streamable HTTP server.`,
+        hint:
+          `Give command = "<program>" (with args = [...]) for a server jp starts, or url = "http://..." for a ` +
+          `streamable HTTP server.`,
       });
     }
     if (entry.command !== undefined && entry.url !== undefined) {
@@ -51,7 +53,8 @@ export function configuredMcpServers(
     for (const field of transport === 'stdio' ? httpOnly : stdioOnly) {
       if (entry[field] === undefined) continue;
       throw new ConfigError(
-        `${where(field)}: mcp.servers.${name}.${field} applies only to a server ${transport === 'stdio' ? 'reached by url' : 'started with command'}`,
+        `${where(field)}: mcp.servers.${name}.${field} applies only to a ` +
+          `server ${transport === 'stdio' ? 'reached by url' : 'started with command'}`,
         {
           hint: `Remove mcp.servers.${name}.${field}.`,
         },

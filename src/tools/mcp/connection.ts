@@ -88,10 +88,12 @@ interface ActiveCall {
   controller: AbortController;
 }
 
+type StreamableHttp = typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+
 type Sdk = {
   Client: typeof import('@modelcontextprotocol/sdk/client/index.js').Client;
   ServerProcessTransport: typeof import('./stdio-transport.ts').ServerProcessTransport;
-  StreamableHTTPClientTransport: typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js').StreamableHTTPClientTransport;
+  StreamableHTTPClientTransport: StreamableHttp['StreamableHTTPClientTransport'];
   ElicitRequestSchema: typeof import('@modelcontextprotocol/sdk/types.js').ElicitRequestSchema;
   AjvJsonSchemaValidator: typeof import('@modelcontextprotocol/sdk/validation/ajv').AjvJsonSchemaValidator;
 };
@@ -266,7 +268,10 @@ export class McpConnection {
     if (this.state !== 'ready' || !client) {
       return {
         kind: 'error',
-        message: `${displayName} is not available: the MCP server ${this.spec.name} ${this.state === 'stopped' ? 'stopped' : 'is not running'} (${this.problem ?? 'unknown reason'}).`,
+        message:
+          `${displayName} is not available: the MCP ` +
+          `server ${this.spec.name} ${this.state === 'stopped' ? 'stopped' : 'is not running'} ` +
+          `(${this.problem ?? 'unknown reason'}).`,
       };
     }
     const controller = new AbortController();
@@ -327,7 +332,9 @@ export class McpConnection {
       if (timedOut) {
         return {
           kind: 'error',
-          message: `${displayName} timed out after ${Math.round(options.timeoutMilliseconds / 1000)} s and was cancelled (mcp.servers.${this.spec.name}.tool_timeout_secs)`,
+          message:
+            `${displayName} timed out after ${Math.round(options.timeoutMilliseconds / 1000)} s and was ` +
+            `cancelled (mcp.servers.${this.spec.name}.tool_timeout_secs)`,
         };
       }
       // The server may have stopped while the call ran (state changes behind TypeScript's back).
@@ -393,14 +400,17 @@ export class McpConnection {
   }
 }
 
-/** A stdio server's command wrapped in the sandbox; a sandbox that cannot start fails its start-up (never unconfined). */
+/**
+ * A stdio server's command wrapped in the sandbox; a sandbox that cannot start fails its start-up (never unconfined).
+ */
 async function confinedServer(spec: McpServerSpec, sandbox: CommandSandbox | undefined): Promise<PreparedCommand> {
   if (!sandbox)
     throw new Error(`mcp.servers.${spec.name}.sandbox = true, but this command has no sandbox to start it in`);
   const availability = await sandbox.availability();
   if (!availability.ok)
     throw new Error(
-      `mcp.servers.${spec.name}.sandbox = true, and the sandbox cannot start: ${availability.cause}. Fix: ${availability.fix}`,
+      `mcp.servers.${spec.name}.sandbox = true, and the sandbox cannot start: ${availability.cause}. ` +
+        `Fix: ${availability.fix}`,
     );
   return sandbox.prepare({ file: spec.command!, arguments: spec.args, cwd: spec.cwd });
 }

@@ -18,7 +18,10 @@ function describeBlock(block: Block): string {
       return String(block.text ?? '');
     case 'image':
     case 'audio':
-      return `[${block.type}: ${String(block.mimeType ?? 'unknown type')}, ${describeBytes(block.data)}; not shown to the model]`;
+      return (
+        `[${block.type}: ${String(block.mimeType ?? 'unknown type')}, ${describeBytes(block.data)}; not shown ` +
+        `to the model]`
+      );
     case 'resource_link': {
       const name = typeof block.title === 'string' ? block.title : String(block.name ?? 'resource');
       const details = [block.mimeType, block.description]
@@ -29,7 +32,10 @@ function describeBlock(block: Block): string {
     case 'resource': {
       const resource = (block.resource ?? {}) as Block;
       if (typeof resource.text === 'string') return `[resource <${String(resource.uri)}>]\n${resource.text}`;
-      return `[resource <${String(resource.uri)}>: ${String(resource.mimeType ?? 'binary')}, ${describeBytes(resource.blob)}]`;
+      return (
+        `[resource ` +
+        `<${String(resource.uri)}>: ${String(resource.mimeType ?? 'binary')}, ${describeBytes(resource.blob)}]`
+      );
     }
     default:
       return `[${String(block.type)} content]`;

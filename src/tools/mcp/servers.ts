@@ -88,13 +88,15 @@ export class McpServers {
         const name = mcpToolName(server, remote.name);
         if (name.length > maxToolNameLength) {
           running.warnings.push(
-            `the tool ${remote.name} of the MCP server ${server} is left out: ${name} is longer than ${maxToolNameLength} characters`,
+            `the tool ${remote.name} of the MCP server ${server} is left out: ${name} is longer ` +
+              `than ${maxToolNameLength} characters`,
           );
           continue;
         }
         if (running.tools.has(name)) {
           running.warnings.push(
-            `the tool ${remote.name} of the MCP server ${server} is left out: another of its tools is also named ${name}`,
+            `the tool ${remote.name} of the MCP server ${server} is left out: another of its tools is also ` +
+              `named ${name}`,
           );
           continue;
         }

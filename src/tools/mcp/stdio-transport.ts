@@ -95,7 +95,9 @@ export class ServerProcessTransport implements Transport {
           // A message over the SDK's buffer: it cannot be read, and what follows it cannot be told
           // apart from it. The server is stopped at once, saying why (its call fails now, not at
           // its time limit).
-          this.stoppedBecause = `it sent a message larger than ${STDIO_DEFAULT_MAX_BUFFER_SIZE / 1024 / 1024} MiB, the most jp reads from an MCP server, and was stopped`;
+          this.stoppedBecause =
+            `it sent a message larger than ${STDIO_DEFAULT_MAX_BUFFER_SIZE / 1024 / 1024} MiB, ` +
+            `the most jp reads from an MCP server, and was stopped`;
           this.signal('SIGKILL');
           return;
         }

@@ -1,11 +1,11 @@
 /**
  * `jp web` against who should not reach it, or not that way (DESIGN §10), on the real binary and
  * in a real browser: requests without the token, with another Host (DNS rebinding) or from another
- * origin; a page of another origin in the same browser; another local user's server on another
- * port, reached by a link in the model's text; images in the model's text that would call home; the
- * Content-Security-Policy behind the sanitiser; markup in the model's and tools' text and titles;
- * answers not bound to the very inquiry, call and payload shown; a log whose question says something
- * else than its call.
+ * origin, or naming a conversation by a path; a page of another origin in the same browser, reading,
+ * acting or framing the page; another local user's server on another port, reached by a link in the
+ * model's text; images in the model's text that would call home; the Content-Security-Policy behind
+ * the sanitiser; markup in the model's and tools' text and titles; answers not bound to the very
+ * inquiry, call and payload shown; a log whose question says something else than its call.
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -273,7 +273,7 @@ describe('jp web refuses', () => {
     }
   });
 
-  it('a page of another origin, in the browser that holds the page, can neither read the runs nor stop one', async () => {
+  it('a page of another origin, in the browser that holds the page, can neither read the runs, stop one, nor frame the page', async () => {
     const sandbox = cleanup.sandbox();
     const conversationId = await detached(
       sandbox,
@@ -334,6 +334,18 @@ describe('jp web refuses', () => {
     // Each request was answered (the fetches returned) and the run still runs.
     const listed = JSON.parse((await runJp(sandbox, ['conversation', 'ls', '--json'])).stdout);
     assert.equal(listed[0].state, 'running');
+    // Nor show it in a frame of its own, to have the person click through it (clickjacking).
+    await evil.evaluate((url) => {
+      const frame = document.createElement('iframe');
+      frame.src = url;
+      document.body.append(frame);
+      return new Promise((resolve) => frame.addEventListener('load', resolve));
+    }, running.url);
+    const framed = evil.frames().find((frame) => frame !== evil.mainFrame());
+    assert.ok(framed);
+    // Refused, the frame shows the browser's error page instead.
+    await eventually('the frame to have navigated', () => !['', 'about:blank'].includes(framed.url()), 60_000);
+    assert.ok(!framed.url().startsWith(running.origin), framed.url());
     sandbox.write('release', '');
     await row(page, 'target run').locator('.state.idle').waitFor(patience);
   });

@@ -2,10 +2,10 @@
  * `jp web` in a real browser (Chromium through playwright-core) against real runs of the built
  * binary: the list follows runs as they start and end, a live answer streams, a live run's
  * question is answered from the page and the run goes on, a deferred run is continued from the
- * page, and a view keeps the attach contract (what streamed before it came, history from where it
- * asks, each event once, in a few batches), and the list has every workspace its user's jp has run
- * in, wherever it starts. The guards are web-guard.test.ts's; SSH hosts
- * web-ssh.test.ts's.
+ * page, a run is detached from and stopped, a finished turn's changes are shown, a view keeps the
+ * attach contract (what streamed before it came, history from where it asks, each event once, in
+ * a few batches), and the list has every workspace its user's jp has run in, wherever it starts.
+ * The guards are web-guard.test.ts's; SSH hosts web-ssh.test.ts's.
  */
 import assert from 'node:assert/strict';
 import { appendFileSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -168,6 +168,62 @@ describe('jp web in a browser', () => {
     await row(page, 'deferred one').click();
     await page.locator('.block.assistant', { hasText: 'Continued and done.' }).waitFor(patience);
     assert.equal(await page.locator('.block.assistant', { hasText: 'Continued and done.' }).count(), 1);
+  });
+});
+
+describe('jp web acts on a run', () => {
+  it('detaches from a run and stops it from the page; shows what a finished turn changed', async () => {
+    const sandbox = cleanup.sandbox();
+    await detached(
+      sandbox,
+      {
+        steps: [
+          {
+            parts: [{ tool_call: { name: 'fs_create_file', arguments: { path: 'made.txt', content: 'made here\n' } } }],
+          },
+          { parts: [{ text: 'Made it.' }] },
+        ],
+      },
+      'make a file',
+      ['--new', '-c', 'conversation.tools.fs_create_file.run="unattended"'],
+    );
+    const stopped = await detached(
+      sandbox,
+      {
+        steps: [
+          { parts: [{ tool_call: { name: 'run_command', arguments: { command: releaseWait } } }] },
+          { parts: [{ text: 'Never said.' }] },
+        ],
+      },
+      'stop me',
+      ['--new', ...unattendedCommands],
+    );
+    const running = await web(sandbox);
+    const page = await openPage(running);
+    page.on('dialog', (dialog) => void dialog.accept());
+    // Detached: the page stops watching, the run goes on.
+    await row(page, 'stop me').locator('.state.running').waitFor(patience);
+    await row(page, 'stop me').click();
+    await page.locator('#detach').waitFor({ state: 'visible', ...patience });
+    await page.locator('#detach').click();
+    await page.locator('#notice', { hasText: 'Detached: the run goes on.' }).waitFor(patience);
+    assert.equal(
+      JSON.parse((await runJp(sandbox, ['conversation', 'ls', '--json'])).stdout).find(
+        (listed: { id: string }) => listed.id === stopped,
+      ).state,
+      'running',
+    );
+    // Stopped: saved and resumable, the command never let finish.
+    await page.locator('#stop').click();
+    await row(page, 'stop me').locator('.state.interrupted').waitFor(patience);
+    assert.ok(!readEvents(sandbox, stopped).some((event) => JSON.stringify(event).includes('Never said.')));
+    // A finished turn that wrote a file: its changes, as `jp conversation diff` shows them.
+    await row(page, 'make a file').locator('.state.idle').waitFor(patience);
+    await row(page, 'make a file').click();
+    await page.locator('#changes').click();
+    const diff = page.locator('#diff-text');
+    await diff.locator(':scope', { hasText: 'made.txt' }).waitFor(patience);
+    assert.match((await diff.textContent()) ?? '', /\+made here/);
   });
 });
 

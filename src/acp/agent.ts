@@ -1,30 +1,29 @@
 /**
  * `jp acp`: an Agent Client Protocol agent on stdio (DESIGN §14), built on the SDK's agent app. A
  * session is a conversation of the workspace of its `cwd`; each prompt is one run of it, started
- * and spoken to exactly as `jp query` does (a query server, through the protocol of DESIGN §8), so
- * locks, trust, the sandbox, the log and `jp conversation attach`/`ls`/`kill` work the same.
- * Nothing but JSON-RPC is written to stdout; tracing goes to the log.
+ * and spoken to exactly as `jp query` does (prompt-turn.ts), so locks, trust, the sandbox, the log
+ * and `jp conversation attach`/`ls`/`kill` work the same. Nothing but JSON-RPC is written to
+ * stdout; tracing goes to the log.
  */
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import {
   agent,
-  methods,
-  PROTOCOL_VERSION,
-  RequestError,
   type AgentConnection,
   type ClientCapabilities,
   type ContentBlock,
+  type McpServer,
+  methods,
+  PROTOCOL_VERSION,
+  RequestError,
+  type SessionConfigOption,
   type SessionInfo,
+  type SessionModeState,
   type SessionUpdate,
-  type Stream,
   type StopReason,
+  type Stream,
 } from '@agentclientprotocol/sdk';
-import { jpVersion } from '../version.ts';
-import { requireExisting } from '../conversation/targets.ts';
 import { untrustedWarning, type WorkspaceTrust } from '../config/trust.ts';
-import type { LogSettings } from '../output/logger.ts';
-import { connectToServer } from '../client/socket-link.ts';
 import { readEventLog } from '../conversation/reader.ts';
 import {
   createConversation,
@@ -32,33 +31,41 @@ import {
   lastCompleteEvent,
   listConversationIds,
   readMetadata,
-  removeConversation,
 } from '../conversation/store.ts';
-import { findIncompleteTurn } from '../conversation/turn-state.ts';
-import { JpError, toJpError } from '../errors.ts';
+import { requireExisting } from '../conversation/targets.ts';
+import { toJpError } from '../errors.ts';
 import type { Logger } from '../output/logger.ts';
 import { visible } from '../output/sanitize.ts';
-import { resultQuery } from '../report/result.ts';
-import type { RunRequest } from '../protocol/run-request.ts';
-import { spawnServer } from '../server/spawn.ts';
-import { acquireLock, refusalIfHeld } from '../workspace/lock.ts';
-import { prepareWorkspace, resolveWorkspace, userSubdirectory, type Workspace } from '../workspace/workspace.ts';
-import { AcpRunClient, type EditorPeer } from './run-client.ts';
-import { messageOfPrompt, stopReasonOf, UpdateMapper } from './updates.ts';
+import { jpVersion } from '../version.ts';
+import { refusalIfHeld } from '../workspace/lock.ts';
+import { prepareWorkspace, userSubdirectory } from '../workspace/workspace.ts';
+import { availableCommands, commandOf } from './commands.ts';
+import { editorPeer } from './editor-peer.ts';
+import { imagesOfPrompt, messageOfPrompt } from './prompt-content.ts';
+import { runPrompt } from './prompt-turn.ts';
+import { readStoredSession, storeSession } from './session-store.ts';
+import { type AcpSessionContext, type RunSettings, readRunSettings, Session } from './session.ts';
+import { configOptionIds, isModeId, SessionSettings } from './session-settings.ts';
+import { UpdateMapper } from './updates.ts';
 
 /** JSON-RPC error codes jp answers with (besides the SDK's own for malformed requests). */
-const errorCodes = { invalidParams: -32602, notFound: -32002, internal: -32603 } as const;
+const errorCodes = { authRequired: -32000, invalidParams: -32602, notFound: -32002, internal: -32603 } as const;
 
-/** A jp error as a JSON-RPC error: the message names what and where, `data` carries jp's code, exit code and hint. */
+/**
+ * A jp error as a JSON-RPC error: the message names what and where, `data` carries jp's code, exit
+ * code and hint. A model whose key is missing is ACP's authentication error.
+ */
 export function requestErrorOf(error: unknown): RequestError {
   if (error instanceof RequestError) return error;
   const jpError = toJpError(error);
   const code =
-    jpError.code === 'conversation_not_found'
-      ? errorCodes.notFound
-      : jpError.status === 'usage'
-        ? errorCodes.invalidParams
-        : errorCodes.internal;
+    jpError.code === 'api_key_missing'
+      ? errorCodes.authRequired
+      : jpError.code === 'conversation_not_found'
+        ? errorCodes.notFound
+        : jpError.status === 'usage'
+          ? errorCodes.invalidParams
+          : errorCodes.internal;
   return new RequestError(code, jpError.message, {
     code: jpError.code,
     exit_code: jpError.exitCode,
@@ -66,43 +73,24 @@ export function requestErrorOf(error: unknown): RequestError {
   });
 }
 
-/**
- * What a session needs of the front end that started `jp acp` (the composition root builds it):
- * `jp acp`'s own settings in the session's working directory, never prompting at a terminal.
- */
-export interface AcpSessionContext {
-  workspace(): Workspace;
-  /** Loads the configuration (a broken one is this request's error, with its file, line and key), then decides trust as a headless run does: never asked. */
-  trust(): Promise<WorkspaceTrust>;
-  /** The configuration part of a run request, with the trust decided. */
-  requestConfig(trust: WorkspaceTrust): RunRequest['config'];
-  logSettings(): LogSettings;
-  /** The jp entry point a query server is spawned from. */
-  readonly programFile: string;
-  readonly environment: NodeJS.ProcessEnv;
-}
-
-interface Session {
-  id: string;
-  cwd: string;
-  context: AcpSessionContext;
-  workspace: Workspace;
-  /** Set from the moment a prompt is accepted until its response. */
-  prompting: boolean;
-  running: AcpRunClient | undefined;
-  /** session/cancel arrived while the prompt's run was starting: it is cancelled once it can be. */
-  cancelRequested: boolean;
-  /** Made by session/new in this connection: removed again when the editor leaves without a prompt sent in it. */
-  created: boolean;
-}
+export type { AcpSessionContext } from './session.ts';
 
 export interface AcpAgentOptions {
-  /** `jp acp`'s own context, in its working directory. */
-  context: AcpSessionContext;
-  /** The same in a session's working directory (absolute, a directory: checked before). */
+  /**
+   * Where `jp acp` was started: never a workspace it reads by itself (each session names its own
+   * `cwd`); only session/list without a `cwd` looks there.
+   */
+  launchDirectory: string;
+  /** `jp acp`'s context in a session's working directory (absolute, a directory: checked before). */
   contextIn(cwd: string): AcpSessionContext;
   logger: Logger;
   stream: Stream;
+}
+
+/** What session/new, load and resume answer besides the id: the modes and the config options. */
+interface SessionState {
+  modes: SessionModeState;
+  configOptions: SessionConfigOption[];
 }
 
 export class AcpAgent {
@@ -115,7 +103,10 @@ export class AcpAgent {
     this.options = options;
   }
 
-  /** Serves the editor until it closes the connection; the runs still going are stopped (saved, resumable). */
+  /**
+   * Serves the editor until it closes the connection; the runs still going are stopped (saved,
+   * resumable). Every session stays: its id can be loaded later, by this editor or another.
+   */
   async serve(): Promise<void> {
     const app = agent({ name: 'jp' })
       .onRequest(methods.agent.initialize, ({ params }) => {
@@ -128,53 +119,46 @@ export class AcpAgent {
           protocolVersion: PROTOCOL_VERSION,
           agentCapabilities: {
             loadSession: true,
-            promptCapabilities: { embeddedContext: true },
-            sessionCapabilities: { list: {} },
+            promptCapabilities: { embeddedContext: true, image: true },
+            mcpCapabilities: { http: true },
+            sessionCapabilities: { list: {}, resume: {}, close: {} },
           },
           agentInfo: { name: 'jp', title: 'jp', version: jpVersion },
           authMethods: [],
         };
       })
       .onRequest(methods.agent.session.new, ({ params }) =>
-        this.guard(() => this.newSession(params.cwd, params.mcpServers.length)),
+        this.guard(() => this.newSession(params.cwd, params.mcpServers)),
       )
       .onRequest(methods.agent.session.load, ({ params }) =>
-        this.guard(() => this.loadSession(params.sessionId, params.cwd)),
+        this.guard(() => this.openSession(params.sessionId, params.cwd, params.mcpServers, true)),
+      )
+      .onRequest(methods.agent.session.resume, ({ params }) =>
+        this.guard(() => this.openSession(params.sessionId, params.cwd, params.mcpServers ?? [], false)),
+      )
+      .onRequest(methods.agent.session.close, ({ params }) =>
+        this.guard(async () => this.closeSession(params.sessionId)),
       )
       .onRequest(methods.agent.session.list, ({ params }) =>
         this.guard(() => this.listSessions(params.cwd ?? undefined)),
+      )
+      .onRequest(methods.agent.session.setMode, ({ params }) =>
+        this.guard(() => this.setMode(params.sessionId, params.modeId)),
+      )
+      .onRequest(methods.agent.session.setConfigOption, ({ params }) =>
+        this.guard(() => this.setConfigOption(params.sessionId, params.configId, params.value)),
       )
       .onRequest(methods.agent.session.prompt, ({ params }) =>
         this.guard(() => this.prompt(params.sessionId, params.prompt)),
       )
       .onNotification(methods.agent.session.cancel, ({ params }) => {
         this.options.logger.info('acp: cancel', { session: params.sessionId });
-        const session = this.sessions.get(params.sessionId);
-        if (!session?.prompting) return;
-        if (session.running) session.running.cancel();
-        else session.cancelRequested = true;
+        this.cancel(params.sessionId);
       });
     const connection = app.connect(this.options.stream);
     this.connection = connection;
     await connection.closed;
-    for (const session of this.sessions.values()) {
-      session.running?.close();
-      if (session.created) this.removeIfUnused(session);
-    }
-  }
-
-  /** A session opened and left without a prompt leaves no conversation behind (an editor opens one per panel). */
-  private removeIfUnused(session: Session): void {
-    try {
-      const { conversationsDirectory } = session.workspace;
-      if (lastCompleteEvent(eventsFile(conversationsDirectory, session.id)).kind === 'empty')
-        removeConversation(conversationsDirectory, session.id);
-    } catch (error) {
-      this.options.logger.warn('acp: an unused session was not removed', {
-        session: session.id,
-        error: (error as Error).message,
-      });
-    }
+    for (const session of this.sessions.values()) session.running?.close();
   }
 
   private async guard<T>(body: () => Promise<T>): Promise<T> {
@@ -195,6 +179,15 @@ export class AcpAgent {
     );
   }
 
+  /** Sends updates after the response to the request being handled (which the SDK writes once its handler returns). */
+  private updateAfterResponse(sessionId: string, updates: SessionUpdate[]): void {
+    setImmediate(() => {
+      void (async () => {
+        for (const update of updates) await this.update(sessionId, update);
+      })();
+    });
+  }
+
   /** A session's context: `jp acp`'s own, in the session's working directory. */
   private contextFor(cwd: string): AcpSessionContext {
     if (!path.isAbsolute(cwd))
@@ -209,79 +202,127 @@ export class AcpAgent {
     return this.options.contextIn(cwd);
   }
 
-  /** The session's first update when its workspace config is not trusted: which keys are ignored. */
-  private untrustedUpdate(trust: WorkspaceTrust): SessionUpdate | undefined {
-    const warning = untrustedWarning(trust);
-    if (!warning) return undefined;
-    const text = `jp: ${warning}`;
+  private sessionOf(sessionId: string): Session {
+    const session = this.sessions.get(sessionId);
+    if (!session)
+      throw new RequestError(errorCodes.notFound, `no session ${sessionId} in this connection`, {
+        hint: 'Create one with session/new, or open it with session/load.',
+      });
+    return session;
+  }
+
+  /** A note for the session's first updates: a notice when the editor shows them, else a line of the answer. */
+  private note(title: string, text: string): SessionUpdate {
     return this.capabilities.session?.notices
-      ? { sessionUpdate: 'notice', severity: 'warning', title: 'Workspace config not trusted', description: text }
+      ? { sessionUpdate: 'notice', severity: 'warning', title, description: text }
       : { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `${text}\n\n` } };
   }
 
-  private async newSession(cwd: string, editorMcpServers: number): Promise<{ sessionId: string }> {
+  /** What a session's first updates say: ignored untrusted keys, editor MCP servers jp cannot use. */
+  private notes(trust: WorkspaceTrust, settings: RunSettings): SessionUpdate[] {
+    const updates: SessionUpdate[] = [];
+    const warning = untrustedWarning(trust);
+    if (warning) updates.push(this.note('Workspace config not trusted', `jp: ${warning}`));
+    if (settings.editorServers.skipped.length > 0)
+      updates.push(this.note('MCP servers not used', `jp: not used: ${settings.editorServers.skipped.join('; ')}`));
+    return updates;
+  }
+
+  private commandsUpdate(): SessionUpdate {
+    return { sessionUpdate: 'available_commands_update', availableCommands: availableCommands() };
+  }
+
+  private state(session: Session, settings: RunSettings): SessionState {
+    return {
+      modes: session.settings.modeState(),
+      configOptions: session.settings.configOptions(settings.modelId, session.context.offeredModels),
+    };
+  }
+
+  private async newSession(cwd: string, editorServers: McpServer[]): Promise<{ sessionId: string } & SessionState> {
     const context = this.contextFor(cwd);
-    const trust = await context.trust();
     const workspace = context.workspace();
+    const sessionSettings = new SessionSettings();
+    const settings = await readRunSettings(context, sessionSettings, editorServers, cwd, undefined);
+    // A model that cannot be used (its key is missing) is said now, not at the first prompt.
+    settings.model();
     prepareWorkspace(workspace);
     const { id } = createConversation(workspace.conversationsDirectory, { title: null });
-    this.sessions.set(id, {
-      id,
-      cwd,
-      context,
-      workspace,
-      prompting: false,
-      running: undefined,
-      cancelRequested: false,
-      created: true,
-    });
+    const session = new Session({ id, cwd, context, workspace, editorServers, settings: sessionSettings });
+    this.sessions.set(id, session);
     this.options.logger.info('acp: new session', {
       session: id,
       workspace: workspace.root,
-      untrusted_keys: trust.ignored.map((key) => key.key),
+      untrusted_keys: settings.trust.ignored.map((key) => key.key),
+      editor_mcp_servers: settings.editorServers.names.map((name) => name.jp),
     });
-    if (editorMcpServers > 0)
-      this.options.logger.info('acp: the editor offered MCP servers; jp uses those of its own configuration', {
-        count: editorMcpServers,
-      });
-    const first = this.untrustedUpdate(trust);
-    // After the response, which the SDK writes once this handler has returned.
-    if (first) setImmediate(() => void this.update(id, first));
-    return { sessionId: id };
+    this.updateAfterResponse(id, [...this.notes(settings.trust, settings), this.commandsUpdate()]);
+    return { sessionId: id, ...this.state(session, settings) };
   }
 
-  private async loadSession(sessionId: string, cwd: string): Promise<Record<string, never>> {
+  /** session/load (`replay`: the history is sent as updates first) and session/resume. */
+  private async openSession(
+    sessionId: string,
+    cwd: string,
+    editorServers: McpServer[],
+    replay: boolean,
+  ): Promise<SessionState> {
     const context = this.contextFor(cwd);
-    const trust = await context.trust();
     const workspace = context.workspace();
     const id = requireExisting(workspace, sessionId);
     const held = refusalIfHeld(userSubdirectory(workspace, 'locks'), id);
     if (held) throw held;
     if (this.sessions.get(id)?.prompting)
       throw new RequestError(errorCodes.invalidParams, `session ${id} has a prompt running`);
-    const first = this.untrustedUpdate(trust);
-    if (first) await this.update(id, first);
-    const mapper = new UpdateMapper(workspace.toolRoot);
-    for (const event of readEventLog(eventsFile(workspace.conversationsDirectory, id)).events) {
-      for (const update of mapper.event(event, true)) await this.update(id, update);
+    const sessionSettings = new SessionSettings();
+    const stored = readStoredSession(workspace, id);
+    if (stored.mode) sessionSettings.mode = stored.mode;
+    if (stored.model) sessionSettings.model = stored.model;
+    const session = new Session({ id, cwd, context, workspace, editorServers, settings: sessionSettings });
+    const settings = await session.runSettings();
+    for (const update of this.notes(settings.trust, settings)) await this.update(id, update);
+    if (replay) {
+      const mapper = new UpdateMapper(workspace.toolRoot, settings.contextWindowTokens());
+      for (const event of readEventLog(eventsFile(workspace.conversationsDirectory, id)).events)
+        for (const update of mapper.event(event, true)) await this.update(id, update);
+      for (const update of mapper.closeOpenCalls('the turn stopped before the call finished'))
+        await this.update(id, update);
     }
-    this.sessions.set(id, {
-      id,
-      cwd,
-      context,
-      workspace,
-      prompting: false,
-      running: undefined,
-      cancelRequested: false,
-      created: false,
+    this.sessions.set(id, session);
+    this.options.logger.info(replay ? 'acp: session loaded' : 'acp: session resumed', {
+      session: id,
+      workspace: workspace.root,
     });
-    this.options.logger.info('acp: session loaded', { session: id, workspace: workspace.root });
+    this.updateAfterResponse(id, [this.commandsUpdate()]);
+    return this.state(session, settings);
+  }
+
+  /** Keeps the session's mode and model choice for its next connection (session-store.ts). */
+  private remember(session: Session): void {
+    storeSession(session.workspace, session.id, {
+      mode: session.settings.mode,
+      ...(session.settings.model !== undefined ? { model: session.settings.model } : {}),
+    });
+  }
+
+  private closeSession(sessionId: string): Record<string, never> {
+    const session = this.sessionOf(sessionId);
+    if (session.prompting) this.cancel(sessionId);
+    this.sessions.delete(sessionId);
+    this.options.logger.info('acp: session closed', { session: sessionId });
     return {};
   }
 
+  private cancel(sessionId: string): void {
+    const session = this.sessions.get(sessionId);
+    if (!session?.prompting) return;
+    if (session.running) session.running.cancel();
+    else session.cancelRequested = true;
+  }
+
   private async listSessions(cwd: string | undefined): Promise<{ sessions: SessionInfo[] }> {
-    const workspace =
-      cwd === undefined ? this.options.context.workspace() : resolveWorkspace(cwd, this.options.context.environment);
+    const context = cwd === undefined ? this.options.contextIn(this.options.launchDirectory) : this.contextFor(cwd);
+    const workspace = context.workspace();
     const sessions: SessionInfo[] = [];
     for (const id of listConversationIds(workspace.conversationsDirectory).reverse()) {
       try {
@@ -301,145 +342,111 @@ export class AcpAgent {
     return { sessions };
   }
 
-  private async prompt(sessionId: string, blocks: ContentBlock[]): Promise<{ stopReason: StopReason }> {
-    const session = this.sessions.get(sessionId);
-    if (!session) {
-      throw new RequestError(errorCodes.notFound, `no session ${sessionId} in this connection`, {
-        hint: 'Create one with session/new, or open it with session/load.',
+  private async setMode(sessionId: string, modeId: string): Promise<Record<string, never>> {
+    const session = this.sessionOf(sessionId);
+    if (!isModeId(modeId))
+      throw new RequestError(errorCodes.invalidParams, `no session mode ${JSON.stringify(modeId)}`, {
+        hint: `The modes are ${session.settings
+          .modeState()
+          .availableModes.map((mode) => mode.id)
+          .join(', ')}.`,
       });
+    session.settings.mode = modeId;
+    this.remember(session);
+    this.options.logger.info('acp: mode', { session: sessionId, mode: modeId });
+    const settings = await session.runSettings();
+    this.updateAfterResponse(sessionId, [
+      { sessionUpdate: 'current_mode_update', currentModeId: modeId },
+      { sessionUpdate: 'config_option_update', configOptions: this.state(session, settings).configOptions },
+    ]);
+    return {};
+  }
+
+  private async setConfigOption(
+    sessionId: string,
+    configId: string,
+    value: string | boolean,
+  ): Promise<{ configOptions: SessionConfigOption[] }> {
+    const session = this.sessionOf(sessionId);
+    if (typeof value !== 'string')
+      throw new RequestError(errorCodes.invalidParams, `config option ${JSON.stringify(configId)} takes a value id`);
+    if (configId === configOptionIds.mode) {
+      await this.setMode(sessionId, value);
+      return { configOptions: this.state(session, await session.runSettings()).configOptions };
     }
+    if (configId !== configOptionIds.model)
+      throw new RequestError(errorCodes.invalidParams, `no config option ${JSON.stringify(configId)}`, {
+        hint: `The options are ${Object.values(configOptionIds).join(', ')}.`,
+      });
+    const before = await session.runSettings();
+    const offered = new Set([before.modelId, ...session.context.offeredModels]);
+    if (!offered.has(value))
+      throw new RequestError(errorCodes.invalidParams, `model ${JSON.stringify(value)} is not offered`, {
+        hint: `Offered: ${[...offered].join(', ')}. jp acp offers the models given with -m (one -m each).`,
+      });
+    const previous = session.settings.model;
+    session.settings.model = value;
+    try {
+      // A model that cannot be used (its key is missing, its provider unknown) is refused now.
+      (await session.runSettings()).model();
+    } catch (error) {
+      session.settings.model = previous;
+      throw error;
+    }
+    this.remember(session);
+    this.options.logger.info('acp: model', { session: sessionId, model: value });
+    return { configOptions: this.state(session, await session.runSettings()).configOptions };
+  }
+
+  private async prompt(sessionId: string, blocks: ContentBlock[]): Promise<{ stopReason: StopReason }> {
+    const session = this.sessionOf(sessionId);
     if (session.prompting)
       throw new RequestError(errorCodes.invalidParams, `session ${sessionId} has a prompt running; cancel it first`);
+    const command = commandOf(blocks, sessionId);
     const message = messageOfPrompt(blocks);
-    if (message.trim() === '')
-      throw new RequestError(errorCodes.invalidParams, 'the prompt is empty: it has no text and no resource');
+    const images = imagesOfPrompt(blocks);
+    if (!command && message.trim() === '' && images.length === 0)
+      throw new RequestError(errorCodes.invalidParams, 'the prompt is empty: it has no text, no resource and no image');
     session.prompting = true;
     session.cancelRequested = false;
     try {
-      return await this.runPrompt(session, message);
+      if (command) return await this.runCommand(session, command);
+      const peer = editorPeer({
+        connection: this.connection!,
+        capabilities: this.capabilities,
+        sessionId,
+        logger: this.options.logger,
+        update: (update) => void this.update(sessionId, update),
+      });
+      return await runPrompt(session, message, images, { peer, logger: this.options.logger });
     } finally {
       session.prompting = false;
       session.running = undefined;
     }
   }
 
-  /** One prompt as one run of the session's conversation: lock, server, client, result. */
-  private async runPrompt(session: Session, message: string): Promise<{ stopReason: StopReason }> {
-    const sessionId = session.id;
-    const { context, workspace } = session;
-    const { logger } = this.options;
-    const trust = await context.trust();
-    if (session.cancelRequested) return { stopReason: 'cancelled' };
-    const lock = acquireLock(userSubdirectory(workspace, 'locks'), sessionId, { waitSeconds: 0, role: 'client' });
-    let request: RunRequest;
-    try {
-      const incomplete = findIncompleteTurn(
-        readEventLog(eventsFile(workspace.conversationsDirectory, sessionId)).events,
+  /** A slash command: the jp command runs; what it says is the answer; a failure is the prompt's error. */
+  private async runCommand(
+    session: Session,
+    command: { name: string; arguments: string[]; diff: boolean },
+  ): Promise<{ stopReason: StopReason }> {
+    this.options.logger.info('acp: command', { session: session.id, command: command.name });
+    const outcome = await session.context.jpCommand(command.arguments);
+    const output = visible(outcome.stdout.trimEnd());
+    const status = visible(outcome.stderr.trim());
+    if (outcome.code !== 0)
+      throw new RequestError(
+        errorCodes.internal,
+        `/${command.name} failed: ${status || output || `exit code ${outcome.code}`}`,
+        { exit_code: outcome.code },
       );
-      request = {
-        conversation_id: sessionId,
-        workspace: { root: workspace.root, is_default: workspace.isDefault, tool_root: workspace.toolRoot },
-        cwd: session.cwd,
-        // A prompt after a stopped turn (a cancel, a crash) is the user's reply to it, as Ctrl+C → reply.
-        message: incomplete ? null : message,
-        ...(incomplete ? { reply: message } : {}),
-        resume: incomplete !== undefined,
-        discard_turn: false,
-        detached: false,
-        config: context.requestConfig(trust),
-        tools: { no_tools: false, enabled: [] },
-        lock_token: lock.token,
-        log: context.logSettings(),
-        run_log: path.join(userSubdirectory(workspace, 'processes'), `${sessionId}.log`),
-        query: resultQuery(message),
-        started_at: Date.now(),
-      };
-    } catch (error) {
-      lock.release();
-      throw error;
-    }
-    logger.info('acp: prompt', { session: sessionId, resume: request.resume });
-    let spawned: Awaited<ReturnType<typeof spawnServer>>;
-    try {
-      spawned = await spawnServer(request, {
-        entry: context.programFile,
-        environment: context.environment,
-        shareStderr: request.log.file === '-' && request.log.verbosity > 0,
-      });
-    } catch (error) {
-      lock.release();
-      throw error;
-    }
-    lock.forget();
-    const link = await connectToServer(spawned.socketPath);
-    const client = new AcpRunClient({
-      link,
-      peer: this.peerOf(sessionId),
-      mapper: new UpdateMapper(workspace.toolRoot),
-      logger,
-      conversationId: sessionId,
-      capability: spawned.capability,
+    const shown = [command.diff && output !== '' ? `\`\`\`diff\n${output}\n\`\`\`` : output, status]
+      .filter((part) => part !== '')
+      .join('\n\n');
+    await this.update(session.id, {
+      sessionUpdate: 'agent_message_chunk',
+      content: { type: 'text', text: shown === '' ? `/${command.name}: done.` : shown },
     });
-    session.running = client;
-    const running = client.run();
-    if (session.cancelRequested) client.cancel();
-    const result = await running;
-    logger.info('acp: prompt ended', { session: sessionId, status: result.status, exit_code: result.exit_code });
-    const stopReason = stopReasonOf(result);
-    if (stopReason) return { stopReason };
-    throw new JpError(
-      result.status,
-      result.error?.code ?? 'run_failed',
-      result.error?.message ?? `the run ended: ${result.status}`,
-      result.error?.hint ? { hint: result.error.hint } : {},
-    );
-  }
-
-  private peerOf(sessionId: string): EditorPeer {
-    const connection = this.connection!;
-    const { logger } = this.options;
-    return {
-      update: (update) => void this.update(sessionId, update),
-      requestPermission: async (toolCall, options, signal) =>
-        (
-          await connection.client.request(
-            methods.client.session.requestPermission,
-            { sessionId, toolCall, options },
-            { cancellationSignal: signal },
-          )
-        ).outcome,
-      elicit: this.capabilities.elicitation?.form
-        ? (message, requestedSchema, toolCallId, signal) =>
-            connection.client.request(
-              methods.client.elicitation.create,
-              { sessionId, mode: 'form', message, requestedSchema, ...(toolCallId ? { toolCallId } : {}) },
-              { cancellationSignal: signal },
-            )
-        : undefined,
-      readTextFile: this.capabilities.fs?.readTextFile
-        ? async (file, signal) =>
-            (
-              await connection.client.request(
-                methods.client.fs.readTextFile,
-                { sessionId, path: file },
-                { cancellationSignal: signal, stopWaitingOnCancel: true },
-              )
-            ).content
-        : undefined,
-      writeTextFile: this.capabilities.fs?.writeTextFile
-        ? async (file, content, signal) => {
-            await connection.client.request(
-              methods.client.fs.writeTextFile,
-              { sessionId, path: file, content },
-              { cancellationSignal: signal, stopWaitingOnCancel: true },
-            );
-          }
-        : undefined,
-      notice: (level, text) => {
-        logger[level === 'info' ? 'info' : 'warn'](`run notice: ${text}`, { session: sessionId });
-        if (this.capabilities.session?.notices)
-          void this.update(sessionId, { sessionUpdate: 'notice', severity: level, title: text });
-      },
-    };
+    return { stopReason: 'end_turn' };
   }
 }

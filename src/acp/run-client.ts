@@ -5,55 +5,21 @@
  * result into a stop reason. It owns the run: if the editor goes away, the run stops (saved,
  * resumable), as it does when a foreground `jp query` dies.
  */
-import type {
-  CreateElicitationResponse,
-  ElicitationSchema,
-  PermissionOption,
-  RequestPermissionOutcome,
-  SessionUpdate,
-  ToolCallUpdate,
-} from '@agentclientprotocol/sdk';
+import type { ToolCallUpdate } from '@agentclientprotocol/sdk';
 import { RunError } from '../errors.ts';
 import { encodeAnswer } from '../inquiry/answer.ts';
-import type { Inquiry } from '../inquiry/types.ts';
+import type { Inquiry, Question } from '../inquiry/types.ts';
 import type { Logger } from '../output/logger.ts';
 import { MAX_LINE_BYTES } from '../protocol/framing.ts';
 import type { ServerLink } from '../protocol/link.ts';
 import { PROTOCOL_VERSION, type ServerMessage } from '../protocol/messages.ts';
 import type { RunPayloads } from '../report/payloads.ts';
 import type { ResultObject } from '../report/result.ts';
-import {
-  elicitationOf,
-  inquiryRequestOf,
-  permissionContentOf,
-  permissionTitleOf,
-  type PermissionChoice,
-  type UpdateMapper,
-} from './updates.ts';
-
-/** What a run client needs from the editor's connection, for one session. */
-export interface EditorPeer {
-  update(update: SessionUpdate): void;
-  requestPermission(
-    toolCall: ToolCallUpdate,
-    options: PermissionOption[],
-    signal: AbortSignal,
-  ): Promise<RequestPermissionOutcome>;
-  /** Undefined when the editor did not advertise form elicitation. */
-  elicit:
-    | ((
-        message: string,
-        requestedSchema: ElicitationSchema,
-        toolCallId: string | undefined,
-        signal: AbortSignal,
-      ) => Promise<CreateElicitationResponse>)
-    | undefined;
-  /** Chrome of the run (retries, warnings). */
-  notice(level: 'info' | 'warning', message: string): void;
-  /** The editor's fs/read_text_file and fs/write_text_file, when it advertised them. */
-  readTextFile: ((file: string, signal: AbortSignal) => Promise<string>) | undefined;
-  writeTextFile: ((file: string, content: string, signal: AbortSignal) => Promise<void>) | undefined;
-}
+import { editorErrorText, type EditorPeer } from './editor-peer.ts';
+import { inquiryRequestOf, permissionContentOf, permissionTitleOf, type PermissionChoice } from './permissions.ts';
+import { elicitationOf, questionAsChoices } from './questions.ts';
+import { TerminalRuns } from './terminal-runs.ts';
+import type { UpdateMapper } from './updates.ts';
 
 interface PendingInquiry {
   id: string;
@@ -71,6 +37,8 @@ export class AcpRunClient {
   /** The tool call each inquiry is about, from its inquiry_request event (which comes first). */
   private readonly toolCallOfInquiry = new Map<string, string>();
   private readonly inquiries: PendingInquiry[] = [];
+  /** Commands in the editor's terminals, when it offers them. */
+  private readonly terminalRuns: TerminalRuns | undefined;
   /** File requests the editor is answering; aborted when the turn is cancelled. */
   private readonly fileRequests = new Set<AbortController>();
   private asking = false;
@@ -94,6 +62,14 @@ export class AcpRunClient {
     this.mapper = options.mapper;
     this.logger = options.logger;
     this.conversationId = options.conversationId;
+    this.terminalRuns = options.peer.terminal
+      ? new TerminalRuns(options.peer.terminal, {
+          send: (message) => this.link.send(message),
+          update: (update) => this.peer.update(update),
+          mapper: options.mapper,
+          logger: options.logger,
+        })
+      : undefined;
   }
 
   /** Resolves with the run's result; rejects when the server refused this client or went away without one. */
@@ -115,6 +91,7 @@ export class AcpRunClient {
       can_prompt: true,
       owner: true,
       ...(files.read || files.write ? { editor_files: files } : {}),
+      ...(this.terminalRuns ? { editor_terminal: true } : {}),
     });
     const settled = await outcome;
     if ('error' in settled) throw settled.error;
@@ -126,12 +103,14 @@ export class AcpRunClient {
     if (this.settled) return;
     for (const pending of this.inquiries) pending.controller.abort();
     for (const controller of this.fileRequests) controller.abort();
+    this.terminalRuns?.killAll();
     this.link.send({ type: 'shutdown', reason: 'interrupt' });
   }
 
   /** The editor went away: the run stops, as when the client that owns it dies. */
   close(): void {
     for (const pending of this.inquiries) pending.controller.abort();
+    this.terminalRuns?.killAll();
     this.link.close();
   }
 
@@ -139,6 +118,15 @@ export class AcpRunClient {
     if (this.settled) return;
     this.settled = true;
     for (const pending of this.inquiries) pending.controller.abort();
+    // Every call the editor was shown gets its final status before the prompt is answered.
+    const reason =
+      'result' in outcome
+        ? outcome.result.status === 'interrupted'
+          ? 'the turn was cancelled before the call finished'
+          : `the turn ended (${outcome.result.status}) before the call finished`
+        : `the run ended before the call finished: ${outcome.error.message}`;
+    for (const update of this.mapper.closeOpenCalls(reason)) this.peer.update(update);
+    this.terminalRuns?.releaseAll();
     this.settle(outcome);
   }
 
@@ -151,6 +139,7 @@ export class AcpRunClient {
         const event = message.event;
         if (event.type === 'inquiry_request') this.toolCallOfInquiry.set(event.id, event.tool_call_id);
         for (const update of this.mapper.event(event, false)) this.peer.update(update);
+        if (event.type === 'tool_call_response') this.terminalRuns?.releaseCall(event.id);
         return;
       }
       case 'delta': {
@@ -173,6 +162,13 @@ export class AcpRunClient {
         pending?.controller.abort();
         return;
       }
+      case 'terminal_request':
+        if (this.terminalRuns) void this.terminalRuns.run(message);
+        else this.link.send({ type: 'terminal_response', id: message.id, error: 'this editor has no terminals' });
+        return;
+      case 'terminal_kill':
+        this.terminalRuns?.kill(message.id);
+        return;
       case 'file_request':
         void this.fileRequest(message.id, message.operation, message.path, message.content);
         return;
@@ -216,11 +212,7 @@ export class AcpRunClient {
       await this.peer.writeTextFile(file, content ?? '', controller.signal);
       this.link.send({ type: 'file_response', id });
     } catch (error) {
-      const reason = controller.signal.aborted
-        ? 'the turn was cancelled'
-        : error instanceof Error
-          ? error.message
-          : String(error);
+      const reason = controller.signal.aborted ? 'the turn was cancelled' : editorErrorText(error);
       this.logger.warn('an editor file request failed', { operation, path: file, error: reason });
       this.link.send({ type: 'file_response', id, error: reason });
     } finally {
@@ -237,7 +229,7 @@ export class AcpRunClient {
           await this.ask(next);
         } catch (error) {
           // The editor could not answer (it failed the request): the policy decides.
-          this.logger.warn('the editor did not answer an inquiry', { id: next.id, error: (error as Error).message });
+          this.logger.warn('the editor did not answer an inquiry', { id: next.id, error: editorErrorText(error) });
           if (!next.controller.signal.aborted) this.link.send({ type: 'inquiry_declined', id: next.id });
         }
         this.inquiries.shift();
@@ -254,25 +246,12 @@ export class AcpRunClient {
     const call = toolCallId === undefined ? undefined : this.mapper.toolCallOf(toolCallId);
     const request = inquiryRequestOf(inquiry);
     if (request.kind === 'question') {
-      if (inquiry.kind !== 'tool_question' || !this.peer.elicit) {
-        // The editor has no way to be asked this: the detached policy answers (DESIGN §14).
+      if (inquiry.kind !== 'tool_question') {
         this.link.send({ type: 'inquiry_declined', id });
         return;
       }
-      const elicitation = elicitationOf(inquiry.question);
-      const response = await this.peer.elicit(
-        permissionTitleOf(inquiry, undefined),
-        elicitation.requestedSchema,
-        toolCallId,
-        controller.signal,
-      );
-      if (controller.signal.aborted) return;
-      const value = elicitation.answerOf(response);
-      this.link.send(
-        value === undefined
-          ? { type: 'inquiry_declined', id }
-          : { type: 'inquiry_response', id, answer: encodeAnswer({ decision: 'answer', value }) },
-      );
+      if (this.peer.elicit) await this.askWithForm(pending, inquiry.question, toolCallId);
+      else await this.askWithChoices(pending, inquiry.question, toolCallId ?? id, call);
       return;
     }
     const rememberedKey = `${inquiry.kind} ${inquiry.tool}`;
@@ -307,5 +286,66 @@ export class AcpRunClient {
     }
     if (choice.remember) this.rememberedAnswers.set(rememberedKey, choice.answer);
     this.link.send({ type: 'inquiry_response', id, answer: encodeAnswer(choice.answer) });
+  }
+
+  /** A question as a form, for an editor that offers them. */
+  private async askWithForm(
+    pending: PendingInquiry,
+    question: Question,
+    toolCallId: string | undefined,
+  ): Promise<void> {
+    const { id, controller } = pending;
+    const elicitation = elicitationOf(question);
+    const response = await this.peer.elicit!(
+      permissionTitleOf(pending.inquiry, undefined),
+      elicitation.requestedSchema,
+      toolCallId,
+      controller.signal,
+    );
+    if (controller.signal.aborted) return;
+    const value = elicitation.answerOf(response);
+    this.link.send(
+      value === undefined
+        ? { type: 'inquiry_declined', id }
+        : { type: 'inquiry_response', id, answer: encodeAnswer({ decision: 'answer', value }) },
+    );
+  }
+
+  /**
+   * A question for an editor without forms: its answers as the options of a permission request
+   * about the asking call; one that needs typed input is declined with what it needs, for the model.
+   */
+  private async askWithChoices(
+    pending: PendingInquiry,
+    question: Question,
+    toolCallId: string,
+    call: ReturnType<UpdateMapper['toolCallOf']>,
+  ): Promise<void> {
+    const { id, controller } = pending;
+    const put = questionAsChoices(question);
+    if ('unasked' in put) {
+      this.link.send({ type: 'inquiry_declined', id, reason: put.unasked });
+      return;
+    }
+    const toolCall: ToolCallUpdate = {
+      toolCallId,
+      title: permissionTitleOf(pending.inquiry, undefined),
+      ...(call ? { kind: call.kind, rawInput: call.rawInput } : {}),
+    };
+    const outcome = await this.peer.requestPermission(
+      toolCall,
+      put.choices.map((choice) => choice.option),
+      controller.signal,
+    );
+    if (controller.signal.aborted) return;
+    const choice =
+      outcome.outcome === 'selected'
+        ? put.choices.find((entry) => entry.option.optionId === outcome.optionId)
+        : undefined;
+    this.link.send(
+      choice === undefined
+        ? { type: 'inquiry_declined', id }
+        : { type: 'inquiry_response', id, answer: encodeAnswer({ decision: 'answer', value: choice.answer }) },
+    );
   }
 }

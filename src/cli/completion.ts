@@ -34,7 +34,8 @@ _jp_complete() {
 }
 complete -o default -F _jp_complete jp
 `,
-  zsh: `#compdef jp
+  zsh:
+    `#compdef jp
 # jp completion for zsh: add to ~/.zshrc (after compinit):  source <(jp completion zsh)
 _jp() {
   local -a values displays
@@ -42,7 +43,8 @@ _jp() {
   for line in "\${(@f)$(jp __complete --describe -- "\${(@)words[2,CURRENT]}" 2>/dev/null)}"; do
     [[ -z "$line" ]] && continue
     values+=("\${line%%$'\\t'*}")
-    if [[ "$line" == *$'\\t'* ]]; then displays+=("\${line%%$'\\t'*}  -- \${line#*$'\\t'}"); else displays+=("$line"); fi
+    if [[ "$line" == *$'\\t'* ]]; then displays+=("\${line%%$'\\t'*}  -- \${line#*$'\\t'}"); ` +
+    `else displays+=("$line"); fi
   done
   compadd -l -d displays -- "\${(@)values}"
 }

@@ -20,6 +20,14 @@ import type { GlobalOptions } from './global-options.ts';
 
 export type FlagValue = ConfigInputs['flags'][number];
 
+export interface ContextOptions {
+  /**
+   * False for `jp acp`: its working directory is nobody's workspace (each session names its own),
+   * so nothing of this context reads one: not its secrets, not its config.
+   */
+  launchWorkspace?: boolean;
+}
+
 export class CommandContext {
   readonly facts: Facts;
   readonly globals: GlobalOptions;
@@ -30,12 +38,14 @@ export class CommandContext {
   readonly secrets: Secrets;
   private cachedWorkspace: Workspace | undefined;
   private cachedLogger: Promise<Logger> | undefined;
+  private readonly launchWorkspace: boolean;
 
   /** `secrets`: the process's, when this context is one more of it (an editor's session under `jp acp`). */
-  constructor(facts: Facts, globals: GlobalOptions, secrets = new Secrets()) {
+  constructor(facts: Facts, globals: GlobalOptions, secrets = new Secrets(), options: ContextOptions = {}) {
     this.facts = facts;
     this.globals = globals;
     this.secrets = secrets;
+    this.launchWorkspace = options.launchWorkspace ?? true;
     this.format = resolveFormat(globals.format, facts.stdoutIsTerminal);
   }
 
@@ -46,6 +56,8 @@ export class CommandContext {
    */
   workspace(): Workspace {
     if (this.cachedWorkspace) return this.cachedWorkspace;
+    if (!this.launchWorkspace)
+      throw new Error('this command has no workspace of its own (each of its sessions has one)');
     const workspace = resolveWorkspace(this.facts.cwd, this.facts.environment);
     for (const skipped of workspace.skipped) this.warn(skippedWorkspaceWarning(skipped));
     this.cachedWorkspace = workspace;
@@ -71,10 +83,10 @@ export class CommandContext {
   }
 
   configInputs(flags: FlagValue[] = [], conversation?: ConfigInputs['conversation']): ConfigInputs {
-    const workspace = this.workspace();
+    const workspace = this.launchWorkspace ? this.workspace() : undefined;
     return {
       userFile: userConfigFile(this.facts.environment),
-      workspaceFile: workspace.isDefault ? undefined : workspace.configFile,
+      workspaceFile: workspace === undefined || workspace.isDefault ? undefined : workspace.configFile,
       environment: this.facts.environment,
       ...(conversation ? { conversation } : {}),
       cfgArguments: this.globals.cfg,

@@ -11,7 +11,7 @@ import { buildErrorResult } from '../report/result.ts';
 import { Secrets } from '../redact.ts';
 import type { EarlyServer } from '../server/spawn.ts';
 import { shells, type Shell } from './shells.ts';
-import { CommandContext } from './context.ts';
+import { CommandContext, type ContextOptions } from './context.ts';
 import { readFacts } from './facts.ts';
 import { addGlobalOptions, readGlobalOptions } from './global-options.ts';
 import { startHere } from './start-here.ts';
@@ -24,8 +24,8 @@ export function buildProgram(
   setExitCode: (code: number) => void,
   writeErr: (text: string) => void,
 ): Command {
-  const contextFor = (command: Command, nonInteractive = false): CommandContext =>
-    new CommandContext(readFacts(programFile, nonInteractive), readGlobalOptions(command));
+  const contextFor = (command: Command, nonInteractive = false, options: ContextOptions = {}): CommandContext =>
+    new CommandContext(readFacts(programFile, nonInteractive), readGlobalOptions(command), undefined, options);
   const program = new Command('jp')
     .description('A command-line LLM agent for scripts, pipes, CI and background runs.')
     .version(`jp ${jpVersion}`, '-V, --version', 'print the version')
@@ -35,10 +35,10 @@ export function buildProgram(
   addGlobalOptions(program);
 
   const wrap =
-    (action: Action, nonInteractiveOf?: (command: Command) => boolean) =>
+    (action: Action, nonInteractiveOf?: (command: Command) => boolean, options: ContextOptions = {}) =>
     async (...parameters: unknown[]): Promise<void> => {
       const command = parameters[parameters.length - 1] as Command;
-      const context = contextFor(command, nonInteractiveOf?.(command) ?? false);
+      const context = contextFor(command, nonInteractiveOf?.(command) ?? false, options);
       let logger: Logger | undefined;
       try {
         await context.loadSafeDirectories();
@@ -291,12 +291,16 @@ export function buildProgram(
     .description('speak the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim)')
     .option(
       '-m, --model <provider/model>',
-      'the model of every prompt, e.g. anthropic/claude-sonnet-4-5 (default: assistant.model)',
+      'the model of every prompt, e.g. anthropic/claude-sonnet-4-5 (default: assistant.model); repeat it to offer more models in the editor',
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
     )
     .action(
       wrap(
         async (context, command) => (await import('./commands/acp.ts')).acpCommand(context, command.opts()),
         () => true,
+        // Editors start agents from wherever they are: each session names its workspace (its cwd).
+        { launchWorkspace: false },
       ),
     );
 

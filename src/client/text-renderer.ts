@@ -215,10 +215,10 @@ export class TextRenderer implements Renderer {
       case 'system_prompt':
         // What the model was told besides the built-in prompt: the instruction files, as recorded.
         if (replayed && event.files.length > 0) {
-          const files = event.files.map(
-            (file) =>
-              `${oneLine(file.path)}${file.included < file.bytes ? ` (cut to ${file.included} of ${file.bytes} bytes)` : ''}`,
-          );
+          const files = event.files.map((file) => {
+            const cut = file.included < file.bytes ? ` (cut to ${file.included} of ${file.bytes} bytes)` : '';
+            return `${oneLine(file.path)}${cut}`;
+          });
           this.chrome(this.paint(`[instructions: ${files.join(', ')}]`, 'muted'));
         }
         break;
@@ -257,7 +257,8 @@ export class TextRenderer implements Renderer {
           if (inquiry && parsed?.ok && parsed.answer.decision === 'edit') {
             this.chrome(
               this.paint(
-                `  ✎ ${oneLine(inquiry.tool)} runs with the arguments you edited: ${summarizeArguments(parsed.answer.arguments)}`,
+                `  ✎ ${oneLine(inquiry.tool)} runs with the arguments you edited: ` +
+                  `${summarizeArguments(parsed.answer.arguments)}`,
                 'warning',
               ),
               true,
@@ -272,7 +273,8 @@ export class TextRenderer implements Renderer {
         if (event.by !== 'user')
           this.chrome(
             this.paint(
-              `jp: ${event.by === 'assistant' ? 'the assistant answered' : event.by}: ${oneLine(event.reason ?? JSON.stringify(event.answer))}`,
+              `jp: ${event.by === 'assistant' ? 'the assistant answered' : event.by}: ` +
+                `${oneLine(event.reason ?? JSON.stringify(event.answer))}`,
               'warning',
             ),
           );
@@ -438,7 +440,8 @@ export class TextRenderer implements Renderer {
         const count = result.permission_denials.length + result.unanswered.length;
         this.chrome(
           this.paint(
-            `jp: the turn completed, but ${count} inquir${count === 1 ? 'y was' : 'ies were'} denied or left unanswered because no user was available (exit 3):`,
+            `jp: the turn completed, but ${count} inquir${count === 1 ? 'y was' : 'ies were'} denied ` +
+              'or left unanswered because no user was available (exit 3):',
             'warning',
           ),
           true,
@@ -453,11 +456,9 @@ export class TextRenderer implements Renderer {
       }
       case 'deferred': {
         const pending = result.pending_inquiry;
+        const waitingFor = pending ? ` (${oneLine(pending.tool)}: ${pending.kind.replace(/_/g, ' ')})` : '';
         this.chrome(
-          this.paint(
-            `jp: waiting for input${pending ? ` (${oneLine(pending.tool)}: ${pending.kind.replace(/_/g, ' ')})` : ''}. Resume with: jp query --continue --id=${cid}`,
-            'warning',
-          ),
+          this.paint(`jp: waiting for input${waitingFor}. Resume with: jp query --continue --id=${cid}`, 'warning'),
           true,
         );
         return;

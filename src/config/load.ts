@@ -29,6 +29,8 @@ export interface Layer {
   /** Where it came from, for messages: a file path, `JP_CFG_X`, `--cfg a.b=c`, `--model`. */
   label: string;
   value: Record<string, unknown>;
+  /** A flag that holds for this run only: never recorded in the conversation (commandLineOverrides). */
+  unrecorded?: true;
 }
 
 export interface IgnoredKey extends UntrustedKey {
@@ -57,8 +59,11 @@ export interface ConfigInputs {
   conversation?: { id: string; delta: Record<string, unknown> };
   /** Raw `--cfg KEY=VALUE` arguments in command-line order. */
   cfgArguments: string[];
-  /** Values set by dedicated flags (`--model` ...), each with the flag that set it. */
-  flags: { label: string; path: string[]; value: unknown }[];
+  /**
+   * Values set by dedicated flags (`--model` ...), each with the flag that set it. `recorded: false`:
+   * a setting of the client's session (an editor's mode), not of the conversation: not recorded in it.
+   */
+  flags: { label: string; path: string[]; value: unknown; recorded?: boolean | undefined }[];
   /**
    * The trust hash (workspaceTrustHash: its text and the workspace scripts it names) of the workspace config its user trusts, decided once by
    * the client (src/cli/workspace-trust.ts) and passed down; null or absent: not trusted.
@@ -133,7 +138,7 @@ export function loadConfig(inputs: ConfigInputs): LoadedConfig {
   for (const flag of inputs.flags) {
     const value = setPath({}, flag.path, flag.value);
     validateLayer(value, () => flag.label);
-    layers.push({ kind: 'flag', label: flag.label, value });
+    layers.push({ kind: 'flag', label: flag.label, value, ...(flag.recorded === false ? { unrecorded: true } : {}) });
   }
 
   const sources = new Map<string, Layer>();
@@ -254,7 +259,7 @@ function describeValue(value: unknown): string {
 export function commandLineOverrides(loaded: LoadedConfig): Record<string, unknown> {
   let result: Record<string, unknown> = {};
   for (const layer of loaded.layers)
-    if (layer.kind === 'cfg' || layer.kind === 'flag') result = mergeTables(result, layer.value);
+    if ((layer.kind === 'cfg' || layer.kind === 'flag') && !layer.unrecorded) result = mergeTables(result, layer.value);
   return result;
 }
 

@@ -77,7 +77,9 @@ const toolConfig = z.strictObject({
   result: z.optional(resultMode),
   detached: z.optional(detached),
   timeout_secs: z.optional(positiveNumber),
-  /** Variables passed to the tool's subprocess even though they hold provider keys (which tools do not get otherwise). */
+  /**
+   * Variables passed to the tool's subprocess even though they hold provider keys (which tools do not get otherwise).
+   */
   env_vars: z.optional(z.array(environmentVariableName)),
   questions: z.optional(z.record(z.string(), questionConfig)),
 });
@@ -161,7 +163,10 @@ const hookEntry = z.strictObject({
   timeout: z.optional(positiveNumber.check(z.lte(3600))),
 });
 
-/** A PermissionRequest hook answers escalations (leaving the sandbox) only when the user's own config says `escalate = true`. */
+/**
+ * A PermissionRequest hook answers escalations (leaving the sandbox) only when the user's own config says
+ * `escalate = true`.
+ */
 const permissionHookEntry = z.strictObject({ ...hookEntry.shape, escalate: z.optional(z.boolean()) });
 
 /** Server names become part of tool names (`mcp__<server>__<tool>`), which providers restrict. */
@@ -205,9 +210,15 @@ export const configSchema = z.strictObject({
           max_retries: z.optional(nonNegativeInteger.check(z.lte(10))),
           backoff_base_ms: z.optional(nonNegativeInteger),
           backoff_max_ms: z.optional(nonNegativeInteger),
-          /** Seconds without a byte from the provider, once its response began, before the request is abandoned and retried. */
+          /**
+           * Seconds without a byte from the provider, once its response began, before the request is abandoned and
+           * retried.
+           */
           idle_timeout_secs: z.optional(positiveNumber),
-          /** Seconds the provider may take to begin its response (headers; a local server's queue) before the request is abandoned. */
+          /**
+           * Seconds the provider may take to begin its response (headers; a local server's queue) before the request is
+           * abandoned.
+           */
           headers_timeout_secs: z.optional(positiveNumber),
         }),
       ),
@@ -269,7 +280,9 @@ export const configSchema = z.strictObject({
       mode: z.optional(z.enum(['workspace-write', 'read-only', 'off'])),
       /** Let sandboxed commands reach the network. */
       network: z.optional(z.boolean()),
-      /** Directories writable besides the workspace under workspace-write; `~/` and workspace-relative paths allowed. */
+      /**
+       * Directories writable besides the workspace under workspace-write; `~/` and workspace-relative paths allowed.
+       */
       writable_roots: z.optional(z.array(z.string().check(z.minLength(1)))),
       /** Paths hidden from sandboxed commands besides the built-in list; every layer's list counts. */
       hidden_paths: z.optional(z.array(z.string().check(z.minLength(1)))),
@@ -284,7 +297,10 @@ export const configSchema = z.strictObject({
       bwrap_path: z.optional(z.string().check(z.regex(/^\//, 'an absolute path'))),
     }),
   ),
-  /** The workspace's state recorded before each change the model makes, for `jp conversation diff` and `undo` (DESIGN §10). */
+  /**
+   * The workspace's state recorded before each change the model makes, for `jp conversation diff` and
+   * `undo` (DESIGN §10).
+   */
   checkpoints: z.optional(
     z.strictObject({
       enabled: z.optional(z.boolean()),

@@ -37,7 +37,8 @@ function ownMode(own: readonly unknown[], tool: string, field: 'run' | 'result')
   for (const owner of [tool, 'defaults']) {
     for (const layer of [...own].reverse()) {
       const value = tableAt(layer, ['conversation', 'tools', owner])[field];
-      if (typeof value === 'string' && value in (field === 'run' ? runRank : resultRank)) return value; // anything else is no mode: it counts for nothing
+      // anything else is no mode: it counts for nothing
+      if (typeof value === 'string' && value in (field === 'run' ? runRank : resultRank)) return value;
     }
   }
   return undefined;
@@ -141,7 +142,8 @@ export const trustRequiringKeys: readonly TrustRule[] = [
   {
     key: 'secrets.env_vars',
     reason:
-      'hides the values of these variables wherever they appear, in what you approve too (a command would show [REDACTED] where one of them is)',
+      'hides the values of these variables wherever they appear, in what you approve too ' +
+      '(a command would show [REDACTED] where one of them is)',
     // A union over the layers (config/load.ts): what the user's own layers list together needs no trust.
     when: (value, _path, own) => {
       const mine = own.flatMap((layer) => {
@@ -192,7 +194,8 @@ export const trustRequiringKeys: readonly TrustRule[] = [
   {
     key: 'assistant.instruction_files',
     reason:
-      "reads the files of these names in your jp config directory, not only the repository's, into what the model is told",
+      'reads the files of these names in your jp config directory, ' +
+      "not only the repository's, into what the model is told",
   },
   { key: 'web', reason: 'makes jp web start ssh to hosts of its choosing and run commands there' },
   { key: 'mcp.servers.*', reason: 'starts a program or connects to a server, and offers its tools to the model' },
@@ -402,7 +405,9 @@ export interface WorkspaceTrust {
   ignored: UntrustedKey[];
   /** The workspace config file, when there is one. */
   file: string | undefined;
-  /** In words, for messages: `trusted`, `not trusted` (the user said so), `changed since you trusted it`, `no decision`. */
+  /**
+   * In words, for messages: `trusted`, `not trusted` (the user said so), `changed since you trusted it`, `no decision`.
+   */
   state: string;
 }
 
@@ -410,5 +415,8 @@ export interface WorkspaceTrust {
 export function untrustedWarning(trust: WorkspaceTrust): string | undefined {
   if (trust.ignored.length === 0) return undefined;
   const names = someNames(trust.ignored.map((key) => key.key));
-  return `ignoring ${names} in ${trust.file}: this workspace config is not trusted. Review it, then run \`jp trust\` to use these settings.`;
+  return (
+    `ignoring ${names} in ${trust.file}: this workspace config is not trusted. ` +
+    'Review it, then run `jp trust` to use these settings.'
+  );
 }

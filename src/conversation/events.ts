@@ -11,6 +11,12 @@ export type TurnEndStatus = 'completed' | 'interrupted' | 'error' | 'discarded';
 /** How a tool call ended, as reported in the JSON result. */
 export type ToolOutcome = 'ok' | 'error' | 'denied' | 'skipped' | 'deferred' | 'unknown';
 
+/** An image of a user message: its IANA media type and its bytes in base64. */
+export interface ImageAttachment {
+  media_type: string;
+  data: string;
+}
+
 export type ConversationEvent =
   | {
       type: 'turn_start';
@@ -26,6 +32,8 @@ export type ConversationEvent =
       content: string;
       /** What the user's UserPromptSubmit hooks added for the model (sent after the content). */
       context?: string;
+      /** Images the user attached (an editor's prompt), sent to the model with the content. */
+      images?: ImageAttachment[];
       /** The command of the Stop hook whose reason this message is (the model goes on with it). */
       hook?: string;
     }

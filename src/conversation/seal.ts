@@ -203,18 +203,24 @@ function readKey(file: string): Buffer | undefined {
   }
   const uid = process.getuid?.();
   if ((uid !== undefined && stat.uid !== uid) || (stat.mode & 0o077) !== 0) {
-    throw new RunError(
-      'unsafe_seal_key',
-      `refusing ${file}: ${uid !== undefined && stat.uid !== uid ? `it is owned by uid ${stat.uid}, not ${uid}` : `its mode is ${(stat.mode & 0o777).toString(8)}, readable or writable by others`}`,
-      {
-        hint: `This key proves which conversation logs your jp wrote; others must not read or write it. Remove ${file} (jp makes a new one; settings and approvals recorded with the old one are then asked again), or \`chmod 600\` it if you are sure no one read it.`,
-      },
-    );
+    const problem =
+      uid !== undefined && stat.uid !== uid
+        ? `it is owned by uid ${stat.uid}, not ${uid}`
+        : `its mode is ${(stat.mode & 0o777).toString(8)}, readable or writable by others`;
+    throw new RunError('unsafe_seal_key', `refusing ${file}: ${problem}`, {
+      hint:
+        'This key proves which conversation logs your jp wrote; others must not read or write it. ' +
+        `Remove ${file} (jp makes a new one; ` +
+        'settings and approvals recorded with the old one are then asked again), or ' +
+        '`chmod 600` it if you are sure no one read it.',
+    });
   }
   const content = readRegularFile(file)?.toString('utf8').trim();
   if (!content || !/^[0-9a-f]{64}$/.test(content)) {
     throw new RunError('damaged_seal_key', `${file} is not a jp log seal key`, {
-      hint: `Remove ${file}; jp makes a new one (settings and approvals recorded with the old one are then asked again).`,
+      hint:
+        `Remove ${file}; jp makes a new one ` +
+        '(settings and approvals recorded with the old one are then asked again).',
     });
   }
   return Buffer.from(content, 'hex');

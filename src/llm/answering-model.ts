@@ -22,5 +22,9 @@ export function askedModel(id: string): string {
 /** The warning of a response from another model than the one asked for. */
 export function otherModelWarning(id: string, answered: string): string {
   const provider = id.includes('/') ? id.slice(0, id.indexOf('/')) : id;
-  return `asked for the model "${askedModel(id)}", but ${provider} answered as "${answered}" (a local server answers with the model it has loaded, whatever the name asked for); name it with -m ${provider}/${answered}`;
+  return (
+    `asked for the model "${askedModel(id)}", but ${provider} answered as "${answered}" ` +
+    '(a local server answers with the model it has loaded, whatever the name asked for); ' +
+    `name it with -m ${provider}/${answered}`
+  );
 }

@@ -21,7 +21,8 @@ const localServers: Record<string, string> = {
   '8080': "llama.cpp's llama-server listens on port 8080: start it with `llama-server -m <model.gguf> --port 8080`",
   '1234': 'LM Studio serves on port 1234: start its server (Developer tab, or `lms server start`)',
   '8000':
-    'vLLM and llama-cpp-python listen on port 8000: start one (`vllm serve <model>`, or `python -m llama_cpp.server --model <model.gguf>`)',
+    'vLLM and llama-cpp-python listen on port 8000: start one (`vllm serve <model>`, or ' +
+    '`python -m llama_cpp.server --model <model.gguf>`)',
 };
 
 /** A connection to a server on this machine refused: nothing listens there, and a retry will not start it. */
@@ -42,7 +43,8 @@ export function serverNotRunning(
   const address = (link as { address?: string; port?: number }).address;
   return new ProviderError(
     'server_not_running',
-    `${server.id}: nothing is listening at ${base} (connection refused${address ? ` by ${address}` : ''}): is the ${server.name} server running?`,
+    `${server.id}: nothing is listening at ${base} (connection refused${address ? ` by ${address}` : ''}): ` +
+      `is the ${server.name} server running?`,
     {
       hint: [
         known ? `${known}.` : `Start the server that should answer at ${base}.`,

@@ -22,6 +22,21 @@ function pricedModel(modelId: string): { provider: string; model: string } | und
   return provider === undefined ? undefined : { provider, model: modelId.slice(slash + 1) };
 }
 
+let priceTable: Promise<typeof import('@pydantic/genai-prices')> | undefined;
+
+function loadPriceTable(): Promise<typeof import('@pydantic/genai-prices')> {
+  priceTable ??= import('@pydantic/genai-prices');
+  return priceTable;
+}
+
+/**
+ * Starts loading the price table when `modelId` is priced, so that the end of a run (a cancelled
+ * turn's answer among others) does not wait for it; loadPricer reports a failure to load.
+ */
+export function preparePrices(modelId: string): void {
+  if (pricedModel(modelId) !== undefined) loadPriceTable().catch(() => {});
+}
+
 /** A request to a model, with the usage it reported. */
 export interface PricedRequest {
   model: string;
@@ -40,7 +55,7 @@ export type Pricer = (requests: readonly PricedRequest[]) => number | undefined;
  */
 export async function loadPricer(models: Iterable<string>): Promise<Pricer> {
   if (![...models].some((model) => pricedModel(model) !== undefined)) return () => undefined;
-  const { calcPrice } = await import('@pydantic/genai-prices');
+  const { calcPrice } = await loadPriceTable();
   return (requests) => {
     if (requests.length === 0) return undefined;
     let total = 0;

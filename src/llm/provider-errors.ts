@@ -2,7 +2,9 @@
  * Provider failures as jp errors. Whether a failure is worth a retry is the provider SDK's call
  * (`isRetryable` on its errors, the error type of a streamed error event), never the HTTP status
  * alone; a quota or billing error is final at once. Messages carry the provider's own words, not
- * its raw JSON, and say what to check, naming the config key and the variable that matter.
+ * its raw JSON, and say what to check, naming the config key and the variable that matter. The file
+ * is over 500 lines because each failure's message and hint are written out whole, in pieces that fit
+ * the formatter's 120 columns.
  */
 import { APICallError } from '@ai-sdk/provider';
 import { JpError, ProviderError, RetryableProviderError } from '../errors.ts';
@@ -71,7 +73,10 @@ function text(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : undefined;
 }
 
-/** Finds `{message, type, code}` in the shapes providers use: `{error: {...}}`, `{type: "error", error: {...}}`, `{message}`. */
+/**
+ * Finds `{message, type, code}` in the shapes providers use: `{error: {...}}`, `{type: "error", error: {...}}`,
+ * `{message}`.
+ */
 function describe(value: unknown): ProviderDescription | undefined {
   const record = asRecord(value);
   if (!record) return undefined;
@@ -107,8 +112,10 @@ function isContextLength(description: ProviderDescription | undefined): boolean 
   if (!description) return false;
   if (/context_length_exceeded|exceed_context_size/i.test(`${description.code ?? ''} ${description.type ?? ''}`))
     return true;
-  return /prompt is too long|maximum context length|exceeds? the (available )?context (size|window|length)|context[_ ]length[_ ]exceeded|input is too long for the model/i.test(
-    description.message ?? '',
+  const message = description.message ?? '';
+  return (
+    /prompt is too long|maximum context length|exceeds? the (available )?context (size|window|length)/i.test(message) ||
+    /context[_ ]length[_ ]exceeded|input is too long for the model/i.test(message)
   );
 }
 
@@ -132,8 +139,10 @@ function isInvalidRequest(description: ProviderDescription | undefined): boolean
   if (!description) return false;
   if (/invalid_request|validation|bad_request/i.test(`${description.code ?? ''} ${description.type ?? ''}`))
     return true;
-  return /\bvalidation errors?\b|\binvalid request\b|field required|input should be|is not valid|unprocessable|malformed/i.test(
-    description.message ?? '',
+  const message = description.message ?? '';
+  return (
+    /\bvalidation errors?\b|\binvalid request\b|field required|input should be/i.test(message) ||
+    /is not valid|unprocessable|malformed/i.test(message)
   );
 }
 
@@ -154,7 +163,9 @@ function contextLengthError(spec: ModelSpec, said: string, cause: unknown): Prov
     'context_length_exceeded',
     `${spec.id}: ${providerName(spec)} refused the request as longer than the model's context window${said}`,
     {
-      hint: "jp compacts the conversation and retries once; when that is not enough, set assistant.context_window to the model's real window (or a little less).",
+      hint:
+        'jp compacts the conversation and retries once; when that is not enough, ' +
+        "set assistant.context_window to the model's real window (or a little less).",
       cause,
     },
   );
@@ -226,13 +237,20 @@ export function classifyProviderError(error: unknown, spec: ModelSpec, phase: Fa
     }
     if (status === 401 || status === 403) {
       const key = spec.apiKeyVariable;
+      const keyTable =
+        spec.provider === 'openai-compatible'
+          ? `providers.openai-compatible.${spec.compatibleName}`
+          : `providers.${spec.provider}`;
       return new ProviderError(
         'provider_auth_failed',
-        `${prefix} ${name} refused ${key ? `the API key in ${key}` : 'the request without an API key'} (HTTP ${status})${said}`,
+        `${prefix} ${name} refused ${key ? `the API key in ${key}` : 'the request without an API key'} ` +
+          `(HTTP ${status})${said}`,
         {
           hint: key
-            ? `Check ${key} (export ${key}=...), or point ${spec.provider === 'openai-compatible' ? `providers.openai-compatible.${spec.compatibleName}` : `providers.${spec.provider}`}.api_key_env at the variable that holds the key.`
-            : `This server wants a key: set providers.openai-compatible.${spec.compatibleName}.api_key_env to the variable that holds it.`,
+            ? `Check ${key} (export ${key}=...), or point ` +
+              `${keyTable}.api_key_env at the variable that holds the key.`
+            : 'This server wants a key: set ' +
+              `providers.openai-compatible.${spec.compatibleName}.api_key_env to the variable that holds it.`,
           cause: error,
         },
       );
@@ -257,7 +275,11 @@ export function classifyProviderError(error: unknown, spec: ModelSpec, phase: Fa
         'provider_rejected_request',
         `${prefix} ${name} rejected the request as invalid (HTTP ${status})${shortSaid(description, secrets)}`,
         {
-          hint: `Retrying the same request would not help. If ${name} is an OpenAI-compatible server, it may not accept part of what jp sends (tools, the tool-call messages); run with -vvvvv to log the request body and compare it with what the server documents.`,
+          hint:
+            'Retrying the same request would not help. ' +
+            `If ${name} is an OpenAI-compatible server, it may not accept part of what jp sends ` +
+            '(tools, the tool-call messages); ' +
+            'run with -vvvvv to log the request body and compare it with what the server documents.',
           cause: error,
         },
       );
@@ -385,9 +407,14 @@ function permanentConnectionFailure(error: unknown, spec: ModelSpec, secrets: Se
     if (link instanceof RangeError && /WebAssembly.*Out of memory/i.test(link.message)) {
       return new ProviderError(
         'address_space_limit',
-        `${where}: Node could not reserve memory for fetch's HTTP parser (WebAssembly): the address space of this process is limited (ulimit -v)`,
+        `${where}: Node could not reserve memory for fetch's HTTP parser (WebAssembly): ` +
+          'the address space of this process is limited (ulimit -v)',
         {
-          hint: 'WebAssembly reserves ~10 GB of address space per instance unless Node runs with --disable-wasm-trap-handler (Node 20.15 or later; jp passes it to its query servers when ulimit -v is set). Raise the limit (ulimit -v unlimited), or run without --no-server.',
+          hint:
+            'WebAssembly reserves ~10 GB of address space per instance unless Node runs with ' +
+            '--disable-wasm-trap-handler (Node 20.15 or later; ' +
+            'jp passes it to its query servers when ulimit -v is set). ' +
+            'Raise the limit (ulimit -v unlimited), or run without --no-server.',
           cause: error,
         },
       );
@@ -415,11 +442,13 @@ function quotaError(
   secrets: Secrets,
 ): JpError {
   const said = description?.message ? `: ${secrets.redact(description.message)}` : '';
+  const whose = spec.apiKeyVariable ? ` whose key is in ${spec.apiKeyVariable}` : '';
   return new ProviderError(
     'quota_exceeded',
-    `${spec.id}: ${providerName(spec)} refused the request for quota or billing${status ? ` (HTTP ${status})` : ''}${said}`,
+    `${spec.id}: ${providerName(spec)} refused the request for quota ` +
+      `or billing${status ? ` (HTTP ${status})` : ''}${said}`,
     {
-      hint: `Check the plan and billing of the account${spec.apiKeyVariable ? ` whose key is in ${spec.apiKeyVariable}` : ''}; retrying will not help until then.`,
+      hint: `Check the plan and billing of the account${whose}; retrying will not help until then.`,
       cause,
     },
   );
@@ -451,14 +480,24 @@ export function emptyResponse(
   if (likelyOverflow) {
     return new ProviderError(
       'context_length_exceeded',
-      `${said}, as a server does for a request longer than its context window (this one is estimated at ${likelyOverflow.estimate} tokens of a ${likelyOverflow.window}-token window)`,
+      `${said}, as a server does for a request longer than its context window ` +
+        `(this one is estimated at ${likelyOverflow.estimate} tokens of a ${likelyOverflow.window}-token window)`,
       {
-        hint: "Set assistant.context_window to the server's real window (llama-cpp-python --n_ctx, llama-server --ctx-size), or give the model a larger one.",
+        hint:
+          "Set assistant.context_window to the server's real window " +
+          '(llama-cpp-python --n_ctx, llama-server --ctx-size), or give the model a larger one.',
       },
     );
   }
+  const windowKey =
+    spec.provider === 'openai-compatible'
+      ? `providers.openai-compatible.${spec.compatibleName}.context_window`
+      : 'the model table';
   return new RetryableProviderError('stream_broken', `${said} (no event at all: the stream broke before it began)`, {
-    hint: `A server that answers an empty body may be refusing a request longer than its context window: check the server's log, and that assistant.context_window (or ${spec.provider === 'openai-compatible' ? `providers.openai-compatible.${spec.compatibleName}.context_window` : 'the model table'}) matches its window. \`jp query --continue\` asks again.`,
+    hint:
+      'A server that answers an empty body may be refusing a request longer than its context window: ' +
+      `check the server's log, and that assistant.context_window (or ${windowKey}) matches its window. ` +
+      '`jp query --continue` asks again.',
   });
 }
 
@@ -469,9 +508,12 @@ export function emptyResponse(
 export function notEventStream(spec: ModelSpec, contentType: string, secrets: Secrets): ProviderError {
   return new ProviderError(
     'not_event_stream',
-    `${spec.id}: ${providerName(spec)} at ${defaultBaseUrl(spec)} answered with something that is not an event stream (content-type ${secrets.redact(contentType.split(';')[0]!.trim())})`,
+    `${spec.id}: ${providerName(spec)} at ${defaultBaseUrl(spec)} answered with something ` +
+      `that is not an event stream (content-type ${secrets.redact(contentType.split(';')[0]!.trim())})`,
     {
-      hint: `Check ${baseUrlKey(spec)}: it should be the provider's API (it ends in /v1 for most); a proxy or a login page may be answering instead.`,
+      hint:
+        `Check ${baseUrlKey(spec)}: it should be the provider's API (it ends in /v1 for most); ` +
+        'a proxy or a login page may be answering instead.',
     },
   );
 }

@@ -167,7 +167,9 @@ class AttemptWatch {
         'provider_timeout',
         `${id}: the provider did not begin to answer within ${seconds} s (no response headers)`,
         {
-          hint: 'A local server with every slot busy answers only when one is free: raise assistant.request.headers_timeout_secs, or resume later with `jp query --continue`.',
+          hint:
+            'A local server with every slot busy answers only when one is free: ' +
+            'raise assistant.request.headers_timeout_secs, or resume later with `jp query --continue`.',
           cause,
         },
       );
@@ -208,7 +210,9 @@ function askedToWait(error: JpError, milliseconds: number): RetryableProviderErr
     error.code,
     `${error.message}; the provider asks to wait ${seconds} s before a retry`,
     {
-      hint: `Resume after that with \`jp query --continue\`, or let jp wait that long: assistant.request.backoff_max_ms = ${seconds * 1000}.`,
+      hint:
+        'Resume after that with `jp query --continue`, or let jp wait that long: ' +
+        `assistant.request.backoff_max_ms = ${seconds * 1000}.`,
       cause: error,
     },
   );

@@ -36,7 +36,17 @@ function toSdkMessage(message: PromptMessage): LanguageModelV3Message {
     case 'system':
       return { role: 'system', content: message.content };
     case 'user':
-      return { role: 'user', content: [{ type: 'text', text: message.content }] };
+      return {
+        role: 'user',
+        content: [
+          { type: 'text', text: message.content },
+          ...(message.images ?? []).map((image) => ({
+            type: 'file' as const,
+            data: image.data,
+            mediaType: image.mediaType,
+          })),
+        ],
+      };
     case 'assistant':
       return {
         role: 'assistant',

@@ -9,7 +9,8 @@ export type ProviderMetadata = Record<string, Record<string, unknown>>;
 export type PromptMessage =
   | { role: 'system'; content: string }
   /** `summary`: the compaction summary that stands for the older history (DESIGN §6). */
-  | { role: 'user'; content: string; summary?: true }
+  /** `images`: attached to the message (their media type and base64 bytes), sent after the text. */
+  | { role: 'user'; content: string; summary?: true; images?: { mediaType: string; data: string }[] }
   | {
       role: 'assistant';
       /** Reasoning blocks the provider must be sent back (signed thinking), before the text. */

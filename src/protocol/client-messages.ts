@@ -16,17 +16,31 @@ const clientHelloSchema = z.object({
   owner: z.optional(z.boolean()),
   kill: z.optional(z.boolean()),
   editor_files: z.optional(z.object({ read: z.boolean(), write: z.boolean() })),
+  editor_terminal: z.optional(z.boolean()),
   client: z.optional(z.string().check(z.maxLength(100))),
 });
 
 const clientMessageSchema = z.discriminatedUnion('type', [
   clientHelloSchema,
   z.object({ type: z.literal('inquiry_response'), id: z.string(), answer: z.unknown() }),
-  z.object({ type: z.literal('inquiry_declined'), id: z.string() }),
+  z.object({
+    type: z.literal('inquiry_declined'),
+    id: z.string(),
+    reason: z.optional(z.string().check(z.maxLength(1000))),
+  }),
   z.object({
     type: z.literal('file_response'),
     id: z.string(),
     content: z.optional(z.string()),
+    error: z.optional(z.string()),
+  }),
+  z.object({
+    type: z.literal('terminal_response'),
+    id: z.string(),
+    output: z.optional(z.string()),
+    truncated: z.optional(z.boolean()),
+    exit_code: z.optional(z.nullable(z.number())),
+    signal: z.optional(z.nullable(z.string())),
     error: z.optional(z.string()),
   }),
   z.object({ type: z.literal('signal'), kind: z.literal('interrupt') }),
@@ -61,6 +75,7 @@ export function parseClientMessage(value: unknown): ParsedClientMessage {
     'inquiry_response',
     'inquiry_declined',
     'file_response',
+    'terminal_response',
     'signal',
     'interrupt_action',
     'disconnect',

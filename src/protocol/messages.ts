@@ -63,6 +63,11 @@ export interface ClientHello {
    */
   editor_files?: { read: boolean; write: boolean } | undefined;
   /**
+   * A prompting client whose editor runs commands in terminals of its own (an ACP editor with
+   * `terminal/*`): run_command asks it with `terminal_request`, so the user watches the command.
+   */
+  editor_terminal?: boolean | undefined;
+  /**
    * Which client this is, in a few words (`jp web`, `jp conversation attach`): recorded as `client`
    * on the inquiry_response of an answer this client gives.
    */
@@ -73,15 +78,30 @@ export type ClientMessage =
   | ClientHello
   | { type: 'inquiry_response'; id: string; answer: unknown }
   /**
-   * The human was asked and gave no answer (an editor's permission request was cancelled): the
-   * inquiry is settled by the detached policy, as if no client could prompt, and not asked again.
+   * The human was asked and gave no answer (an editor's permission request was cancelled), or the
+   * client cannot put this question (`reason` says why, for the model): the inquiry is settled by
+   * the detached policy, as if no client could prompt, and not asked again.
    */
-  | { type: 'inquiry_declined'; id: string }
+  | { type: 'inquiry_declined'; id: string; reason?: string | undefined }
   /**
    * The answer to a `file_request`: a read's text, or `error` (said to the model); a read with
    * neither means the editor does not have the file: the tool reads the disk.
    */
   | { type: 'file_response'; id: string; content?: string | undefined; error?: string | undefined }
+  /**
+   * How a `terminal_request`'s command ended in the editor's terminal: its output (stdout and
+   * stderr together, the editor's tail when `truncated`) and exit code or signal; or `error`, when
+   * the editor could not run it (said to the model).
+   */
+  | {
+      type: 'terminal_response';
+      id: string;
+      output?: string | undefined;
+      truncated?: boolean | undefined;
+      exit_code?: number | null | undefined;
+      signal?: string | null | undefined;
+      error?: string | undefined;
+    }
   | { type: 'signal'; kind: 'interrupt' }
   | { type: 'interrupt_action'; action: InterruptAction; reply?: string | undefined }
   | { type: 'disconnect'; detach?: boolean | undefined }
@@ -113,6 +133,21 @@ export type ServerMessage<P extends Payloads = JsonPayloads> =
   | { type: 'inquiry_resolved'; id: string; by: string }
   /** A file tool reads or writes through the prompting client's editor (it announced `editor_files`). */
   | { type: 'file_request'; id: string; operation: 'read' | 'write'; path: string; content?: string }
+  /**
+   * run_command's command (already wrapped in the sandbox) for a terminal of the prompting client's
+   * editor (it announced `editor_terminal`); `tool_call_id` is the call it runs for.
+   */
+  | {
+      type: 'terminal_request';
+      id: string;
+      tool_call_id: string;
+      command: string;
+      args: string[];
+      cwd: string;
+      output_byte_limit: number;
+    }
+  /** The command of a `terminal_request` must stop (its time limit, or the run stopped). */
+  | { type: 'terminal_kill'; id: string }
   | { type: 'interrupt_menu'; options: InterruptAction[] }
   /** Chrome the client should show on stderr (retries, warnings, status). */
   | { type: 'notice'; level: 'info' | 'warning'; message: string }
@@ -147,6 +182,8 @@ export function parseServerMessage<P extends Payloads = JsonPayloads>(value: unk
     'inquiry',
     'inquiry_resolved',
     'file_request',
+    'terminal_request',
+    'terminal_kill',
     'interrupt_menu',
     'notice',
     'tool_output',

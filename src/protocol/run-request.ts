@@ -35,6 +35,8 @@ const runRequestSchema = z.object({
    * after a cancelled one is sent this way.
    */
   reply: z.optional(z.string()),
+  /** Images attached to `message` (or `reply`): each its IANA media type and base64 bytes (jp acp). */
+  images: z.optional(z.array(z.object({ media_type: z.string(), data: z.string() }))),
   /** Drop the incomplete turn (marked discarded) before running the message. */
   discard_turn: z.boolean(),
   /**
@@ -59,7 +61,15 @@ const runRequestSchema = z.object({
      * an ignored key that decides where requests go stops the run only in the other states.
      */
     workspace_trust_state: z.string(),
-    flags: z.array(z.object({ label: z.string(), path: z.array(z.string()), value: z.unknown() })),
+    flags: z.array(
+      z.object({
+        label: z.string(),
+        path: z.array(z.string()),
+        value: z.unknown(),
+        /** false: a setting of the client's session, never recorded in the conversation. */
+        recorded: z.optional(z.boolean()),
+      }),
+    ),
   }),
   tools: z.object({ no_tools: z.boolean(), enabled: z.array(z.string()) }),
   /** The exact lock file content the client holds, proving the hand-over. */

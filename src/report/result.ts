@@ -43,7 +43,9 @@ export interface ResultWarning {
 export function untrustedKeysWarning(file: string, keys: readonly string[]): ResultWarning {
   return {
     code: 'workspace_untrusted',
-    message: `ignored ${someNames(keys)} in ${file}: this workspace config is not trusted; review it, then run \`jp trust\` to use these settings`,
+    message:
+      `ignored ${someNames(keys)} in ${file}: this workspace config is not trusted; ` +
+      'review it, then run `jp trust` to use these settings',
     keys: [...keys],
   };
 }
@@ -80,7 +82,10 @@ export interface ResultObject {
     cost_usd: number | null;
     /** Why the model's last response ended (`length`: cut at the output limit); null when it did not end. */
     finish_reason: FinishReason | null;
-    /** The model the provider said answered the last response (a local server names the one it has loaded); null when it did not say. */
+    /**
+     * The model the provider said answered the last response (a local server names the one it has loaded); null when it
+     * did not say.
+     */
     response_model: string | null;
   };
   /** What the run says although it went on, e.g. an answer cut at the output limit, untrusted keys ignored. */

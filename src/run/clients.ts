@@ -6,7 +6,7 @@
 import type { Inquiry, PromptAction } from '../inquiry/types.ts';
 import type { ServerMessage } from '../protocol/messages.ts';
 import type { RunPayloads } from '../report/payloads.ts';
-import type { EditorFiles } from '../tools/tool.ts';
+import type { EditorFiles, EditorTerminal } from '../tools/tool.ts';
 import type { ClientAnswer, StopRequest } from '../turn/host.ts';
 
 export interface RunClients {
@@ -19,6 +19,8 @@ export interface RunClients {
   askClient(id: string, inquiry: Inquiry, signal: AbortSignal, ifDetached?: PromptAction): Promise<ClientAnswer>;
   /** The prompting client's editor, when it offers to read and write files. */
   editorFiles(): EditorFiles | undefined;
+  /** A terminal of the prompting client's editor for the call `toolCallId`, when it offers them. */
+  editorTerminal(toolCallId: string): EditorTerminal | undefined;
 }
 
 export interface RunControl {

@@ -9,7 +9,7 @@ import type { ConversationLog } from '../conversation/log.ts';
 import type { Inquiry, PromptAction } from '../inquiry/types.ts';
 import type { Logger } from '../output/logger.ts';
 import type { Secrets } from '../redact.ts';
-import type { EditorFiles, ProcessTracker } from '../tools/tool.ts';
+import type { EditorFiles, EditorTerminal, ProcessTracker } from '../tools/tool.ts';
 import type { TurnHooks } from '../turn/hook-port.ts';
 import type { ClientAnswer, ToolOutputPiece, TurnHost } from '../turn/host.ts';
 import type { RunClients } from './clients.ts';
@@ -103,6 +103,10 @@ export class LiveLog implements TurnHost {
 
   editorFiles(): EditorFiles | undefined {
     return this.clients.editorFiles();
+  }
+
+  editorTerminal(toolCallId: string): EditorTerminal | undefined {
+    return this.clients.editorTerminal(toolCallId);
   }
 }
 

@@ -78,7 +78,9 @@ export class RunMcp {
     });
   }
 
-  /** The run's own tools and those of the servers that started; a `--tool` naming a tool no server offers is a warning. */
+  /**
+   * The run's own tools and those of the servers that started; a `--tool` naming a tool no server offers is a warning.
+   */
   async tools(own: Map<string, Tool>): Promise<Map<string, Tool>> {
     const servers = await this.started;
     if (!servers) return own;

@@ -40,7 +40,8 @@ export function startModel(
     onWaiting: (waited, limit) => {
       notice(
         'info',
-        `waiting for the server (queued?): no answer after ${Math.round(waited / 1000)} s; jp waits up to ${Math.round(limit / 1000)} s for it to begin (assistant.request.headers_timeout_secs)`,
+        `waiting for the server (queued?): no answer after ${Math.round(waited / 1000)} s; ` +
+          `jp waits up to ${Math.round(limit / 1000)} s for it to begin (assistant.request.headers_timeout_secs)`,
       );
       options.activity?.('waiting for the server (queued?)');
     },

@@ -2,8 +2,8 @@
  * One run of one conversation, the same behind a socket and in `--no-server`: it owns the live log,
  * the model, the MCP servers, the command sandbox and the stop signal; it waits for the client that
  * started it (not when detached), runs the turn sequence and always ends with a result, after
- * persisting. `finish` tells the Notification hooks a deferred run is waiting, updates the metadata and closes the log. Whoever
- * hosts it (server/hosted-run.ts) owns the lock, the registry entry and the connections.
+ * persisting. `finish` tells the Notification hooks a deferred run is waiting, updates the metadata and closes the log.
+ * Whoever hosts it (server/hosted-run.ts) owns the lock, the registry entry and the connections.
  */
 import { changedTurns } from '../checkpoint/change-sets.ts';
 import { titleFrom, updateMetadata } from '../conversation/store.ts';
@@ -46,7 +46,10 @@ export interface RunOptions {
   leadsProcessGroup: boolean;
   /** Where a line an MCP server writes on its stderr goes. */
   serverOutput(server: string, line: string): void;
-  /** Where the output of a Notification hook that outlives the run goes: the run log of a spawned server, nowhere in-process. */
+  /**
+   * Where the output of a Notification hook that outlives the run goes: the run log of a spawned server, nowhere
+   * in-process.
+   */
   hookOutput: 'inherit' | 'ignore';
 }
 

@@ -26,7 +26,7 @@ import type { BuiltinDetachedDefault } from '../config/policy.ts';
 import { RunError } from '../errors.ts';
 import type { RunHooks } from '../hooks/run-hooks.ts';
 import { contextWindow } from '../llm/context-window.ts';
-import { costOf } from '../llm/prices.ts';
+import { costOf, preparePrices } from '../llm/prices.ts';
 import { providerKeyVariables } from '../llm/resolve.ts';
 import type { ChatModel } from '../llm/types.ts';
 import { buildTurnResult, type ResultObject, type ResultWarning } from '../report/result.ts';
@@ -63,6 +63,8 @@ export interface TurnSequence {
 export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObject> {
   const { request, setup, live } = sequence;
   const { config, events, seal } = setup;
+  // Loaded while the model answers, not after: the result (and a cancelled turn's answer) waits less.
+  preparePrices(setup.model.id);
   if (setup.model.provider === 'test')
     live.notice('info', `test provider: replaying ${setup.model.testScript}; no model is called`);
   if (request.discard_turn && findIncompleteTurn(events)) {
@@ -147,12 +149,20 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
       });
     messageContext = decided.context;
   }
+  // The request's images go with its message, or with its reply; never twice.
+  let images = request.images;
+  const takeImages = (): NonNullable<typeof images> | undefined => {
+    const taken = images;
+    images = undefined;
+    return taken;
+  };
   const turn = (
     chosen: TurnTools,
     resume: boolean,
     message: string | undefined,
     reply?: string,
     context = messageContext,
+    attached = message !== undefined || reply !== undefined ? takeImages() : undefined,
   ): Promise<TurnOutcome> =>
     new TurnRun({
       host: live,
@@ -184,6 +194,7 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
       resume,
       ...(reply !== undefined ? { reply } : {}),
       ...(context !== undefined ? { context } : {}),
+      ...(attached !== undefined ? { images: attached } : {}),
       ...(assistant?.max_output_tokens !== undefined ? { maxOutputTokens: assistant.max_output_tokens } : {}),
     }).run();
   /** Runs a turn, and keeps it going each time the user interrupts it to reply. */

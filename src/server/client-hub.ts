@@ -14,9 +14,10 @@ import type { Logger } from '../output/logger.ts';
 import type { RunPayloads } from '../report/payloads.ts';
 import type { ResultObject } from '../report/result.ts';
 import type { RunClients, RunControl } from '../run/clients.ts';
-import type { EditorFiles } from '../tools/tool.ts';
+import type { EditorFiles, EditorTerminal } from '../tools/tool.ts';
 import { StopRequest, type ClientAnswer } from '../turn/host.ts';
 import type { ClientConnection } from './connection.ts';
+import { EditorTerminals } from './editor-terminals.ts';
 import { admit, may, prompts, type ClientAction, type ClientRole } from './client-roles.ts';
 
 export interface ClientHubOptions {
@@ -56,6 +57,9 @@ export class ClientHub implements RunClients {
   /** What the prompting client's editor offers for files (ClientHello.editor_files). */
   private readonly editorFilesOf = new WeakMap<ClientConnection, { read: boolean; write: boolean }>();
   private readonly pendingFileRequests = new Map<string, PendingFileRequest>();
+  /** Prompting clients whose editor runs commands in its terminals (ClientHello.editor_terminal). */
+  private readonly editorTerminalClients = new WeakSet<ClientConnection>();
+  private readonly terminals = new EditorTerminals();
   /** The name each client gave in its hello (ClientHello.client). */
   private readonly clientNames = new WeakMap<ClientConnection, string>();
   private fileRequestSequence = 0;
@@ -134,6 +138,7 @@ export class ClientHub implements RunClients {
     this.clients.set(connection, role);
     if (prompts(role)) this.promptingClient = connection;
     if (prompts(role) && hello.editor_files) this.editorFilesOf.set(connection, hello.editor_files);
+    if (prompts(role) && hello.editor_terminal) this.editorTerminalClients.add(connection);
     if (hello.client !== undefined) this.clientNames.set(connection, hello.client);
     if (role === 'owner' || role === 'owner-prompting') {
       this.ownerClaimed = true;
@@ -192,6 +197,7 @@ export class ClientHub implements RunClients {
       this.pendingFileRequests.delete(id);
       request.settle({ error: 'the editor went away before it answered' });
     }
+    this.terminals.gone(connection);
   }
 
   private handle(connection: ClientConnection, message: ClientMessage): void {
@@ -215,11 +221,14 @@ export class ClientHub implements RunClients {
         request.settle(message);
         return;
       }
+      case 'terminal_response':
+        if (this.allows(connection, 'answer', 'a terminal response')) this.terminals.respond(connection, message);
+        return;
       case 'inquiry_declined': {
         const ask = this.pendingAsks.get(message.id);
         if (!ask || ask.connection !== connection || !this.allows(connection, 'answer', 'a declined inquiry')) return;
         this.pendingAsks.delete(message.id);
-        ask.resolve({ answered: false, declined: true });
+        ask.resolve({ answered: false, declined: true, ...(message.reason ? { reason: message.reason } : {}) });
         return;
       }
       case 'signal': {
@@ -309,6 +318,13 @@ export class ClientHub implements RunClients {
       });
       connection.send({ type: 'inquiry', id, inquiry, ...(ifDetached ? { if_detached: ifDetached } : {}) });
     });
+  }
+
+  /** A terminal of the prompting client's editor for the call `toolCallId`, when it offers them. */
+  editorTerminal(toolCallId: string): EditorTerminal | undefined {
+    const connection = this.promptingClient;
+    if (!connection || connection.closed || !this.editorTerminalClients.has(connection)) return undefined;
+    return this.terminals.terminalFor(connection, toolCallId);
   }
 
   /** Reads and writes through the prompting client's editor, as far as it offers them. */

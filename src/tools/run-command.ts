@@ -7,9 +7,12 @@
  */
 import * as z from 'zod/mini';
 import { escalationOffer, sandboxDenial } from '../sandbox/explain.ts';
+import type { CommandLine } from '../sandbox/engine.ts';
 import { runConfined } from './confined.ts';
+import { runInEditorTerminal } from './editor-command.ts';
+import { markerVariable } from './marked-processes.ts';
 import { PathOutsideRootError, resolveInsideRoot } from './paths.ts';
-import { defineTool, type Tool } from './tool.ts';
+import { defineTool, type EditorTerminal, type Tool, type ToolContext } from './tool.ts';
 
 const schema = z
   .strictObject({
@@ -60,16 +63,13 @@ export const runCommandTool: Tool = defineTool({
       if (error instanceof PathOutsideRootError) return { kind: 'error', message: error.message };
       throw error;
     }
-    const result = await runConfined(
-      context,
-      { file: '/bin/sh', arguments: ['-c', command], cwd: directory },
-      {
-        environment: { ...context.environment, JP_CONVERSATION_ID: context.conversationId },
-        ...(context.output ? { onOutput: context.output } : {}),
-      },
-    );
-    if (result.spawnError) return { kind: 'error', message: `could not start the command: ${result.spawnError}` };
-    const output = [result.stdout, result.stderr ? `[stderr]\n${result.stderr}` : ''].filter(Boolean).join('\n');
+    const environment = { ...context.environment, JP_CONVERSATION_ID: context.conversationId };
+    const line = { file: '/bin/sh', arguments: ['-c', command], cwd: directory };
+    const result = context.editorTerminal
+      ? await inTheEditor(context, context.editorTerminal, line, environment)
+      : await here(context, line, environment);
+    if ('spawnError' in result) return { kind: 'error', message: `could not start the command: ${result.spawnError}` };
+    const { output } = result;
     if (result.timedOut) {
       return {
         kind: 'error',
@@ -89,3 +89,67 @@ export const runCommandTool: Tool = defineTool({
     };
   },
 });
+
+interface CommandOutcome {
+  /** stdout, then stderr under `[stderr]`; or, in the editor's terminal, both as it showed them. */
+  output: string;
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  aborted: boolean;
+}
+
+/** The command here, in its own process group, in the call's sandbox. */
+async function here(
+  context: ToolContext,
+  line: CommandLine,
+  environment: NodeJS.ProcessEnv,
+): Promise<CommandOutcome | { spawnError: string }> {
+  const result = await runConfined(context, line, {
+    environment,
+    ...(context.output ? { onOutput: context.output } : {}),
+  });
+  if (result.spawnError) return { spawnError: result.spawnError };
+  return {
+    output: [result.stdout, result.stderr ? `[stderr]\n${result.stderr}` : ''].filter(Boolean).join('\n'),
+    exitCode: result.exitCode,
+    signal: result.signal,
+    timedOut: result.timedOut,
+    aborted: result.aborted,
+  };
+}
+
+/** The same command line, sandbox and environment, in a terminal of the user's editor (editor-command.ts). */
+async function inTheEditor(
+  context: ToolContext,
+  terminal: EditorTerminal,
+  line: CommandLine,
+  environment: NodeJS.ProcessEnv,
+): Promise<CommandOutcome | { spawnError: string }> {
+  const prepared = context.sandbox.prepare(line);
+  try {
+    const result = await runInEditorTerminal(
+      terminal,
+      prepared,
+      // The marker lets `jp conversation kill --force` find it, as it finds the commands it starts.
+      { ...environment, ...prepared.environment, [markerVariable]: context.processes.nextMarker() },
+      {
+        signal: context.signal,
+        timeoutMilliseconds: context.timeoutMilliseconds,
+        // Bytes the editor keeps (its tail); jp cuts what reaches the model in one place (truncate.ts).
+        outputByteLimit: Math.max(64 * 1024, context.outputLimit * 4),
+      },
+    );
+    return {
+      output: result.truncated ? `[the editor kept the end of the output]\n${result.output}` : result.output,
+      exitCode: result.exitCode,
+      signal: result.signal,
+      timedOut: result.timedOut,
+      aborted: result.aborted,
+    };
+  } catch (error) {
+    return { spawnError: `the editor's terminal: ${(error as Error).message}` };
+  } finally {
+    prepared.cleanup();
+  }
+}

@@ -46,6 +46,28 @@ export interface EditorFiles {
   write?(file: string, content: string): Promise<void>;
 }
 
+/** How a command run in the user's editor's terminal ended (EditorTerminal). */
+export interface EditorTerminalOutcome {
+  /** stdout and stderr together, as the terminal shows them; its tail when `truncated`. */
+  output: string;
+  truncated: boolean;
+  exitCode: number | null;
+  signal: string | null;
+}
+
+/**
+ * A terminal of the user's editor (an ACP client that offers `terminal/*`): the command runs there,
+ * so the user watches its output live. The command given is the whole command line to start, the
+ * sandbox already applied. Killed when `signal` aborts. Throws, with a message for the model, when
+ * the editor could not run it.
+ */
+export interface EditorTerminal {
+  run(
+    command: { command: string; args: string[]; cwd: string },
+    options: { signal: AbortSignal; outputByteLimit: number },
+  ): Promise<EditorTerminalOutcome>;
+}
+
 export interface ToolContext {
   signal: AbortSignal;
   /** Directory the tool is confined to (the workspace root). */
@@ -78,6 +100,8 @@ export interface ToolContext {
   sandbox: CommandSandbox;
   /** Files go through the user's editor when its client offers that; absent: the disk. */
   editorFiles?: EditorFiles;
+  /** run_command's command runs in a terminal of the user's editor when its client offers that; absent: here. */
+  editorTerminal?: EditorTerminal;
 }
 
 export type Validation = { ok: true; value: unknown } | { ok: false; message: string };

@@ -79,7 +79,8 @@ export async function compactHistory(
   const perItem = Math.max(300, Math.floor(windowTokens * 3 * 0.02));
   await context.beforeCompact?.();
   context.notice(
-    `compacting the conversation: summarising ${target - from + 1} events to fit the context window (${windowTokens} tokens)`,
+    `compacting the conversation: summarising ${target - from + 1} events ` +
+      `to fit the context window (${windowTokens} tokens)`,
   );
   context.activity?.('compacting the conversation');
   while (from <= target) {
@@ -140,7 +141,8 @@ export function summaryBudget(
   if (transcriptTokens < 64) {
     throw new UsageError(
       'context_window_too_small',
-      `${modelId}: a ${windowTokens}-token context window cannot hold a compaction request (its instructions take about ${promptTokens} tokens and its summary up to ${outputTokens})`,
+      `${modelId}: a ${windowTokens}-token context window cannot hold a compaction request ` +
+        `(its instructions take about ${promptTokens} tokens and its summary up to ${outputTokens})`,
       { hint: windowHint() },
     );
   }
@@ -179,7 +181,9 @@ async function summarize(
       'compaction_failed',
       `${context.model.id} returned an empty summary when asked to compact the conversation`,
       {
-        hint: 'Try again (`jp query --continue` resumes the turn), or set assistant.context_window larger if the model allows.',
+        hint:
+          'Try again (`jp query --continue` resumes the turn), ' +
+          'or set assistant.context_window larger if the model allows.',
       },
     );
   }

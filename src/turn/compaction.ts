@@ -26,7 +26,9 @@ export const charactersPerToken = 3;
  */
 export const mostCharactersPerToken = 4;
 
-/** A new request is compacted first when its estimate passes this share of the window (assistant.compaction.threshold). */
+/**
+ * A new request is compacted first when its estimate passes this share of the window (assistant.compaction.threshold).
+ */
 export const defaultThreshold = 0.8;
 
 /** After compaction the history kept word for word is at most this share of the window. */
@@ -211,7 +213,8 @@ export function transcript(
       case 'tool_call_response':
         endAnswer();
         lines.push(
-          `Result of ${names.get(event.id) ?? 'a tool'}${event.is_error ? ' (error)' : ''}: ${shorten(event.content, perItem)}`,
+          `Result of ${names.get(event.id) ?? 'a tool'}${event.is_error ? ' (error)' : ''}: ` +
+            `${shorten(event.content, perItem)}`,
         );
         break;
       case 'turn_end':

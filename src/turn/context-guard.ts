@@ -67,7 +67,8 @@ export class ContextGuard {
     if (window.source === 'default' && !this.windowNoticeSaid && estimate.tokens > window.tokens / 2) {
       this.windowNoticeSaid = true;
       compaction.notice(
-        `the context window of ${compaction.model.id} is not known to jp; assuming ${window.tokens} tokens (set assistant.context_window to its real size)`,
+        `the context window of ${compaction.model.id} is not known to jp; ` +
+          `assuming ${window.tokens} tokens (set assistant.context_window to its real size)`,
       );
     }
     if (

@@ -7,7 +7,13 @@
  * (tool-batch.ts), a resumed turn's start (resumed-turn.ts), limits (limits.ts), LlmInquiry
  * (llm-answer.ts).
  */
-import type { ConversationEvent, EventOf, InstructionFileRecord, TurnTools } from '../conversation/events.ts';
+import type {
+  ConversationEvent,
+  EventOf,
+  ImageAttachment,
+  InstructionFileRecord,
+  TurnTools,
+} from '../conversation/events.ts';
 import { now } from '../conversation/events.ts';
 import type { PlacedSeal } from '../conversation/seal.ts';
 import { turnToResume } from '../conversation/turn-state.ts';
@@ -82,6 +88,8 @@ export interface TurnOptions {
   reply?: string;
   /** What the user's UserPromptSubmit hooks added to the message or the reply, for the model. */
   context?: string;
+  /** Images attached to the message or the reply. */
+  images?: ImageAttachment[];
   /** `assistant.max_output_tokens`, named in the warning when an answer is cut at the limit. */
   maxOutputTokens?: number;
 }
@@ -241,7 +249,13 @@ export class TurnRun {
       if (this.options.reply !== undefined) {
         closeForReply(this.resumedTurn(), this.turnEvents(), incomplete.pendingInquiries, pendingCalls);
         pendingCalls = [];
-        this.append({ type: 'chat_request', timestamp: now(), content: this.options.reply, ...this.contextField() });
+        this.append({
+          type: 'chat_request',
+          timestamp: now(),
+          content: this.options.reply,
+          ...this.contextField(),
+          ...this.imagesField(),
+        });
       }
     } else {
       this.turnStart = this.events.length;
@@ -256,6 +270,7 @@ export class TurnRun {
         timestamp: now(),
         content: this.options.message ?? '',
         ...this.contextField(),
+        ...this.imagesField(),
       });
     }
     try {
@@ -318,6 +333,10 @@ export class TurnRun {
     if (reached) throw reached;
     const stop = this.options.host.hooks?.stopRequested();
     if (stop) throw hookStop(stop);
+  }
+
+  private imagesField(): { images?: ImageAttachment[] } {
+    return this.options.images && this.options.images.length > 0 ? { images: this.options.images } : {};
   }
 
   private contextField(): { context?: string } {

@@ -50,7 +50,13 @@ export function buildPrompt(events: readonly ConversationEvent[], systemPrompt: 
       switch (event.type) {
         case 'chat_request':
           closeStep();
-          messages.push({ role: 'user', content: userContent(event) });
+          messages.push({
+            role: 'user',
+            content: userContent(event),
+            ...(event.images && event.images.length > 0
+              ? { images: event.images.map((image) => ({ mediaType: image.media_type, data: image.data })) }
+              : {}),
+          });
           break;
         case 'chat_response':
           if ('reasoning' in event) {

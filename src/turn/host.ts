@@ -4,7 +4,7 @@
  */
 import type { ConversationEvent } from '../conversation/events.ts';
 import type { Inquiry, PromptAction } from '../inquiry/types.ts';
-import type { EditorFiles, ProcessTracker } from '../tools/tool.ts';
+import type { EditorFiles, EditorTerminal, ProcessTracker } from '../tools/tool.ts';
 import type { Secrets } from '../redact.ts';
 import type { TurnHooks } from './hook-port.ts';
 
@@ -21,10 +21,14 @@ export interface ToolOutputPiece {
  * answer to the inquiry it asked (inquiry/answer.ts). `declined`: the human was asked and gave no
  * answer; the detached policy settles the inquiry.
  */
-/** `client`: the name the answering client gave in its hello (ClientHello.client), recorded with the answer. */
+/**
+ * `client`: the name the answering client gave in its hello (ClientHello.client), recorded with the
+ * answer. `reason`: a client that declined says why it could not ask (its words end the model's
+ * "unanswered: …").
+ */
 export type ClientAnswer =
   | { answered: true; answer: unknown; client?: string | undefined }
-  | { answered: false; declined?: boolean };
+  | { answered: false; declined?: boolean; reason?: string };
 
 export interface TurnHost {
   /** Persists one event (one write) and forwards it to clients. */
@@ -54,6 +58,8 @@ export interface TurnHost {
   readonly secrets: Secrets;
   /** The prompting client's editor, when it offers to read and write files (an ACP editor). */
   editorFiles?(): EditorFiles | undefined;
+  /** A terminal of the prompting client's editor for the call `toolCallId`, when it offers them (an ACP editor). */
+  editorTerminal?(toolCallId: string): EditorTerminal | undefined;
   /** The user's hooks (src/hooks/), when any are configured. */
   readonly hooks?: TurnHooks;
 }

@@ -281,6 +281,7 @@ export class InquiryResolver {
     }
     let invalidAnswers = 0;
     let declined = false;
+    let declinedReason: string | undefined;
     const hook = new HookAsk(host.hooks, { id, toolCallId, inquiry: routed }, this.context.signal);
     try {
       for (;;) {
@@ -346,6 +347,7 @@ export class InquiryResolver {
             if (this.context.signal.aborted) throw this.context.signal.reason ?? new StopRequest('shutdown');
             if (!reply.answered) {
               declined = reply.declined === true;
+              declinedReason = reply.reason;
               continue;
             }
             let parsed = rules.parse(reply.answer, 'client');
@@ -394,7 +396,11 @@ export class InquiryResolver {
           }
           case 'Fail': {
             const exclusive = inquiry.kind === 'tool_question' ? (configExclusive ?? inquiry.question.exclusive) : true;
-            const reason = failureReason(inquiry, policy, { exclusive, ...(defaultProblem ? { defaultProblem } : {}) });
+            const reason = failureReason(inquiry, policy, {
+              exclusive,
+              ...(defaultProblem ? { defaultProblem } : {}),
+              ...(declinedReason ? { clientCannotAsk: declinedReason } : {}),
+            });
             return this.record(id, rules.refusal, 'policy', action, reason);
           }
           case 'Defer':

@@ -31,7 +31,8 @@ export function budgetReached(
   if (maxTokens !== undefined && used >= maxTokens) {
     return new RunError(
       'budget_exceeded',
-      `stopped after ${used} tokens (input + output) of a budget of ${maxTokens} (assistant.budget.tokens), in ${iterations} LLM round trips`,
+      `stopped after ${used} tokens (input + output) of a budget of ${maxTokens} (assistant.budget.tokens), ` +
+        `in ${iterations} LLM round trips`,
       {
         hint: 'Continue with `jp query --continue`, or raise the budget with --max-tokens.',
       },
@@ -63,24 +64,41 @@ export function cutAtLimitWarning(
   limits: { maxOutputTokens: number | undefined; window: ContextWindow | undefined },
 ): string {
   if (finish.providerReason === stepOutputLimit.reason)
-    return `the answer was cut at jp's limit of one response (${stepOutputLimit.bytes / 1024 / 1024} MiB or ${stepOutputLimit.pieces} streamed pieces): the provider kept streaming`;
+    return (
+      `the answer was cut at jp's limit of one response (${stepOutputLimit.bytes / 1024 / 1024} MiB ` +
+      `or ${stepOutputLimit.pieces} streamed pieces): the provider kept streaming`
+    );
   const { maxOutputTokens, window } = limits;
   const input = finish.usage?.input_tokens ?? null;
   const output = finish.usage?.output_tokens ?? null;
   const used = input !== null && output !== null ? input + output : (finish.usage?.total_tokens ?? null);
   const capReached = maxOutputTokens !== undefined && (output === null || output >= maxOutputTokens);
   if (window && used !== null && used >= window.tokens * windowFilledShare && !capReached) {
-    return `the answer was cut because the context window filled up: ${input ?? '?'} tokens of request and ${output ?? '?'} of answer took ${used} of the ${window.tokens}-token window (${window.source}); a larger window, a shorter conversation (\`jp conversation compact\`) or fewer tools (--no-tools) leave the answer more room`;
+    return (
+      `the answer was cut because the context window filled up: ${input ?? '?'} tokens of request ` +
+      `and ${output ?? '?'} of answer took ${used} of the ${window.tokens}-token window (${window.source}); ` +
+      'a larger window, a shorter conversation (`jp conversation compact`) or fewer tools (--no-tools) ' +
+      'leave the answer more room'
+    );
   }
   if (capReached)
     return `the answer was cut at assistant.max_output_tokens (${maxOutputTokens} tokens); raise it for longer answers`;
-  return `the answer was cut at the provider's output limit${output !== null ? ` after ${output} tokens` : ''} (jp set no cap: assistant.max_output_tokens is unset; a server may also stop when its context window is full)`;
+  return (
+    `the answer was cut at the provider's output limit${output !== null ? ` after ${output} tokens` : ''} ` +
+    '(jp set no cap: assistant.max_output_tokens is unset; a server may also stop when its context window is full)'
+  );
 }
 
-/** A request and its answer that reached this share of the window filled it (servers count a few tokens of their own). */
+/**
+ * A request and its answer that reached this share of the window filled it (servers count a few tokens of their own).
+ */
 const windowFilledShare = 0.98;
 
 /** The warning of a step that ended with reasoning and no answer. */
 export function reasoningOnlyWarning(reasoningCharacters: number, conversationId: string): string {
-  return `the model gave no answer, only reasoning (${reasoningCharacters} characters): its chat template may keep everything in the reasoning (a thinking template that is never closed); the log keeps the reasoning (\`jp conversation print --json ${conversationId}\` shows it)`;
+  return (
+    `the model gave no answer, only reasoning (${reasoningCharacters} characters): ` +
+    'its chat template may keep everything in the reasoning (a thinking template that is never closed); ' +
+    `the log keeps the reasoning (\`jp conversation print --json ${conversationId}\` shows it)`
+  );
 }

@@ -44,7 +44,8 @@ export function policySentence(
 export function failureReason(
   inquiry: Inquiry,
   resolved: Resolved<DetachedPolicy>,
-  detail: { exclusive: boolean; defaultProblem?: string },
+  /** `clientCannotAsk`: the user is there, but their client cannot put this question (its own words). */
+  detail: { exclusive: boolean; defaultProblem?: string; clientCannotAsk?: string },
 ): string {
   const kind = policyKindOf(inquiry.kind);
   const gitWrite = inquiry.kind === 'escalate' && inquiry.needs === 'git';
@@ -59,6 +60,7 @@ export function failureReason(
       return `not run outside the sandbox: no user is available to approve it, and ${policy}`;
     case 'tool_question': {
       const question = JSON.stringify(inquiry.question.text);
+      if (detail.clientCannotAsk) return `unanswered: ${question} was not put to the user: ${detail.clientCannotAsk}`;
       if (resolved.value === 'auto' && detail.exclusive) {
         return `unanswered: no user is available to answer ${question}, and the question is exclusive (only a human may answer it; conversation.tools.${inquiry.tool}.questions.${inquiry.question.id}.exclusive)`;
       }

@@ -458,10 +458,12 @@ async function execute(
   };
   let result: ToolResult;
   const editorFiles = context.host.editorFiles?.();
+  const editorTerminal = context.host.editorTerminal?.(callId);
   const relay = new ToolOutputRelay(callId, (piece) => context.host.toolOutput(piece), context.host.secrets);
   try {
     result = await tool.execute(argumentsValue, {
       ...(editorFiles ? { editorFiles } : {}),
+      ...(editorTerminal ? { editorTerminal } : {}),
       signal: context.signal,
       toolRoot: context.toolRoot,
       environment: context.toolEnvironment(tool.name),

@@ -12,7 +12,8 @@ import { mostCharactersPerToken, type RequestEstimate } from './compaction.ts';
 /** What to change when the window is too small for what jp must send. */
 export function windowHint(): string {
   return [
-    "A larger window: start the server with one (llama-server --ctx-size, Ollama's num_ctx, vLLM --max-model-len, LM Studio's context length) and set assistant.context_window to match.",
+    "A larger window: start the server with one (llama-server --ctx-size, Ollama's num_ctx, vLLM --max-model-len, " +
+      "LM Studio's context length) and set assistant.context_window to match.",
     'Fewer tools: --no-tools, --tool <name> for the ones you need, or conversation.tools.<name>.enable = false.',
     'A shorter system prompt: assistant.system_prompt replaces the built-in one.',
   ].join('\n');
@@ -61,7 +62,10 @@ function describeParts(parts: RequestParts, toolCount: number): string {
 }
 
 function windowOf(window: ContextWindow): string {
-  return `the ${window.tokens}-token context window (${window.source === 'default' ? 'assumed: jp does not know this model' : window.source})`;
+  return (
+    `the ${window.tokens}-token context window ` +
+    `(${window.source === 'default' ? 'assumed: jp does not know this model' : window.source})`
+  );
 }
 
 /** Before sending: the request is known not to fit, even after compaction. Nothing was sent. */
@@ -80,7 +84,8 @@ export function requestTooBig(
       : 'cannot hold this request, even after compacting the conversation';
   return new UsageError(
     'context_window_too_small',
-    `${modelId}: nothing was sent: ${windowOf(window)} ${what}: at least ${estimate.least} tokens (${describeParts(parts, tools.length)})`,
+    `${modelId}: nothing was sent: ${windowOf(window)} ${what}: at least ${estimate.least} tokens ` +
+      `(${describeParts(parts, tools.length)})`,
     {
       hint: [
         windowHint(),
@@ -108,7 +113,8 @@ export function nothingLeftToCompact(
   const parts = requestParts(messages, tools, estimate.measured ?? mostCharactersPerToken);
   const mismatch =
     stated !== undefined && window !== undefined && stated < window.tokens
-      ? `The server's window is ${stated} tokens, not the ${window.tokens} jp used (${window.source}): set assistant.context_window = ${stated}.`
+      ? `The server's window is ${stated} tokens, not the ${window.tokens} jp used (${window.source}): ` +
+        `set assistant.context_window = ${stated}.`
       : undefined;
   return new ProviderError(refusal.code, `${refusal.message}; nothing older is left to compact`, {
     hint: [

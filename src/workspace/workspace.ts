@@ -179,7 +179,8 @@ export function assertConversationsDirectory(directory: string, create?: () => v
   }
 }
 
-export type UserSubdirectory = 'processes' | 'locks' | 'sessions' | 'logs';
+/** `acp`: what an editor set in a session (its mode, its model choice), kept for the next connection. */
+export type UserSubdirectory = 'processes' | 'locks' | 'sessions' | 'logs' | 'acp';
 
 /** A private (0700) directory of the workspace's user-local state, created on demand. */
 export function userSubdirectory(workspace: Workspace, name: UserSubdirectory): string {

@@ -121,8 +121,11 @@ describe('jp acp', () => {
       ['allow_once', 'allow_always', 'reject_once'],
     );
 
-    // Updates in the order things happened: text, the call, its run, its result, the answer.
-    const kinds = updateKinds(editor, sessionId);
+    // Updates in the order things happened: text, the call, its run, its result, the answer
+    // (besides the session's commands and how full the context is, checked elsewhere).
+    const kinds = updateKinds(editor, sessionId).filter(
+      (kind) => kind !== 'available_commands_update' && kind !== 'usage_update',
+    );
     assert.deepEqual(
       kinds.filter((kind, index) => kind !== kinds[index - 1]),
       ['agent_message_chunk', 'tool_call', 'tool_call_update', 'agent_message_chunk'],
@@ -257,7 +260,14 @@ describe('jp acp', () => {
       cwd: sandbox.workspace,
       mcpServers: [],
     });
-    assert.deepEqual(loaded, {});
+    assert.deepEqual(loaded.modes?.currentModeId, 'ask');
+    assert.deepEqual(
+      loaded.configOptions?.map((option) => [option.id, option.currentValue]),
+      [
+        ['mode', 'ask'],
+        ['model', 'openai/gpt-test'],
+      ],
+    );
     assert.equal(textOf(editor, conversationId, 'user_message_chunk'), 'hello from a terminal');
     assert.equal(textOf(editor, conversationId, 'agent_message_chunk'), 'Answer 1.');
     assert.equal((await prompt(editor, conversationId, 'hello from the editor')).stopReason, 'end_turn');
@@ -366,7 +376,7 @@ describe('jp acp', () => {
     );
     const code = await editor.close();
     assert.equal(code, 0);
-    assert.deepEqual(conversationIds(sandbox), [sessionId], `the unused session ${unused} left no conversation behind`);
+    assert.deepEqual(conversationIds(sandbox), [sessionId, unused].sort(), 'a session opened without a prompt stays');
     // Every byte: whole lines, each one JSON-RPC 2.0.
     const messages = stdoutMessages(editor);
     assert.equal(
@@ -536,7 +546,7 @@ describe('jp acp', () => {
     await finish(editor);
   });
 
-  it('questions: ask_user is an elicitation form when the editor offers one; without it, the detached policy answers (never a hang)', async () => {
+  it('questions: ask_user is an elicitation form when the editor offers one; without forms, its options are a permission request', async () => {
     const ask = { id: 'call_1', name: 'ask_user', arguments: { question: 'Which colour?', options: ['red', 'blue'] } };
     const fake = await provider(stepByToolResults([toolStep([ask]), textStep('Noted.')]));
     const sandbox = cleanup.sandbox();
@@ -559,17 +569,49 @@ describe('jp acp', () => {
     );
     await finish(withForms);
 
+    // acpx and other editors without forms: the options are the permission request's options.
     const without = await editorFor(sandbox, fake);
+    without.onPermission = async (request) => ({
+      outcome: { outcome: 'selected', optionId: request.options.find((option) => option.name === 'blue')!.optionId },
+    });
     const otherSession = await newSession(without, sandbox.workspace);
     assert.equal((await prompt(without, otherSession, 'ask me')).stopReason, 'end_turn');
     assert.equal(without.elicitations.length, 0);
+    assert.equal(without.permissions.length, 1);
+    const [asked] = without.permissions;
+    assert.equal(asked!.toolCall.toolCallId, 'call_1');
+    assert.equal(asked!.toolCall.title, 'Which colour?');
+    assert.deepEqual(
+      asked!.options.map((option) => [option.name, option.kind]),
+      [
+        ['red', 'allow_once'],
+        ['blue', 'allow_once'],
+      ],
+    );
     const answer = readEvents(sandbox, otherSession).find((event) => event.type === 'inquiry_response');
-    assert.equal(answer?.by, 'policy');
+    assert.equal(answer?.by, 'user');
+    assert.equal(answer?.answer, 'blue');
     assert.match(
       fake.requests.at(-1)!.messages.flatMap((message) => message.toolResults)[0]!.content,
-      /unanswered: no user is available/,
+      /The user answered: blue/,
     );
     await finish(without);
+  });
+
+  it('questions without forms: a free-text question tells the model what it needs instead of "no user is available"', async () => {
+    const free = { id: 'call_2', name: 'ask_user', arguments: { question: 'What should the file be called?' } };
+    const fake = await provider(stepByToolResults([toolStep([free]), textStep('Noted.')]));
+    const sandbox = cleanup.sandbox();
+    const editor = await editorFor(sandbox, fake);
+    const sessionId = await newSession(editor, sandbox.workspace);
+    assert.equal((await prompt(editor, sessionId, 'name it')).stopReason, 'end_turn');
+    assert.equal(editor.permissions.length, 0, 'a text box cannot be a permission request');
+    const result = fake.requests.at(-1)!.messages.flatMap((message) => message.toolResults)[0]!.content;
+    assert.match(result, /unanswered: "What should the file be called\?" was not put to the user/);
+    assert.match(result, /offers choices but no text box/);
+    assert.match(result, /call ask_user again with `options`/);
+    assert.doesNotMatch(result, /no user is available/);
+    await finish(editor);
   });
 
   it("a prompt's resource links and embedded resources become the message's context", async () => {

@@ -510,9 +510,8 @@ describe('leaving the sandbox is an escalate inquiry', () => {
       ['query', ...script, '-c', 'conversation.tools.run_command.run="unattended"', 'go'],
       { cleanup, env: { JP_CFG_SANDBOX__BWRAP_PATH: path.join(sandbox.root, 'empty-bin', 'bwrap') } },
     );
-    await screen.waitFor('Why: the sandbox cannot start on this machine: sandbox.bwrap_path = ', {
-      on: 'screen',
-    });
+    await screen.waitFor('Why: the sandbox cannot start on this machine: sandbox.bwrap_path =', { on: 'flowed' });
+    await screen.waitFor('Run run_command outside the sandbox?', { on: 'screen' });
     screen.press('y');
     const exit = await screen.exited;
     assert.equal(exit.exitCode, 0, screen.text());

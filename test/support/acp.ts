@@ -5,7 +5,7 @@
  * what the SDK's JSON Schema allows.
  */
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import {
@@ -38,6 +38,14 @@ export interface Editor {
   onElicitation: (request: CreateElicitationRequest) => Promise<CreateElicitationResponse>;
   /** The editor's open buffers by absolute path (what fs/read_text_file answers; else the request fails). */
   buffers: Map<string, string>;
+  /** When set, fs/write_text_file is refused as acpx refuses it: `Internal error` with this reason in `data.details`. */
+  refuseWrites: string | undefined;
+  /**
+   * The editor's terminals (when it advertises `terminal`): each terminal/create runs its command
+   * for real, in `terminalEnvironment` (the editor's own, as an editor's terminals inherit it).
+   */
+  terminals: EditorTerminal[];
+  terminalEnvironment: NodeJS.ProcessEnv;
   /** Every fs/read_text_file path and fs/write_text_file asked of the editor, in order. */
   fileReads: string[];
   fileWrites: { path: string; content: string }[];
@@ -48,6 +56,17 @@ export interface Editor {
   stderr(): string;
   /** Closes stdin (the editor quits) and waits for the agent to exit. */
   close(): Promise<number | null>;
+}
+
+export interface EditorTerminal {
+  id: string;
+  command: string;
+  args: string[];
+  cwd: string | null | undefined;
+  output: string;
+  exit: Promise<{ exitCode: number | null; signal: string | null }>;
+  killed: boolean;
+  released: boolean;
 }
 
 export function startEditor(
@@ -114,6 +133,8 @@ export function startEditor(
         if (message.id !== undefined && message.method !== undefined)
           sentRequests.set(String(message.id), message.method);
       }
+      // An answer that comes after the editor closed the agent's stdin (a terminal's exit) is dropped.
+      if (child.stdin!.writableEnded || child.stdin!.destroyed) return Promise.resolve();
       return new Promise((resolve) => child.stdin!.write(chunk, () => resolve()));
     },
     close() {
@@ -134,6 +155,9 @@ export function startEditor(
     }),
     onElicitation: async () => ({ action: 'cancel' }),
     buffers: new Map(),
+    refuseWrites: undefined,
+    terminals: [],
+    terminalEnvironment: { PATH: process.env.PATH },
     fileReads: [],
     fileWrites: [],
     stdout: () => Buffer.concat(received),
@@ -150,6 +174,15 @@ export function startEditor(
         child.stdin!.end();
       }),
   };
+  const terminalProcesses = new Map<string, ChildProcess>();
+  child.once('exit', () => {
+    for (const running of terminalProcesses.values())
+      try {
+        process.kill(-running.pid!, 'SIGKILL');
+      } catch {
+        // ended
+      }
+  });
   const app = client({ name: 'test-editor' })
     .onNotification(methods.client.session.update, ({ params }) => {
       editor.updates.push(params);
@@ -170,7 +203,62 @@ export function startEditor(
     })
     .onRequest(methods.client.fs.writeTextFile, ({ params }) => {
       editor.fileWrites.push({ path: params.path, content: params.content });
+      if (editor.refuseWrites !== undefined) throw RequestError.internalError({ details: editor.refuseWrites });
       editor.buffers.set(params.path, params.content);
+      return {};
+    })
+    .onRequest(methods.client.terminal.create, ({ params }) => {
+      const id = `term-${editor.terminals.length + 1}`;
+      const running = spawn(params.command, params.args ?? [], {
+        cwd: params.cwd ?? undefined,
+        env: editor.terminalEnvironment,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const terminal: EditorTerminal = {
+        id,
+        command: params.command,
+        args: params.args ?? [],
+        cwd: params.cwd,
+        output: '',
+        exit: new Promise((resolve) => {
+          running.once('close', (code, signal) => resolve({ exitCode: code, signal }));
+          running.once('error', () => resolve({ exitCode: 127, signal: null }));
+        }),
+        killed: false,
+        released: false,
+      };
+      running.stdout!.on('data', (chunk: Buffer) => (terminal.output += chunk.toString('utf8')));
+      running.stderr!.on('data', (chunk: Buffer) => (terminal.output += chunk.toString('utf8')));
+      terminalProcesses.set(id, running);
+      editor.terminals.push(terminal);
+      return { terminalId: id };
+    })
+    .onRequest(methods.client.terminal.output, async ({ params }) => {
+      const terminal = editor.terminals.find((entry) => entry.id === params.terminalId)!;
+      const exited = terminalProcesses.get(terminal.id)!.exitCode !== null;
+      return {
+        output: terminal.output,
+        truncated: false,
+        ...(exited ? { exitStatus: await terminal.exit } : {}),
+      };
+    })
+    .onRequest(methods.client.terminal.waitForExit, async ({ params }) => {
+      const terminal = editor.terminals.find((entry) => entry.id === params.terminalId)!;
+      return terminal.exit;
+    })
+    .onRequest(methods.client.terminal.kill, ({ params }) => {
+      const terminal = editor.terminals.find((entry) => entry.id === params.terminalId)!;
+      terminal.killed = true;
+      try {
+        process.kill(-terminalProcesses.get(terminal.id)!.pid!, 'SIGKILL');
+      } catch {
+        // it ended already
+      }
+      return {};
+    })
+    .onRequest(methods.client.terminal.release, ({ params }) => {
+      editor.terminals.find((entry) => entry.id === params.terminalId)!.released = true;
       return {};
     })
     .onRequest(methods.client.elicitation.create, ({ params }) => {
@@ -211,7 +299,7 @@ export function textOf(
     .join('');
 }
 
-type JsonRpcMessage = {
+export type JsonRpcMessage = {
   jsonrpc: string;
   id?: number | string | null;
   method?: string;
@@ -259,6 +347,8 @@ function schemaValidators(): NonNullable<typeof validators> {
   ajv.addFormat('int64', { type: 'number', validate: integerIn(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER) });
   ajv.addFormat('uint16', { type: 'number', validate: integerIn(0, 65_535) });
   ajv.addFormat('uint32', { type: 'number', validate: integerIn(0, 4_294_967_295) });
+  ajv.addFormat('int32', { type: 'number', validate: integerIn(-2_147_483_648, 2_147_483_647) });
+  ajv.addFormat('uint64', { type: 'number', validate: integerIn(0, Number.MAX_SAFE_INTEGER) });
   ajv.addFormat('double', { type: 'number', validate: (value: number) => Number.isFinite(value) });
   ajv.addSchema(schema, 'acp');
   const whole = ajv.getSchema('acp')!;
@@ -281,44 +371,58 @@ const responseDefinitions: Record<string, string> = {
   'session/load': 'LoadSessionResponse',
   'session/list': 'ListSessionsResponse',
   'session/prompt': 'PromptResponse',
+  'session/resume': 'ResumeSessionResponse',
+  'session/close': 'CloseSessionResponse',
+  'session/set_mode': 'SetSessionModeResponse',
+  'session/set_config_option': 'SetSessionConfigOptionResponse',
 };
 const requestDefinitions: Record<string, string> = {
   'session/request_permission': 'RequestPermissionRequest',
   'elicitation/create': 'CreateElicitationRequest',
   'fs/read_text_file': 'ReadTextFileRequest',
   'fs/write_text_file': 'WriteTextFileRequest',
+  'terminal/create': 'CreateTerminalRequest',
+  'terminal/output': 'TerminalOutputRequest',
+  'terminal/wait_for_exit': 'WaitForTerminalExitRequest',
+  'terminal/kill': 'KillTerminalRequest',
+  'terminal/release': 'ReleaseTerminalRequest',
 };
 
 /**
- * Checks everything the agent sent in this session against the SDK's schema: each message as an
- * ACP message, each notification's and request's params and each response's result against the
- * definition of its method. Returns how many messages were checked.
+ * Checks one message the agent sent against the SDK's schema: as an ACP message, then a
+ * notification's or request's params, or a response's result (`answers`: the method of the
+ * request it answers), against the definition of its method.
+ */
+export function validateAgentMessage(sent: JsonRpcMessage, answers: string | undefined): void {
+  const { message, definition } = schemaValidators();
+  const problem = message(sent);
+  assert.equal(problem, undefined, `not an ACP message: ${JSON.stringify(sent).slice(0, 300)}: ${problem}`);
+  if (sent.method === 'session/update')
+    assert.equal(definition('SessionNotification', sent.params), undefined, JSON.stringify(sent).slice(0, 300));
+  else if (sent.method !== undefined && sent.id !== undefined) {
+    const name = requestDefinitions[sent.method];
+    assert.ok(name, `the agent sent an unexpected request ${sent.method}`);
+    assert.equal(definition(name, sent.params), undefined, JSON.stringify(sent).slice(0, 300));
+  } else if (sent.method === undefined && 'result' in sent) {
+    const name = answers && responseDefinitions[answers];
+    if (name)
+      assert.equal(
+        definition(name, sent.result),
+        undefined,
+        `${answers} response: ${JSON.stringify(sent).slice(0, 300)}`,
+      );
+  } else if (sent.method === undefined) {
+    assert.equal(definition('Error', sent.error), undefined, JSON.stringify(sent).slice(0, 300));
+  }
+}
+
+/**
+ * Checks everything the agent sent in this session against the SDK's schema (validateAgentMessage).
+ * Returns how many messages were checked.
  */
 export function validateTraffic(editor: Editor): number {
-  const { message, definition } = schemaValidators();
-  const methodOfRequest = editor.sentRequests;
   const messages = stdoutMessages(editor);
-  for (const sent of messages) {
-    const problem = message(sent);
-    assert.equal(problem, undefined, `not an ACP message: ${JSON.stringify(sent).slice(0, 300)}: ${problem}`);
-    if (sent.method === 'session/update')
-      assert.equal(definition('SessionNotification', sent.params), undefined, JSON.stringify(sent).slice(0, 300));
-    else if (sent.method !== undefined && sent.id !== undefined) {
-      const name = requestDefinitions[sent.method];
-      assert.ok(name, `the agent sent an unexpected request ${sent.method}`);
-      assert.equal(definition(name, sent.params), undefined, JSON.stringify(sent).slice(0, 300));
-    } else if (sent.method === undefined && 'result' in sent) {
-      const method = methodOfRequest.get(String(sent.id));
-      const name = method && responseDefinitions[method];
-      if (name)
-        assert.equal(
-          definition(name, sent.result),
-          undefined,
-          `${method} response: ${JSON.stringify(sent).slice(0, 300)}`,
-        );
-    } else if (sent.method === undefined) {
-      assert.equal(definition('Error', sent.error), undefined, JSON.stringify(sent).slice(0, 300));
-    }
-  }
+  for (const sent of messages)
+    validateAgentMessage(sent, sent.method === undefined ? editor.sentRequests.get(String(sent.id)) : undefined);
   return messages.length;
 }

@@ -1,18 +1,13 @@
 /**
- * The pure half of `jp acp` (src/acp/updates.ts): how a run's end reads as a stop reason, how each
+ * The pure half of `jp acp` (src/acp/updates.ts, permissions.ts, questions.ts, prompt-content.ts): how a run's end reads as a stop reason, how each
  * inquiry is put to an editor, how streamed and persisted text combine without repeats.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  elicitationOf,
-  inquiryRequestOf,
-  messageOfPrompt,
-  stopReasonOf,
-  toolDiffsOf,
-  toolKindOf,
-  UpdateMapper,
-} from '../../src/acp/updates.ts';
+import { inquiryRequestOf } from '../../src/acp/permissions.ts';
+import { messageOfPrompt } from '../../src/acp/prompt-content.ts';
+import { elicitationOf, questionAsChoices } from '../../src/acp/questions.ts';
+import { stopReasonOf, toolDiffsOf, toolKindOf, UpdateMapper } from '../../src/acp/updates.ts';
 import { encodeAnswer } from '../../src/inquiry/answer.ts';
 import type { ResultObject } from '../../src/report/result.ts';
 
@@ -111,6 +106,38 @@ describe('acp: inquiries', () => {
       }),
       { kind: 'question' },
     );
+  });
+
+  it('without forms, a question with a fixed set of answers is a permission request of them; typed input says what it needs', () => {
+    const select = questionAsChoices({
+      id: 'q',
+      text: 'Pick',
+      answer_type: 'select',
+      options: ['a', 'b'],
+      exclusive: false,
+    });
+    if (!('choices' in select)) return assert.fail('a choice is put as options');
+    assert.deepEqual(
+      select.choices.map((choice) => [choice.option.name, choice.option.kind, choice.answer]),
+      [
+        ['a', 'allow_once', 'a'],
+        ['b', 'allow_once', 'b'],
+      ],
+    );
+    assert.equal(new Set(select.choices.map((choice) => choice.option.optionId)).size, 2);
+    const yesNo = questionAsChoices({ id: 'q', text: 'Sure?', answer_type: 'boolean', exclusive: false });
+    if (!('choices' in yesNo)) return assert.fail('yes/no is put as options');
+    assert.deepEqual(
+      yesNo.choices.map((choice) => [choice.option.name, choice.option.kind, choice.answer]),
+      [
+        ['Yes', 'allow_once', true],
+        ['No', 'reject_once', false],
+      ],
+    );
+    const text = questionAsChoices({ id: 'q', text: 'Name?', answer_type: 'text', exclusive: false });
+    assert.ok('unasked' in text && /no text box.*ask_user again with `options`/.test(text.unasked));
+    const form = questionAsChoices({ id: 'q', text: 'Form', answer_type: 'form', fields: [], exclusive: false });
+    assert.ok('unasked' in form && /no forms/.test(form.unasked));
   });
 
   it('a question becomes an elicitation form whose reply reads back as the answer', () => {

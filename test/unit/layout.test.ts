@@ -177,7 +177,7 @@ describe('layout', () => {
     const clientFiles = [
       path.join('cli', 'commands', 'query.ts'),
       path.join('cli', 'commands', 'prepared-query.ts'),
-      path.join('acp', 'agent.ts'),
+      path.join('acp', 'prompt-turn.ts'),
     ];
     const sources = clientFiles.map((file) => {
       const text = readFileSync(path.join(sourceRoot, file), 'utf8');

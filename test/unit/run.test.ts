@@ -44,6 +44,9 @@ class RecordingClients implements RunClients {
   editorFiles(): undefined {
     return undefined;
   }
+  editorTerminal(): undefined {
+    return undefined;
+  }
 }
 
 const roots: string[] = [];

@@ -104,7 +104,8 @@ export async function conversationCompactCommand(context: CommandContext, id: st
         );
       else context.stdout.write(`${last.summary}\n`);
       context.status(
-        `Compacted ${conversationId}: events ${last.replaces[0]}–${last.replaces[1]} are sent to the model as this summary from now on; the log keeps them.`,
+        `Compacted ${conversationId}: events ${last.replaces[0]}–${last.replaces[1]} are sent to the model ` +
+          'as this summary from now on; the log keeps them.',
       );
       return 0;
     } finally {

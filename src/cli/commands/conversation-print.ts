@@ -45,7 +45,8 @@ export async function conversationPrintCommand(
   if (parsed.skipped > 0)
     renderer.notice(
       'warning',
-      `skipped ${counted(parsed.skipped, 'damaged line')} (${parsed.skippedLines.length === 1 ? 'line' : 'lines'} ${parsed.skippedLines.join(', ')})`,
+      `skipped ${counted(parsed.skipped, 'damaged line')} (${parsed.skippedLines.length === 1 ? 'line' : 'lines'} ` +
+        `${parsed.skippedLines.join(', ')})`,
     );
   await renderer.flush();
   return 0;

@@ -1,10 +1,12 @@
 /**
  * The page of `jp web`: plain DOM, `marked` for markdown and DOMPurify for what it makes (the
- * model's and tools' text is untrusted: text goes in as text, markdown's HTML is sanitised, and the
- * server's Content-Security-Policy forbids inline script besides). The list of runs comes as
- * server-sent events from /api/runs; an opened conversation from /api/view (history, then live),
- * each event once by its seq. A long conversation is grouped into blocks and only its last blocks
- * are drawn at first; earlier ones on demand.
+ * model's and tools' text is untrusted: text goes in as text, markdown's HTML is sanitised, an
+ * image is shown as a link to it, never fetched, and the server's Content-Security-Policy forbids
+ * inline script and foreign images besides). Every request carries this start's token, taken from
+ * the URL's fragment into session storage (kept per origin). The list of runs streams from
+ * /api/runs; an opened conversation from /api/view (its history in a few batches, then live), each
+ * event once by its seq, NDJSON both. A long conversation is grouped into blocks and only its last
+ * blocks are drawn at first; earlier ones on demand ("Show earlier").
  */
 import DOMPurify from 'dompurify';
 import { marked } from 'marked';
@@ -57,7 +59,22 @@ const make = <K extends keyof HTMLElementTagNameMap>(
 
 /** HTML in the text is the model's or a tool's: it is shown as the text it is, never as markup. */
 const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
-marked.use({ gfm: true, breaks: false, renderer: { html: (token) => escapeHtml(token.text) } });
+marked.use({
+  gfm: true,
+  breaks: false,
+  renderer: {
+    html: (token) => escapeHtml(token.text),
+    // An image would call its server as soon as it is drawn: it is a link the reader may follow.
+    image: (token) => `<a href="${escapeHtml(token.href)}">${escapeHtml(`image: ${token.text || token.href}`)}</a>`,
+  },
+});
+// A followed link opens apart from the page, and says nothing of where it came from.
+DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+  if (node.tagName === 'A' && node.hasAttribute('href')) {
+    node.setAttribute('target', '_blank');
+    node.setAttribute('rel', 'noopener noreferrer');
+  }
+});
 
 /** Markdown to sanitised DOM: no script, no handler, no foreign frame survives. */
 function markdown(text: string): DocumentFragment {
@@ -83,17 +100,77 @@ function toggleTheme(): void {
 
 // ---- api ---------------------------------------------------------------------------------------
 
+/** This start's token: from the URL's fragment (`#token=…`, which no request carries), then kept. */
+const token = ((): string => {
+  const given = new URLSearchParams(location.hash.slice(1)).get('token');
+  if (given) {
+    sessionStorage.setItem('jp-web-token', given);
+    history.replaceState(null, '', location.pathname);
+  }
+  return sessionStorage.getItem('jp-web-token') ?? '';
+})();
+const authorization = { authorization: `Bearer ${token}` };
+const tokenRefused = 'This page has no valid token for this jp web: open the URL `jp web` printed.';
+
 async function post(path: string, body: unknown): Promise<{ ok: boolean; message: string }> {
   const response = await fetch(path, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...authorization },
     body: JSON.stringify(body),
   });
+  if (response.status === 401) return { ok: false, message: tokenRefused };
   try {
     return (await response.json()) as { ok: boolean; message: string };
   } catch {
     return { ok: false, message: `${response.status} ${response.statusText}` };
   }
+}
+
+async function getJson<T>(path: string): Promise<T | { ok: false; text: string }> {
+  const response = await fetch(path, { headers: authorization });
+  if (response.status === 401) return { ok: false, text: tokenRefused };
+  return (await response.json()) as T;
+}
+
+interface Stream {
+  close(): void;
+}
+
+/**
+ * Reads an NDJSON stream: `onMessage` for each line, `onEnd` once when it ends (`status` is the
+ * HTTP status when it was refused, 0 when the connection ended); never after `close()`.
+ */
+function openStream(path: string, onMessage: (value: JsonObject) => void, onEnd: (status: number) => void): Stream {
+  const abort = new AbortController();
+  let ended = false;
+  const end = (status: number): void => {
+    if (ended || abort.signal.aborted) return;
+    ended = true;
+    onEnd(status);
+  };
+  void (async () => {
+    const response = await fetch(path, { headers: authorization, signal: abort.signal });
+    if (!response.ok || !response.body) return end(response.status);
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      let start = buffer.length;
+      buffer += value;
+      let newline = buffer.indexOf('\n', start);
+      start = 0;
+      while (newline !== -1) {
+        const line = buffer.slice(start, newline);
+        start = newline + 1;
+        if (line !== '' && !abort.signal.aborted) onMessage(JSON.parse(line) as JsonObject);
+        newline = buffer.indexOf('\n', start);
+      }
+      buffer = buffer.slice(start);
+    }
+    end(0);
+  })().catch(() => end(0));
+  return { close: () => abort.abort() };
 }
 
 // ---- the list ----------------------------------------------------------------------------------
@@ -166,20 +243,28 @@ function drawList(): void {
   }
 }
 
+/** Follows the list; reconnects while jp web may come back, not once the token is refused. */
 function watchRuns(): void {
-  const events = new EventSource('/api/runs');
-  events.onmessage = (message) => {
-    const data = JSON.parse(message.data) as {
-      runs: ListedRun[];
-      sources: { name: string; problem: string | null }[];
-    };
-    runs = data.runs;
-    element('sources').textContent = data.sources
-      .filter((source) => source.problem)
-      .map((source) => `${source.name}: ${source.problem}`)
-      .join(' · ');
-    drawList();
-  };
+  openStream(
+    '/api/runs',
+    (message) => {
+      const data = message as unknown as { runs: ListedRun[]; sources: { name: string; problem: string | null }[] };
+      runs = data.runs;
+      element('sources').textContent = data.sources
+        .filter((source) => source.problem)
+        .map((source) => `${source.name}: ${source.problem}`)
+        .join(' · ');
+      drawList();
+    },
+    (status) => {
+      if (status === 401) {
+        element('sources').textContent = tokenRefused;
+        return;
+      }
+      element('sources').textContent = 'jp web is not answering; trying again…';
+      setTimeout(watchRuns, 3000);
+    },
+  );
 }
 
 // ---- a conversation ----------------------------------------------------------------------------
@@ -195,7 +280,7 @@ interface Block {
 interface ViewState {
   key: string;
   run: ListedRun;
-  events: EventSource | undefined;
+  stream: Stream | undefined;
   viewId: string | undefined;
   /** The next seq expected: every event below it is shown. */
   next: number;
@@ -222,7 +307,7 @@ function updateHeading(run: ListedRun): void {
   element('detach').hidden = !current.running;
   element('changes').hidden = run.changed_turns.length === 0;
   // A run that started while its log was shown: attach to it, from where the log ended.
-  if (run.state === 'running' && !current.running && !current.events) connectView();
+  if (run.state === 'running' && !current.running && !current.stream) connectView();
 }
 
 function openRun(run: ListedRun): void {
@@ -231,7 +316,7 @@ function openRun(run: ListedRun): void {
   current = {
     key: keyOf(run),
     run,
-    events: undefined,
+    stream: undefined,
     viewId: undefined,
     next: 0,
     historyEnd: 0,
@@ -261,8 +346,8 @@ function openRun(run: ListedRun): void {
 }
 
 function closeView(): void {
-  current?.events?.close();
-  if (current) current.events = undefined;
+  current?.stream?.close();
+  if (current) current.stream = undefined;
 }
 
 function setNotice(text: string | undefined): void {
@@ -273,24 +358,25 @@ function setNotice(text: string | undefined): void {
 
 function connectView(): void {
   const view = current;
-  if (!view || view.events) return;
+  if (!view || view.stream) return;
   const parameters = new URLSearchParams({
     source: view.run.source,
     workspace: view.run.workspace.id,
     conversation: view.run.id,
     from: String(view.next),
   });
-  const events = new EventSource(`/api/view?${parameters}`);
-  view.events = events;
-  events.onmessage = (message) => {
-    if (current !== view) return;
-    receive(view, JSON.parse(message.data) as JsonObject);
-  };
-  events.onerror = () => {
-    // The view ended (the run finished, the server went away): never reconnect by itself.
-    events.close();
-    if (view.events === events) view.events = undefined;
-  };
+  const stream = openStream(
+    `/api/view?${parameters}`,
+    (message) => {
+      if (current === view) receive(view, message);
+    },
+    (status) => {
+      // The view ended (the run finished, the server went away): never reconnect by itself.
+      if (view.stream === stream) view.stream = undefined;
+      if (status === 401 && current === view) setNotice(tokenRefused);
+    },
+  );
+  view.stream = stream;
 }
 
 function receive(view: ViewState, message: JsonObject): void {
@@ -306,11 +392,14 @@ function receive(view: ViewState, message: JsonObject): void {
       if (view.running && !view.prompting) setNotice('Another client answers this run’s questions; this page watches.');
       if (view.next >= view.historyEnd) drawHistory(view);
       return;
+    case 'events':
     case 'event': {
-      const seq = Number(message.seq);
-      if (seq < view.next) return;
-      view.next = seq + 1;
-      addEvent(view, message.event as EventRecord);
+      const batch = message.type === 'events' ? (message.events as EventRecord[]) : [message.event as EventRecord];
+      const from = Number(message.type === 'events' ? message.from : message.seq);
+      for (let index = Math.max(0, view.next - from); index < batch.length; index++) {
+        view.next = from + index + 1;
+        addEvent(view, batch[index]!);
+      }
       if (!view.historyDrawn && view.next >= view.historyEnd) drawHistory(view);
       return;
     }
@@ -344,8 +433,8 @@ function receive(view: ViewState, message: JsonObject): void {
     case 'closed': {
       if (!view.historyDrawn) drawHistory(view);
       view.running = false;
-      view.events?.close();
-      view.events = undefined;
+      view.stream?.close();
+      view.stream = undefined;
       element('detach').hidden = true;
       for (const ask of element('asks').querySelectorAll('.ask.live')) ask.remove();
       const error = message.error as JsonObject | undefined;
@@ -695,6 +784,7 @@ function showAsk(view: ViewState, id: string, inquiry: Inquiry, mode: 'live' | '
             conversation: view.run.id,
             inquiry_id: id,
             tool_call_id: toolCallId,
+            inquiry,
             answer,
           });
     if (result.ok) {
@@ -751,8 +841,7 @@ async function showChanges(): Promise<void> {
   const turn = run.changed_turns[run.changed_turns.length - 1];
   const parameters = new URLSearchParams({ source: run.source, workspace: run.workspace.id, conversation: run.id });
   if (turn !== undefined) parameters.set('turn', String(turn));
-  const response = await fetch(`/api/diff?${parameters}`);
-  const result = (await response.json()) as { ok: boolean; text: string };
+  const result = await getJson<{ ok: boolean; text: string }>(`/api/diff?${parameters}`);
   element('diff-title').textContent = turn === undefined ? 'Changes' : `Changes of turn ${turn}`;
   const pre = element('diff-text');
   pre.replaceChildren(

@@ -76,8 +76,8 @@ for (const [name, options] of [
   ['desktop-dark', { colorScheme: 'dark', viewport: { width: 1280, height: 760 } }],
   ['phone', { colorScheme: 'light', viewport: { width: 390, height: 780 } }],
 ] as const) {
-  const context = await launchBrowser(options);
-  const page = await context.newPage();
+  const browser = await launchBrowser(options);
+  const page = await browser.context.newPage();
   await page.goto(web.url);
   await page
     .locator('.run', { hasText: 'Run the parser tests' })
@@ -90,7 +90,7 @@ for (const [name, options] of [
   if (name === 'desktop-dark') await page.locator('details.tool').first().click();
   await page.waitForTimeout(500);
   await page.screenshot({ path: path.join(output, `${name}.png`) });
-  await context.close();
+  await browser.close();
 }
 await web.stop();
 sandbox.cleanup();

@@ -54,8 +54,8 @@ const web: Section = async (bench) => {
   await conversationOf(sandbox, 10_000, 'long');
   await conversationOf(sandbox, 10, 'short');
   const running = await startWeb(sandbox);
-  const context = await launchBrowser();
-  const page = await context.newPage();
+  const browser = await launchBrowser();
+  const page = await browser.context.newPage();
   await page.goto(running.url);
   const paint = async (title: string): Promise<number> => {
     await page.reload();
@@ -121,7 +121,7 @@ const web: Section = async (bench) => {
     if (started.code !== 0) throw new Error(started.stderr);
   }
   const serving = await startWeb(live);
-  const watcher = await context.newPage();
+  const watcher = await browser.context.newPage();
   await watcher.goto(serving.url);
   await watcher.waitForFunction(() => document.querySelectorAll('.run .state.running').length === 20, undefined, {
     timeout: 120_000,
@@ -138,7 +138,7 @@ const web: Section = async (bench) => {
   });
   await serving.stop();
   live.write('release', '');
-  await context.close();
+  await browser.close();
   // The runs end once released; their workspaces go after them.
   await new Promise((resolve) => setTimeout(resolve, 3000));
   live.cleanup();

@@ -2,14 +2,13 @@
  * Provider failures as jp errors. Whether a failure is worth a retry is the provider SDK's call
  * (`isRetryable` on its errors, the error type of a streamed error event), never the HTTP status
  * alone; a quota or billing error is final at once. Messages carry the provider's own words, not
- * its raw JSON, and say what to check, naming the config key and the variable that matter. The file
- * is over 500 lines because each failure's message and hint are written out whole, in pieces that fit
- * the formatter's 120 columns.
+ * its raw JSON, and say what to check, naming the config key and the variable that matter.
+ * Connection failures (nothing answered) are told apart in connection-failures.ts.
  */
 import { APICallError } from '@ai-sdk/provider';
 import { JpError, ProviderError, RetryableProviderError } from '../errors.ts';
 import type { Secrets } from '../redact.ts';
-import { isLoopback, serverNotRunning } from './local-servers.ts';
+import { isNetworkFailure, permanentConnectionFailure, type ReachedServer } from './connection-failures.ts';
 import type { ModelSpec } from './resolve.ts';
 
 /** Where a failure happened: before the response started, or while its body streamed. */
@@ -36,6 +35,11 @@ export function baseUrlKey(spec: ModelSpec): string {
 function defaultBaseUrl(spec: ModelSpec): string {
   if (spec.baseUrl) return spec.baseUrl.replace(/\/$/, '');
   return spec.provider === 'anthropic' ? 'https://api.anthropic.com/v1' : 'https://api.openai.com/v1';
+}
+
+/** The server a model's requests go to, as a connection failure names it. */
+function serverOf(spec: ModelSpec): ReachedServer {
+  return { id: spec.id, name: providerName(spec), baseUrl: defaultBaseUrl(spec), key: baseUrlKey(spec) };
 }
 
 /** The command that lists the models the key can use, where the provider has one. */
@@ -220,7 +224,7 @@ export function classifyProviderError(error: unknown, spec: ModelSpec, phase: Fa
     if (phase === 'stream' && (status === undefined || (status >= 200 && status < 300)))
       return brokenStream(spec, secrets, error);
     if (status === undefined) {
-      const permanent = permanentConnectionFailure(error.cause ?? error, spec, secrets);
+      const permanent = permanentConnectionFailure(error.cause ?? error, serverOf(spec), secrets);
       if (permanent) return permanent;
       return new RetryableProviderError(
         'network_error',
@@ -329,7 +333,7 @@ export function classifyProviderError(error: unknown, spec: ModelSpec, phase: Fa
     return new ProviderError('provider_error', `${prefix} ${name} reported an error: ${said}`, { cause: error });
   }
 
-  const permanent = permanentConnectionFailure(error, spec, secrets);
+  const permanent = permanentConnectionFailure(error, serverOf(spec), secrets);
   if (permanent) return permanent;
   if (isNetworkFailure(error)) {
     if (phase === 'stream') return brokenStream(spec, secrets, error);
@@ -343,95 +347,6 @@ export function classifyProviderError(error: unknown, spec: ModelSpec, phase: Fa
     );
   }
   return new ProviderError('provider_error', `${prefix} ${secrets.redact(causeText(error))}`, { cause: error });
-}
-
-/** The errors in a chain of causes, outermost first. */
-function causeChain(error: unknown): Error[] {
-  const chain: Error[] = [];
-  let current: unknown = error;
-  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
-    chain.push(current);
-    current = (current as { cause?: unknown }).cause;
-  }
-  return chain;
-}
-
-/**
- * A connection failure that a retry cannot mend (exit 1 at once, not after four retries): the host
- * name does not resolve (ENOTFOUND; EAI_AGAIN, a resolver that did not answer, is retried), a port
- * fetch refuses to use ("bad port"), a URL it cannot use, a certificate it does not accept, or no
- * memory for fetch's HTTP parser (WebAssembly) under an address-space limit.
- */
-function permanentConnectionFailure(error: unknown, spec: ModelSpec, secrets: Secrets): JpError | undefined {
-  const chain = causeChain(error);
-  const name = providerName(spec);
-  const where = `${spec.id}: cannot reach ${name} at ${defaultBaseUrl(spec)}`;
-  const check = `Check ${baseUrlKey(spec)} (now ${defaultBaseUrl(spec)}); retrying would not help.`;
-  for (const link of chain) {
-    const code = (link as NodeJS.ErrnoException).code ?? '';
-    if (code === 'ECONNREFUSED' && isLoopback(defaultBaseUrl(spec)))
-      return serverNotRunning(
-        { id: spec.id, name: providerName(spec), baseUrl: defaultBaseUrl(spec), key: baseUrlKey(spec) },
-        link,
-        error,
-      );
-    if (code === 'ENOTFOUND') {
-      const host = (link as { hostname?: string }).hostname;
-      return new ProviderError(
-        'host_not_found',
-        `${where}: the host name ${host ? `${host} ` : ''}does not resolve (ENOTFOUND)`,
-        { hint: `${check} If the name is right, check the DNS settings of this machine.`, cause: error },
-      );
-    }
-    if (/^bad port$/i.test(link.message)) {
-      return new ProviderError(
-        'bad_port',
-        `${where}: fetch refuses to connect to that port (bad port: it belongs to another protocol)`,
-        { hint: check, cause: error },
-      );
-    }
-    if (code === 'ERR_INVALID_URL' || /^(invalid url|unknown scheme|unsupported protocol)/i.test(link.message)) {
-      return new ProviderError('bad_url', `${where}: the URL cannot be used (${secrets.redact(link.message)})`, {
-        hint: check,
-        cause: error,
-      });
-    }
-    if (
-      /^(CERT_|ERR_TLS_CERT|UNABLE_TO_(GET|VERIFY)|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN)/.test(code)
-    ) {
-      return new ProviderError('certificate_rejected', `${where}: its TLS certificate is not accepted (${code})`, {
-        hint: `${check} A private certificate authority is given to Node with NODE_EXTRA_CA_CERTS=<file>.`,
-        cause: error,
-      });
-    }
-    if (link instanceof RangeError && /WebAssembly.*Out of memory/i.test(link.message)) {
-      return new ProviderError(
-        'address_space_limit',
-        `${where}: Node could not reserve memory for fetch's HTTP parser (WebAssembly): ` +
-          'the address space of this process is limited (ulimit -v)',
-        {
-          hint:
-            'WebAssembly reserves ~10 GB of address space per instance unless Node runs with ' +
-            '--disable-wasm-trap-handler (Node 20.15 or later; ' +
-            'jp passes it to its query servers when ulimit -v is set). ' +
-            'Raise the limit (ulimit -v unlimited), or run without --no-server.',
-          cause: error,
-        },
-      );
-    }
-  }
-  return undefined;
-}
-
-function isNetworkFailure(error: unknown): boolean {
-  let current: unknown = error;
-  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
-    const code = (current as NodeJS.ErrnoException).code ?? '';
-    if (/^(ECONN|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|UND_ERR)/.test(code)) return true;
-    if (current instanceof TypeError && /fetch failed|terminated/i.test(current.message)) return true;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return false;
 }
 
 function quotaError(

@@ -1,9 +1,12 @@
 /**
- * Who may talk to `jp web` (DESIGN §10): a request must carry the per-start token (in the URL the
- * command printed, then in a same-site cookie), name this server in `Host` (a DNS-rebinding page
- * names its own), and come from this server's own origin when it says where it comes from
- * (`Origin`, `Sec-Fetch-Site`): a page of another site can neither read nor act. Pure: it decides
- * from the request's head only.
+ * Who may talk to `jp web` (DESIGN §10): a request must name this server in `Host` (a
+ * DNS-rebinding page names its own), come from this server's own origin when it says where it comes
+ * from (`Origin`, `Sec-Fetch-Site`), and, to read or act on runs, carry the per-start token in
+ * `Authorization: Bearer`. The token travels in the printed URL's fragment (never sent to a server)
+ * and lives in the page's session storage, which is kept per origin, port included. Never in a
+ * cookie: a browser sends the cookies of 127.0.0.1 to every port of it, so another local user's
+ * server would be handed it. The page's own files (the shell) are the package's, the same for every
+ * user, and are served without it. Pure: it decides from the request's head only.
  */
 import { timingSafeEqual } from 'node:crypto';
 
@@ -20,12 +23,14 @@ export interface RequestHead {
   headers: { [name: string]: string | string[] | undefined };
 }
 
-export type GuardDecision =
-  | { ok: true; origin: string; viaQuery: boolean }
-  | { ok: false; status: 400 | 401 | 403; reason: string };
+export type GuardDecision = { ok: true; origin: string } | { ok: false; status: 400 | 401 | 403; reason: string };
 
-export function cookieName(port: number): string {
-  return `jp-web-${port}`;
+/** The page's own files: they hold no data of any run, and need no token. */
+export function isShell(method: string, pathname: string): boolean {
+  return (
+    (method === 'GET' || method === 'HEAD') &&
+    (pathname === '/' || pathname === '/index.html' || pathname.startsWith('/assets/'))
+  );
 }
 
 function header(head: RequestHead, name: string): string | undefined {
@@ -37,16 +42,6 @@ function sameSecret(given: string, token: string): boolean {
   const a = Buffer.from(given);
   const b = Buffer.from(token);
   return a.length === b.length && timingSafeEqual(a, b);
-}
-
-function cookieToken(head: RequestHead, port: number): string | undefined {
-  const cookies = header(head, 'cookie') ?? '';
-  const name = cookieName(port);
-  for (const part of cookies.split(';')) {
-    const [key, ...value] = part.trim().split('=');
-    if (key === name) return value.join('=');
-  }
-  return undefined;
 }
 
 /** Formats a host and port as a Host header says them (`[::1]:8080`). */
@@ -72,10 +67,8 @@ export function guard(head: RequestHead, settings: GuardSettings): GuardDecision
     if (!(header(head, 'content-type') ?? '').startsWith('application/json'))
       return { ok: false, status: 400, reason: 'a request that acts sends JSON' };
   }
-  const fromCookie = cookieToken(head, settings.port);
-  if (fromCookie !== undefined && sameSecret(fromCookie, settings.token)) return { ok: true, origin, viaQuery: false };
-  const fromQuery = head.url.searchParams.get('token');
-  if (fromQuery !== null && head.method === 'GET' && sameSecret(fromQuery, settings.token))
-    return { ok: true, origin, viaQuery: true };
+  if (isShell(head.method, head.url.pathname)) return { ok: true, origin };
+  const authorization = /^Bearer (\S+)$/.exec(header(head, 'authorization') ?? '');
+  if (authorization && sameSecret(authorization[1]!, settings.token)) return { ok: true, origin };
   return { ok: false, status: 401, reason: 'no valid token: open the URL `jp web` printed' };
 }

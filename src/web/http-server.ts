@@ -1,6 +1,7 @@
 /**
  * The HTTP side of `jp web` (node:http, nothing else): the page and its assets, the list of runs
- * and each opened view as server-sent events, and the few actions the page takes, each a JSON POST.
+ * and each opened view as streamed NDJSON (one message a line; a view's history comes in a few
+ * `events` batches, live events one by one), and the few actions the page takes, each a JSON POST.
  * Every request passes the guard (guard.ts) first. The server is one more client of the runs
  * (DESIGN §8): what it does to a run, it does through a source (types.ts), as `attach` would.
  */
@@ -8,8 +9,9 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { canonicalJson } from '../conversation/seal.ts';
+import { conversationIdPattern } from '../conversation/store.ts';
 import type { Inquiry } from '../inquiry/types.ts';
-import { cookieName, guard, type GuardSettings } from './guard.ts';
+import { guard, type GuardSettings } from './guard.ts';
 import type { ListedRun, Source, ViewHandle, ViewMessage } from './types.ts';
 
 export interface WebServerOptions extends Omit<GuardSettings, 'port'> {
@@ -106,20 +108,10 @@ export class WebServer {
       response.end(`jp web: ${decision.reason}\n`);
       return;
     }
-    if (decision.viaQuery) {
-      // The token leaves the address bar (and the history) for a cookie only this origin sends.
-      url.searchParams.delete('token');
-      response.writeHead(303, {
-        ...securityHeaders,
-        'set-cookie': `${cookieName(this.port)}=${this.options.token}; HttpOnly; SameSite=Strict; Path=/`,
-        location: url.pathname + url.search,
-      });
-      response.end();
-      return;
-    }
     void this.route(request, response, url).catch((error: unknown) => {
+      const status = error instanceof RequestError ? 400 : 500;
       if (!response.headersSent)
-        this.json(response, 500, { ok: false, message: error instanceof Error ? error.message : String(error) });
+        this.json(response, status, { ok: false, message: error instanceof Error ? error.message : String(error) });
       else response.end();
     });
   }
@@ -145,7 +137,7 @@ export class WebServer {
       const result = await source.diff(
         {
           workspace: url.searchParams.get('workspace') ?? '',
-          conversation: url.searchParams.get('conversation') ?? '',
+          conversation: conversationOf(url.searchParams.get('conversation')),
         },
         turn && /^\d+$/.test(turn) ? Number(turn) : undefined,
       );
@@ -162,9 +154,10 @@ export class WebServer {
           200,
           await source.continueRun({
             workspace: stringOf(body.workspace),
-            conversation: stringOf(body.conversation),
+            conversation: conversationOf(body.conversation),
             inquiry_id: stringOf(body.inquiry_id),
             tool_call_id: stringOf(body.tool_call_id),
+            inquiry: body.inquiry,
             answer: body.answer,
             client: this.clientName(source),
           }),
@@ -176,7 +169,7 @@ export class WebServer {
         this.json(
           response,
           200,
-          await source.kill({ workspace: stringOf(body.workspace), conversation: stringOf(body.conversation) }),
+          await source.kill({ workspace: stringOf(body.workspace), conversation: conversationOf(body.conversation) }),
         );
         return;
       }
@@ -190,7 +183,7 @@ export class WebServer {
 
   private source(name: string | null): Source {
     const source = this.options.sources.find((candidate) => candidate.name === name);
-    if (!source) throw new Error(`no source ${JSON.stringify(name)}`);
+    if (!source) throw new RequestError(`no source ${JSON.stringify(name)}`);
     return source;
   }
 
@@ -199,20 +192,20 @@ export class WebServer {
     response.end(JSON.stringify(value));
   }
 
-  private startEvents(response: http.ServerResponse): (value: unknown) => void {
+  private startStream(response: http.ServerResponse): (value: unknown) => void {
     response.writeHead(200, {
       ...securityHeaders,
-      'content-type': 'text/event-stream; charset=utf-8',
+      'content-type': 'application/x-ndjson; charset=utf-8',
       connection: 'keep-alive',
     });
-    response.write(': jp web\n\n');
+    response.flushHeaders();
     return (value) => {
-      if (!response.writableEnded) response.write(`data: ${JSON.stringify(value)}\n\n`);
+      if (!response.writableEnded) response.write(`${JSON.stringify(value)}\n`);
     };
   }
 
   private streamRuns(request: http.IncomingMessage, response: http.ServerResponse): void {
-    const send = this.startEvents(response);
+    const send = this.startStream(response);
     this.listStreams.add(response);
     if (this.unwatch.length === 0) {
       for (const source of this.options.sources) {
@@ -247,13 +240,14 @@ export class WebServer {
   }
 
   private broadcastRuns(): void {
-    const text = `data: ${JSON.stringify(this.runsMessage())}\n\n`;
+    const text = `${JSON.stringify(this.runsMessage())}\n`;
     for (const stream of this.listStreams) stream.write(text);
   }
 
   private streamView(request: http.IncomingMessage, response: http.ServerResponse, url: URL): void {
     const source = this.source(url.searchParams.get('source'));
-    const send = this.startEvents(response);
+    const conversation = conversationOf(url.searchParams.get('conversation'));
+    const send = this.startStream(response);
     const id = `view-${++this.viewSequence}`;
     send({ type: 'view', id });
     const from = Number(url.searchParams.get('from') ?? '0');
@@ -262,7 +256,7 @@ export class WebServer {
     view.handle = source.open(
       {
         workspace: url.searchParams.get('workspace') ?? '',
-        conversation: url.searchParams.get('conversation') ?? '',
+        conversation,
         from: Number.isInteger(from) && from >= 0 ? from : 0,
         prompt: url.searchParams.get('prompt') !== '0',
         client: this.clientName(source),
@@ -304,6 +298,16 @@ export class WebServer {
   }
 }
 
+/** A request that cannot be done as asked (400), as opposed to a failure of jp web (500). */
+class RequestError extends Error {}
+
+/** A conversation named by the page: an id as jp makes them, never a path. */
+function conversationOf(value: unknown): string {
+  if (typeof value !== 'string' || !conversationIdPattern.test(value))
+    throw new RequestError(`${JSON.stringify(value ?? null)} is not a conversation id (jp-c followed by 16 digits)`);
+  return value;
+}
+
 function stringOf(value: unknown): string {
   return typeof value === 'string' ? value : '';
 }
@@ -315,7 +319,7 @@ function readJson(request: http.IncomingMessage): Promise<Record<string, unknown
     request.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > maxBodyBytes) {
-        reject(new Error('the request is too large'));
+        reject(new RequestError('the request is too large'));
         request.destroy();
         return;
       }
@@ -327,7 +331,7 @@ function readJson(request: http.IncomingMessage): Promise<Record<string, unknown
         if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('not a JSON object');
         resolve(value as Record<string, unknown>);
       } catch (error) {
-        reject(new Error(`the request is not JSON: ${(error as Error).message}`));
+        reject(new RequestError(`the request is not JSON: ${(error as Error).message}`));
       }
     });
     request.on('error', reject);

@@ -163,7 +163,11 @@ export class LocalSource implements Source {
     }
     const { events } = readEventLog(eventsFile(workspace.conversationsDirectory, request.conversation));
     const expected = pendingInquiries(events).find((pending) => pending.id === request.inquiry_id);
-    if (!expected || expected.tool_call_id !== request.tool_call_id)
+    if (
+      !expected ||
+      expected.tool_call_id !== request.tool_call_id ||
+      canonicalJson(expected.inquiry) !== canonicalJson(request.inquiry)
+    )
       return Promise.resolve({
         ok: false,
         message: `${request.conversation} no longer waits on that inquiry: reload to see what it waits on now`,
@@ -220,8 +224,14 @@ export class LocalSource implements Source {
   }
 
   async kill(reference: ConversationReference): Promise<{ ok: boolean; message: string }> {
-    const workspace = this.workspace(reference.workspace);
-    const result = await runJpCommand(this.options, workspace.root, ['conversation', 'kill', reference.conversation]);
+    const workspace = this.workspaces().find((candidate) => candidate.id === reference.workspace);
+    if (!workspace) return { ok: false, message: `no workspace ${reference.workspace} on this machine` };
+    const result = await runJpCommand(this.options, workspace.root, [
+      'conversation',
+      'kill',
+      '--',
+      reference.conversation,
+    ]);
     return {
       ok: result.code === 0,
       message: result.code === 0 ? `${reference.conversation} stopped` : result.stderr.trim(),
@@ -229,12 +239,14 @@ export class LocalSource implements Source {
   }
 
   async diff(reference: ConversationReference, turn: number | undefined): Promise<{ ok: boolean; text: string }> {
-    const workspace = this.workspace(reference.workspace);
+    const workspace = this.workspaces().find((candidate) => candidate.id === reference.workspace);
+    if (!workspace) return { ok: false, text: `no workspace ${reference.workspace} on this machine` };
     const args = [
       'conversation',
       'diff',
-      reference.conversation,
       ...(turn === undefined ? [] : ['--turn', String(turn)]),
+      '--',
+      reference.conversation,
     ];
     const result = await runJpCommand(this.options, workspace.root, args);
     return { ok: result.code === 0, text: result.code === 0 ? result.stdout : result.stderr.trim() };

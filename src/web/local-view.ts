@@ -14,7 +14,18 @@ import { PROTOCOL_VERSION, type ClientMessage } from '../protocol/messages.ts';
 import type { RunPayloads } from '../report/payloads.ts';
 import { liveEntry, readCapability } from '../server/registry.ts';
 import { userSubdirectory, type Workspace } from '../workspace/workspace.ts';
-import type { OpenRequest, PendingInquiry, ViewHandle, ViewMessage } from './types.ts';
+import { historyBatch, type OpenRequest, type PendingInquiry, type ViewHandle, type ViewMessage } from './types.ts';
+
+/** Sends the events of seq `from` up to `to` (excluded) in batches. */
+function sendHistory(
+  events: readonly ConversationEvent[],
+  from: number,
+  to: number,
+  sink: (message: ViewMessage) => void,
+): void {
+  for (let start = from; start < to; start += historyBatch)
+    sink({ type: 'events', from: start, events: events.slice(start, Math.min(to, start + historyBatch)) });
+}
 
 /** The inquiries the conversation's incomplete turn waits on, from its log. */
 export function pendingInquiries(events: readonly ConversationEvent[]): PendingInquiry[] {
@@ -47,7 +58,7 @@ export function openLocalView(
       prompting: false,
       event_count: events.length,
     });
-    for (let seq = request.from; seq < events.length; seq++) sink({ type: 'event', seq, event: events[seq]! });
+    sendHistory(events, request.from, events.length, sink);
     const pending = pendingInquiries(events);
     if (pending.length > 0) sink({ type: 'pending', inquiries: pending });
     finish({ type: 'closed', reason: 'not running' });
@@ -79,8 +90,7 @@ export function openLocalView(
             event_count: message.event_count,
           });
           const { events } = readEventLog(file);
-          for (let seq = request.from; seq < Math.min(message.event_count, events.length); seq++)
-            sink({ type: 'event', seq, event: events[seq]! });
+          sendHistory(events, request.from, Math.min(message.event_count, events.length), sink);
           if (message.partial.reasoning) sink({ type: 'delta', kind: 'reasoning', text: message.partial.reasoning });
           if (message.partial.message) sink({ type: 'delta', kind: 'message', text: message.partial.message });
           return;

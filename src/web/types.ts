@@ -2,13 +2,17 @@
  * What `jp web` and its sources say to each other, and what the page is sent (as JSON): a source
  * is this machine (local-source.ts) or an SSH host (ssh-source.ts, speaking to `jp web --stdio`
  * there). A view is one conversation opened by the page: its history from disk, then the run's
- * live messages (the attach contract, DESIGN §8), each event exactly once, by its `seq`.
+ * live messages (the attach contract, DESIGN §8), each event exactly once, by its `seq`; the
+ * history in batches (historyBatch events each), so a long conversation is a few messages.
  */
 import type { ConversationEvent } from '../conversation/events.ts';
 import type { Inquiry } from '../inquiry/types.ts';
 import type { Usage } from '../llm/types.ts';
 import type { ClientMessage, InterruptAction } from '../protocol/messages.ts';
 import type { ResultObject } from '../report/result.ts';
+
+/** How many events of a view's history go in one `events` message. */
+export const historyBatch = 2000;
 
 /** A conversation of a workspace of a source, as the page lists it. */
 export interface ListedRun {
@@ -43,6 +47,8 @@ export interface PendingInquiry {
 export type ViewMessage =
   /** `running`: a live run is attached; `prompting`: this view answers its inquiries. */
   | { type: 'opened'; conversation_id: string; running: boolean; prompting: boolean; event_count: number }
+  /** History, in a few batches: the events of seq `from`, `from + 1`, … */
+  | { type: 'events'; from: number; events: ConversationEvent[] }
   | { type: 'event'; seq: number; event: ConversationEvent }
   | { type: 'delta'; kind: 'message' | 'reasoning'; text: string }
   | { type: 'inquiry'; id: string; inquiry: Inquiry; if_detached?: string | undefined }
@@ -72,6 +78,8 @@ export interface ViewHandle {
 export interface ContinueRequest extends ConversationReference {
   inquiry_id: string;
   tool_call_id: string;
+  /** The inquiry as the page showed it: the answer is given only to that very inquiry. */
+  inquiry: unknown;
   /** The answer as the wire carries it (inquiry/answer.ts). */
   answer: unknown;
   client: string;

@@ -82,13 +82,13 @@ const exceptions: Exception[] = [
       command,
       skip: true,
       reason:
-        'a server that runs until Ctrl+C; jp web is served, reached over SSH and driven by a real browser in web.test.ts',
+        'a server that runs until Ctrl+C; jp web is served, driven by a real browser in web.test.ts and reached over SSH in web-ssh.test.ts',
     }),
   ),
   {
     command: 'ssh -L 8765:127.0.0.1:8765 me@workstation jp web --port 8765',
     skip: true,
-    reason: "a host of the reader's own; jp web over SSH (against a real sshd) is tested in web.test.ts",
+    reason: "a host of the reader's own; jp web over SSH (against a real sshd) is tested in web-ssh.test.ts",
   },
   {
     command: 'jp conversation attach "$cid"',

@@ -2,57 +2,21 @@
  * `jp web` in a real browser (Chromium through playwright-core) against real runs of the built
  * binary: the list follows runs as they start and end, a live answer streams, a live run's
  * question is answered from the page and the run goes on, a deferred run is continued from the
- * page, the model's and tools' text cannot inject markup, and requests without the token, with
- * another Host or from another origin are refused.
+ * page, a run is detached from and stopped, a finished turn's changes are shown, a view keeps the
+ * attach contract (what streamed before it came, history from where it asks, each event once, in
+ * a few batches), and the list has every workspace its user's jp has run in, wherever it starts.
+ * The guards are web-guard.test.ts's; SSH hosts web-ssh.test.ts's.
  */
 import assert from 'node:assert/strict';
-import http from 'node:http';
+import { appendFileSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, it } from 'node:test';
-import type { Page } from 'playwright-core';
-import { launchBrowser } from '../support/browser.ts';
-import {
-  conversationIds,
-  eventually,
-  jpBinary,
-  readEvents,
-  runJp,
-  type Sandbox,
-  testProvider,
-  useCleanup,
-} from '../support/jp.ts';
-import { startWeb, type RunningWeb } from '../support/web.ts';
+import { gate } from '../support/fake-provider.ts';
+import { conversationIds, eventually, fakeModel, readEvents, runJp, type Sandbox, useCleanup } from '../support/jp.ts';
+import { detached, openStream, patience, releaseWait, row, unattendedCommands, webTesting } from '../support/web.ts';
 
 const cleanup = useCleanup();
-/** Safety net for what the page waits on (a loaded machine); never a timed assertion. */
-const patience = { timeout: 60_000 };
-
-/** A command that waits until the test creates `release` in the workspace. */
-const releaseWait = 'while [ ! -f release ]; do sleep 0.05; done';
-const unattendedCommands = ['-c', 'conversation.tools.run_command.run="unattended"'];
-
-async function web(sandbox: Sandbox): Promise<RunningWeb> {
-  const running = await startWeb(sandbox);
-  cleanup.add(() => running.stop());
-  return running;
-}
-
-async function openPage(running: RunningWeb, options: Parameters<typeof launchBrowser>[0] = {}): Promise<Page> {
-  const context = await launchBrowser(options);
-  const page = await context.newPage();
-  await page.goto(running.url);
-  return page;
-}
-
-async function detached(sandbox: Sandbox, script: unknown, message: string, extra: string[] = []): Promise<string> {
-  const result = await runJp(sandbox, ['query', '--detach', ...testProvider(sandbox, script), ...extra, message]);
-  assert.equal(result.code, 0, result.stderr);
-  return result.stdout.trim();
-}
-
-/** The list row of a conversation (its title), and its state as the page shows it. */
-function row(page: Page, title: string) {
-  return page.locator('.run', { hasText: title });
-}
+const { web, openPage } = webTesting(cleanup);
 
 describe('jp web in a browser', () => {
   it('lists a run when it starts, shows it running, and idle when it ends', async () => {
@@ -205,159 +169,167 @@ describe('jp web in a browser', () => {
     await page.locator('.block.assistant', { hasText: 'Continued and done.' }).waitFor(patience);
     assert.equal(await page.locator('.block.assistant', { hasText: 'Continued and done.' }).count(), 1);
   });
+});
 
-  it("renders the model's and a tool's markup as text: no script runs, no element is injected", async () => {
+describe('jp web acts on a run', () => {
+  it('detaches from a run and stops it from the page; shows what a finished turn changed', async () => {
     const sandbox = cleanup.sandbox();
-    const attack = '<script>window.__jpInjected = 1</script><img src=x onerror="window.__jpInjected = 2">';
-    sandbox.write('attack.txt', `${attack}\n`);
     await detached(
       sandbox,
       {
         steps: [
           {
-            parts: [
-              { text: `Look: ${attack}\n\n<b>bold?</b> [link](javascript:window.__jpInjected=3)\n\n` },
-              { tool_call: { name: 'fs_read_file', arguments: { path: 'attack.txt' } } },
-            ],
+            parts: [{ tool_call: { name: 'fs_create_file', arguments: { path: 'made.txt', content: 'made here\n' } } }],
           },
-          { parts: [{ text: 'Read it.' }] },
+          { parts: [{ text: 'Made it.' }] },
         ],
       },
-      'attack <img src=x onerror="window.__jpInjected=4">',
+      'make a file',
+      ['--new', '-c', 'conversation.tools.fs_create_file.run="unattended"'],
     );
-    const running = await web(sandbox);
-    const page = await openPage(running);
-    await row(page, 'attack').locator('.state.idle').waitFor(patience);
-    await row(page, 'attack').click();
-    await page.locator('.block.assistant', { hasText: 'Read it.' }).waitFor(patience);
-    await page.locator('details.tool').first().click();
-    assert.equal(await page.evaluate(() => (window as { __jpInjected?: number }).__jpInjected), undefined);
-    assert.equal(await page.locator('#transcript img, #transcript script, .run img, #transcript b').count(), 0);
-    const text = (await page.locator('#transcript').textContent()) ?? '';
-    assert.ok(text.includes('<script>window.__jpInjected = 1</script>'), text);
-    assert.ok(text.includes('<b>bold?</b>'), text);
-    assert.ok(((await page.locator('details.tool .output').textContent()) ?? '').includes('<img src=x onerror='));
-    assert.ok(((await page.locator('.run .title').textContent()) ?? '').includes('<img src=x'));
-    const hrefs = await page
-      .locator('#transcript a')
-      .evaluateAll((links) => links.map((link) => link.getAttribute('href')));
-    assert.ok(
-      hrefs.every((href) => href === null || !href.startsWith('javascript')),
-      String(hrefs),
-    );
-  });
-});
-
-describe('jp web refuses', () => {
-  it('a request without the token, with another Host, or from another origin; the token in the URL becomes a same-site cookie', async () => {
-    const sandbox = cleanup.sandbox();
-    const running = await web(sandbox);
-    const request = (path: string, headers: http.OutgoingHttpHeaders, method = 'GET', body?: string) =>
-      new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
-        const outgoing = http.request({ host: '127.0.0.1', port: running.port, path, method, headers }, (response) => {
-          let text = '';
-          response.on('data', (chunk: Buffer) => (text += chunk.toString()));
-          response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: text }));
-        });
-        outgoing.on('error', reject);
-        outgoing.end(body);
-      });
-    const host = `127.0.0.1:${running.port}`;
-    const cookie = `jp-web-${running.port}=${running.token}`;
-    assert.equal((await request('/', { host })).status, 401);
-    assert.equal((await request('/api/runs', { host, cookie: `jp-web-${running.port}=wrong` })).status, 401);
-    assert.equal((await request(`/?token=wrong`, { host })).status, 401);
-    // DNS rebinding: a name that resolves to 127.0.0.1 is not this server's name.
-    assert.equal((await request(`/?token=${running.token}`, { host: `attacker.example:${running.port}` })).status, 403);
-    assert.equal((await request('/', { host: `attacker.example:${running.port}`, cookie })).status, 403);
-    const entered = await request(`/?token=${running.token}`, { host });
-    assert.equal(entered.status, 303);
-    assert.match(String(entered.headers['set-cookie']), /HttpOnly; SameSite=Strict/);
-    assert.equal(entered.headers.location, '/');
-    assert.equal((await request('/', { host, cookie })).status, 200);
-    // Another origin, with the cookie (a browser that sent it anyway): refused, reading and acting.
-    assert.equal((await request('/api/runs', { host, cookie, origin: 'http://attacker.example' })).status, 403);
-    assert.equal((await request('/api/runs', { host, cookie, 'sec-fetch-site': 'cross-site' })).status, 403);
-    const kill = JSON.stringify({ source: 'local', workspace: 'w', conversation: 'jp-c1' });
-    const json = { 'content-type': 'application/json' };
-    assert.equal(
-      (await request('/api/kill', { host, cookie, ...json, origin: 'http://attacker.example' }, 'POST', kill)).status,
-      403,
-    );
-    assert.equal((await request('/api/kill', { host, cookie, ...json }, 'POST', kill)).status, 403);
-    assert.equal(
-      (await request('/api/kill', { host, cookie, origin: running.origin, 'content-type': 'text/plain' }, 'POST', kill))
-        .status,
-      400,
-    );
-  });
-
-  it('a page of another origin, in the browser that holds the cookie, can neither read the runs nor stop one', async () => {
-    const sandbox = cleanup.sandbox();
-    const conversationId = await detached(
+    const stopped = await detached(
       sandbox,
       {
         steps: [
           { parts: [{ tool_call: { name: 'run_command', arguments: { command: releaseWait } } }] },
-          { parts: [{ text: 'Survived.' }] },
+          { parts: [{ text: 'Never said.' }] },
         ],
       },
-      'target run',
-      unattendedCommands,
+      'stop me',
+      ['--new', ...unattendedCommands],
     );
     const running = await web(sandbox);
     const page = await openPage(running);
-    await row(page, 'target run').locator('.state.running').waitFor(patience);
-    const workspace = sandbox.userDirectory().split('/').pop()!;
-    // The attacker's site: another origin on this machine, visited in the same browser.
-    const attacker = http.createServer((_request, response) => {
-      response.writeHead(200, { 'content-type': 'text/html' });
-      response.end('<!doctype html><title>attacker</title>');
-    });
-    await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve));
-    cleanup.add(() => new Promise((resolve) => attacker.close(resolve)));
-    const attackerPort = (attacker.address() as { port: number }).port;
-    const evil = await page.context().newPage();
-    await evil.goto(`http://localhost:${attackerPort}/`);
-    const outcome = await evil.evaluate(
-      async ({ target, body }) => {
-        const results: string[] = [];
-        try {
-          const read = await fetch(`${target}/api/runs`, { credentials: 'include' });
-          results.push(`read ${read.status}`);
-        } catch {
-          results.push('read blocked');
-        }
-        try {
-          await fetch(`${target}/api/kill`, { method: 'POST', credentials: 'include', mode: 'no-cors', body });
-          results.push('kill sent');
-        } catch {
-          results.push('kill blocked');
-        }
-        try {
-          await fetch(`${target}/api/kill`, {
-            method: 'POST',
-            credentials: 'include',
-            headers: { 'content-type': 'application/json' },
-            body,
-          });
-          results.push('json kill sent');
-        } catch {
-          results.push('json kill blocked');
-        }
-        return results;
-      },
-      {
-        target: running.origin,
-        body: JSON.stringify({ source: 'local', workspace, conversation: conversationId }),
-      },
+    page.on('dialog', (dialog) => void dialog.accept());
+    // Detached: the page stops watching, the run goes on.
+    await row(page, 'stop me').locator('.state.running').waitFor(patience);
+    await row(page, 'stop me').click();
+    await page.locator('#detach').waitFor({ state: 'visible', ...patience });
+    await page.locator('#detach').click();
+    await page.locator('#notice', { hasText: 'Detached: the run goes on.' }).waitFor(patience);
+    assert.equal(
+      JSON.parse((await runJp(sandbox, ['conversation', 'ls', '--json'])).stdout).find(
+        (listed: { id: string }) => listed.id === stopped,
+      ).state,
+      'running',
     );
-    assert.deepEqual(outcome, ['read blocked', 'kill sent', 'json kill blocked']);
-    // Each request was answered (the fetches returned) and the run still runs.
-    const listed = JSON.parse((await runJp(sandbox, ['conversation', 'ls', '--json'])).stdout);
-    assert.equal(listed[0].state, 'running');
-    sandbox.write('release', '');
-    await row(page, 'target run').locator('.state.idle').waitFor(patience);
+    // Stopped: saved and resumable, the command never let finish.
+    await page.locator('#stop').click();
+    await row(page, 'stop me').locator('.state.interrupted').waitFor(patience);
+    assert.ok(!readEvents(sandbox, stopped).some((event) => JSON.stringify(event).includes('Never said.')));
+    // A finished turn that wrote a file: its changes, as `jp conversation diff` shows them.
+    await row(page, 'make a file').locator('.state.idle').waitFor(patience);
+    await row(page, 'make a file').click();
+    await page.locator('#changes').click();
+    const diff = page.locator('#diff-text');
+    await diff.locator(':scope', { hasText: 'made.txt' }).waitFor(patience);
+    assert.match((await diff.textContent()) ?? '', /\+made here/);
+  });
+});
+
+describe('jp web keeps the attach contract', () => {
+  it('opened while an answer streams, it shows what streamed before it came, then the rest, each once', async () => {
+    const sandbox = cleanup.sandbox();
+    const held = gate();
+    const model = await fakeModel(cleanup, [
+      { parts: [{ text: 'Early words, ' }, { gate: held }, { text: 'late words.' }] },
+    ]);
+    const started = await runJp(sandbox, ['query', '--detach', ...model.args, 'hold on'], { env: model.env });
+    assert.equal(started.code, 0, started.stderr);
+    const running = await web(sandbox);
+    const page = await openPage(running);
+    await row(page, 'hold on').click();
+    await page.locator('#live', { hasText: 'Early words,' }).waitFor(patience);
+    // Opened again: those words streamed before this view came, so only the run's buffer has them.
+    await page.reload();
+    await row(page, 'hold on').click();
+    await page.locator('#live', { hasText: 'Early words,' }).waitFor(patience);
+    held.open();
+    await page.locator('.block.assistant', { hasText: 'Early words, late words.' }).waitFor(patience);
+    await row(page, 'hold on').locator('.state.idle').waitFor(patience);
+    const transcript = (await page.locator('#blocks').textContent()) ?? '';
+    assert.equal(transcript.split('Early words').length, 2, transcript);
+    assert.equal(await page.locator('#live').isVisible(), false);
+  });
+
+  it("sends a view's history from the event asked for, every event once, in a few batches", async () => {
+    const sandbox = cleanup.sandbox();
+    const conversationId = await detached(sandbox, { steps: [{ parts: [{ text: 'One answer.' }] }] }, 'long one');
+    await eventually('the run to end', async () => {
+      const listed = await runJp(sandbox, ['conversation', 'ls', '--json']);
+      return JSON.parse(listed.stdout)[0]?.state === 'idle';
+    });
+    // Grown to thousands of events by copies of its turn's events.
+    const file = path.join(sandbox.workspace, '.jp', 'conversations', conversationId, 'events.ndjson');
+    const turn = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((line) => line !== '' && !line.includes('"system_prompt"') && !line.includes('"config_delta"'));
+    appendFileSync(
+      file,
+      `${Array.from({ length: Math.ceil(4500 / turn.length) }, () => turn.join('\n')).join('\n')}\n`,
+    );
+    const total = readEvents(sandbox, conversationId).length;
+    assert.ok(total > 4500, String(total));
+    const running = await web(sandbox);
+    const workspace = path.basename(sandbox.userDirectory());
+    for (const from of [0, 4321]) {
+      const stream = await openStream(
+        running,
+        `/api/view?source=local&workspace=${workspace}&conversation=${conversationId}&from=${from}`,
+      );
+      await stream.next((message) => message.type === 'closed');
+      const batches = stream.seen.filter((message) => message.type === 'events' || message.type === 'event');
+      const seqs = batches.flatMap((batch) =>
+        batch.type === 'event' ? [batch.seq] : batch.events.map((_: unknown, index: number) => batch.from + index),
+      );
+      assert.deepEqual(
+        seqs,
+        Array.from({ length: total - from }, (_, index) => from + index),
+      );
+      assert.equal(batches.length, Math.ceil((total - from) / 2000));
+      stream.close();
+    }
+  });
+});
+
+describe('jp web finds the workspaces', () => {
+  it("lists the runs of every workspace its user's jp has run in, not a checkout replaced by another", async () => {
+    const sandbox = cleanup.sandbox();
+    const script = JSON.stringify({ steps: [{ parts: [{ text: 'Done.' }] }] });
+    /** Another workspace of the same user: its own directory, the same user-local state. */
+    const workspaceAt = (name: string): string => {
+      const root = path.join(sandbox.root, name);
+      mkdirSync(path.join(root, '.jp', 'conversations'), { recursive: true });
+      writeFileSync(path.join(root, 'script.json'), script);
+      return root;
+    };
+    const queryIn = async (cwd: string, title: string): Promise<void> => {
+      const result = await runJp(sandbox, ['query', '-m', 'test', '-c', 'providers.test.script=script.json', title], {
+        cwd,
+      });
+      assert.equal(result.code, 0, result.stderr);
+    };
+    const second = workspaceAt('b');
+    const replaced = workspaceAt('r');
+    writeFileSync(path.join(sandbox.workspace, 'script.json'), script);
+    await queryIn(sandbox.workspace, 'in the first');
+    await queryIn(second, 'in the second');
+    await queryIn(replaced, 'in the replaced one');
+    // That checkout is now another directory (a link to the first): its record is not taken for it.
+    rmSync(replaced, { recursive: true });
+    symlinkSync(sandbox.workspace, replaced);
+    // Started in the second: the first is found by its record in the user-local state alone.
+    const running = await web(sandbox, [], { cwd: second });
+    const stream = await openStream(running, '/api/runs');
+    const listed = await stream.next((message) => Array.isArray(message.runs) && message.runs.length > 0);
+    stream.close();
+    assert.deepEqual(
+      listed.runs.map((run: { title: string; workspace: { root: string } }) => [run.title, run.workspace.root]).sort(),
+      [
+        ['in the first', sandbox.workspace],
+        ['in the second', second],
+      ],
+    );
   });
 });
 
@@ -366,35 +338,3 @@ function readConversation(sandbox: Sandbox): string {
   assert.equal(ids.length, 1);
   return ids[0]!;
 }
-
-describe('jp web with an SSH host', () => {
-  it("shows the host's runs through `ssh host jp web --stdio`, and opens one", async () => {
-    const { startSshServer } = await import('../support/sshd.ts');
-    const server = await startSshServer();
-    const local = cleanup.sandbox();
-    // The host's jp: another user-local state and workspace on this machine, reached only through sshd.
-    const remote = cleanup.sandbox();
-    await detached(remote, { steps: [{ parts: [{ text: 'An answer **on the host**.' }] }] }, 'remote work');
-    const remoteJp = [
-      `cd ${remote.workspace} &&`,
-      `env HOME=${remote.env.HOME} XDG_DATA_HOME=${remote.env.XDG_DATA_HOME} XDG_CONFIG_HOME=${remote.env.XDG_CONFIG_HOME}`,
-      `${process.execPath} ${jpBinary}`,
-    ].join(' ');
-    const running = await startWeb(local, [
-      '--host',
-      server.alias,
-      '-c',
-      `web.ssh_command=${JSON.stringify(server.sshCommand)}`,
-      '-c',
-      `web.remote_command=${JSON.stringify(remoteJp)}`,
-    ]);
-    cleanup.add(() => running.stop());
-    const page = await openPage(running);
-    const remoteRow = row(page, 'remote work');
-    await remoteRow.locator('.state.idle').waitFor(patience);
-    assert.match((await remoteRow.textContent()) ?? '', /jp-test-host: w/);
-    await remoteRow.click();
-    await page.locator('.block.assistant strong', { hasText: 'on the host' }).waitFor(patience);
-    assert.equal(await page.locator('#sources').textContent(), '');
-  });
-});

@@ -1,13 +1,12 @@
 /**
- * A real browser for the tests of `jp web`: Debian's Chromium (/usr/bin/chromium, which CI installs
- * with apt-get) driven through playwright-core, headless, with a fresh profile each launch; never a
- * downloaded browser. Closed after the test file.
+ * A real browser for the tests and the bench of `jp web`: Debian's Chromium (/usr/bin/chromium,
+ * which CI installs with apt-get) driven through playwright-core, headless, with a fresh profile each
+ * launch; never a downloaded browser. Whoever launches one closes it (`close()` removes the profile).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { after } from 'node:test';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext } from 'playwright-core';
 
 export const chromiumPath = process.env.JP_TEST_CHROMIUM ?? '/usr/bin/chromium';
 
@@ -22,10 +21,15 @@ const flags = [
   '--disable-sync',
 ];
 
-/** A browser context with its own fresh user-data directory; closed (and removed) after the file. */
+export interface TestBrowser {
+  context: BrowserContext;
+  close(): Promise<void>;
+}
+
+/** A browser context with its own fresh user-data directory. */
 export async function launchBrowser(
   options: { colorScheme?: 'light' | 'dark'; viewport?: { width: number; height: number } } = {},
-): Promise<BrowserContext> {
+): Promise<TestBrowser> {
   const profile = mkdtempSync(path.join(os.tmpdir(), 'jp-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: chromiumPath,
@@ -34,11 +38,11 @@ export async function launchBrowser(
     colorScheme: options.colorScheme ?? 'light',
     viewport: options.viewport ?? { width: 1200, height: 800 },
   });
-  after(async () => {
-    await context.close().catch(() => {});
-    rmSync(profile, { recursive: true, force: true });
-  });
-  return context;
+  return {
+    context,
+    async close() {
+      await context.close().catch(() => {});
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
 }
-
-export type { Browser, BrowserContext };

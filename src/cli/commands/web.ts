@@ -106,7 +106,7 @@ export async function webCommand(context: CommandContext, flags: WebFlags): Prom
     );
   }
   const shown = bind.includes(':') ? `[${bind}]` : bind;
-  context.stdout.write(`http://${shown}:${listening}/?token=${token}\n`);
+  context.stdout.write(`http://${shown}:${listening}/#token=${token}\n`);
   await context.stdout.flush();
   if (!loopbackNames.includes(bind))
     context.warn(

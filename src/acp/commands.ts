@@ -8,7 +8,10 @@ import type { AvailableCommand, ContentBlock } from '@agentclientprotocol/sdk';
 import { UsageError } from '../errors.ts';
 
 interface SessionCommand extends AvailableCommand {
-  /** The jp command line for the conversation `id`, with what the user typed after the name; throws on input it does not take. */
+  /**
+   * The jp command line for the conversation `id`, with what the user typed after the name; throws on input it does
+   * not take.
+   */
   argumentsOf(id: string, input: string): string[];
   /** Its output is a diff, shown as one. */
   diff?: boolean;
@@ -35,7 +38,8 @@ const commands: readonly SessionCommand[] = [
   {
     name: 'compact',
     description:
-      "Summarise this conversation's older turns now (jp conversation compact): the model is sent the summary from then on; the log keeps everything",
+      "Summarise this conversation's older turns now (jp conversation compact): the model is sent the summary from " +
+      'then on; the log keeps everything',
     argumentsOf: (id, input) => {
       if (input.trim() !== '')
         throw new UsageError('command_input_invalid', '/compact takes nothing after it', {
@@ -57,7 +61,8 @@ const commands: readonly SessionCommand[] = [
   {
     name: 'undo',
     description:
-      'Put back the files the last change (or turn N and the ones after it) changed, as they were (jp conversation undo); /undo again takes it back',
+      'Put back the files the last change (or turn N and the ones after it) changed, as they were ' +
+      '(jp conversation undo); /undo again takes it back',
     input: { hint: '[turn number] [--force]' },
     argumentsOf: (id, input) => ['conversation', 'undo', id, ...turnArguments('undo', input, ['--force'])],
   },

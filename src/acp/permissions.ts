@@ -12,7 +12,10 @@ import { textContent } from './updates.ts';
 /** One option of a permission request and the inquiry answer it gives. */
 export interface PermissionChoice {
   option: PermissionOption;
-  /** The answer sent to the run; `remember`: the editor's client gives it again, without asking, to this tool's later inquiries of the same kind in this turn. */
+  /**
+   * The answer sent to the run; `remember`: the editor's client gives it again, without asking, to this tool's later
+   * inquiries of the same kind in this turn.
+   */
   answer: AnswerOf<'run_tool' | 'escalate' | 'deliver_tool_result'>;
   remember?: boolean;
 }

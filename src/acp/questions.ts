@@ -48,12 +48,15 @@ export function questionAsChoices(question: Question): { choices: AnswerChoice[]
     case 'text':
       return {
         unasked:
-          "the user's editor offers choices but no text box. To ask the user, call ask_user again with `options` for them to pick from, or end your turn with the question in your message: the user answers in their next prompt.",
+          "the user's editor offers choices but no text box. To ask the user, call ask_user again with `options` " +
+          'for them to pick from, or end your turn with the question in your message: the user answers in their ' +
+          'next prompt.',
       };
     case 'form':
       return {
         unasked:
-          "the user's editor has no forms. Ask the user for what the form needs in your message and end your turn: the user answers in their next prompt.",
+          "the user's editor has no forms. Ask the user for what the form needs in your message and end your turn: " +
+          'the user answers in their next prompt.',
       };
   }
 }

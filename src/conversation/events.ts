@@ -23,7 +23,10 @@ export type ConversationEvent =
       timestamp: string;
       /** The tools the turn was started with (--no-tools, --tool): a resumed turn keeps them. */
       tools?: TurnTools;
-      /** Proof that this user's jp recorded the turn's tools (conversation/seal.ts); without one they decide nothing. */
+      /**
+       * Proof that this user's jp recorded the turn's tools (conversation/seal.ts); without one they decide
+       * nothing.
+       */
       seal?: string;
     }
   | {
@@ -67,7 +70,10 @@ export type ConversationEvent =
       provider_executed?: true;
       /** How the commands of this call are confined (`workspace-write, no network`), for tools that start commands. */
       sandbox?: string;
-      /** Proof that this user's jp recorded the call (conversation/seal.ts); a call without one is never run on resume. */
+      /**
+       * Proof that this user's jp recorded the call (conversation/seal.ts); a call without one is never run on
+       * resume.
+       */
       seal?: string;
     }
   /** Written right before a tool starts executing: a call with a start and no response may have run. */
@@ -106,7 +112,10 @@ export type ConversationEvent =
       hook?: string;
       /** With `by: "user"`: the client the user answered in, as it named itself (`jp web`). */
       client?: string;
-      /** Proof that this user's jp recorded this answer to this inquiry (conversation/seal.ts); without one it is never re-used. */
+      /**
+       * Proof that this user's jp recorded this answer to this inquiry (conversation/seal.ts); without one it is
+       * never re-used.
+       */
       seal?: string;
     }
   | {
@@ -148,7 +157,10 @@ export type ConversationEvent =
       model: string;
       purpose: UsagePurpose;
       usage: Usage;
-      /** The request's size as jp measures it (its messages and tools as JSON): with input_tokens, the tokenizer's characters per token. */
+      /**
+       * The request's size as jp measures it (its messages and tools as JSON): with input_tokens, the tokenizer's
+       * characters per token.
+       */
       request_characters?: number;
     }
   /**
@@ -206,7 +218,10 @@ export interface TurnTools {
   enabled: string[];
 }
 
-/** `threshold`: the next request would have passed the threshold of the window; `context_length`: the provider refused it as too long; `manual`: jp conversation compact. */
+/**
+ * `threshold`: the next request would have passed the threshold of the window; `context_length`: the provider refused
+ * it as too long; `manual`: jp conversation compact.
+ */
 export type CompactionReason = 'threshold' | 'context_length' | 'manual';
 
 /** An instruction file the system prompt includes: its path as shown, its size, the bytes included. */

@@ -141,5 +141,6 @@ export function describeUsage(usage: Usage): string {
     usage.cache_write_tokens ? `${usage.cache_write_tokens} written to cache` : undefined,
   ].filter(Boolean);
   const reasoning = usage.reasoning_tokens ? ` (${usage.reasoning_tokens} reasoning)` : '';
-  return `${count(usage.input_tokens)} input${cache.length > 0 ? ` (${cache.join(', ')})` : ''}, ${count(usage.output_tokens)} output${reasoning}`;
+  const cached = cache.length > 0 ? ` (${cache.join(', ')})` : '';
+  return `${count(usage.input_tokens)} input${cached}, ${count(usage.output_tokens)} output${reasoning}`;
 }

@@ -1,6 +1,7 @@
 /**
  * Validation of messages received from clients (untrusted input): used by the server, and by the
- * relay of `jp query --stdio` for what its program sends; the terminal client never loads zod. Imports nothing from the project outside this module.
+ * relay of `jp query --stdio` for what its program sends; the terminal client never loads zod. Imports nothing from
+ * the project outside this module.
  */
 import * as z from 'zod/mini';
 import type { ClientMessage } from './messages.ts';

@@ -26,7 +26,10 @@ export interface RunClients {
 export interface RunControl {
   /** The run has ended: a new client is turned away. */
   readonly finished: boolean;
-  /** What a client's hello is answered with: how many events the log holds, and the text streamed since the last one. */
+  /**
+   * What a client's hello is answered with: how many events the log holds, and the text streamed since the last
+   * one.
+   */
   hello(): { event_count: number; partial: { message: string; reasoning: string } };
   /** Asks the run to stop; the turn persists what it has. */
   stop(request: StopRequest): void;

@@ -113,7 +113,10 @@ export class ClientHub implements RunClients {
       connection.send({
         type: 'error',
         code: 'version_mismatch',
-        message: `protocol version mismatch: the client speaks version ${hello.version}, this server (jp ${this.options.version}, pid ${process.pid}) speaks version ${PROTOCOL_VERSION}; use the same jp version for both`,
+        message:
+          `protocol version mismatch: the client speaks version ${hello.version}, ` +
+          `this server (jp ${this.options.version}, pid ${process.pid}) speaks version ${PROTOCOL_VERSION}; ` +
+          'use the same jp version for both',
       });
       connection.close();
       return;
@@ -159,8 +162,12 @@ export class ClientHub implements RunClients {
 
   private refusal(code: 'capability_required' | 'prompting_client_attached'): string {
     return code === 'capability_required'
-      ? `refused: this connection did not prove it may use ${this.options.conversationId} (its hello has no valid capability); connect with \`jp conversation attach ${this.options.conversationId}\`, which reads it from jp's private state`
-      : `another client is already attached to ${this.options.conversationId} and answers its prompts; attach with --read-only to watch`;
+      ? `refused: this connection did not prove it may use ${this.options.conversationId} ` +
+          '(its hello has no valid capability); ' +
+          `connect with \`jp conversation attach ${this.options.conversationId}\`, ` +
+          "which reads it from jp's private state"
+      : `another client is already attached to ${this.options.conversationId} ` +
+          'and answers its prompts; attach with --read-only to watch';
   }
 
   /** Whether the connection's role allows `action`; a refusal is logged, never acted on. */

@@ -25,7 +25,8 @@ const schema = z
         .boolean()
         .check(
           z.describe(
-            'Ask to run the command outside the sandbox (a human decides); only when it failed in the sandbox for lack of write access or network',
+            'Ask to run the command outside the sandbox (a human decides); only when it failed in the sandbox ' +
+              'for lack of write access or network',
           ),
         ),
     ),
@@ -48,7 +49,8 @@ const schema = z
 export const runCommandTool: Tool = defineTool({
   name: 'run_command',
   description:
-    'Run a shell command (sh -c) in the workspace and return its output, then its exit code on a line of its own. It runs in a sandbox (see the tool header of each call); ' +
+    'Run a shell command (sh -c) in the workspace and return its output, then its exit code on a line of its own. ' +
+    'It runs in a sandbox (see the tool header of each call); ' +
     'set escalate: true with a justification to ask a human to run it outside.',
   schema,
   sideEffects: true,

@@ -149,8 +149,10 @@ export function describeIssues(
     .map((issue) => {
       const where = issue.path.length > 0 ? issue.path.map(String).join('.') : 'arguments';
       if (issue.code === 'invalid_type') return `${where}: expected ${issue.expected}`;
-      if (issue.code === 'unrecognized_keys')
-        return `${where}: ${(issue.keys ?? []).length === 1 ? 'unknown field' : 'unknown fields'} ${(issue.keys ?? []).join(', ')}`;
+      if (issue.code === 'unrecognized_keys') {
+        const keys = issue.keys ?? [];
+        return `${where}: ${keys.length === 1 ? 'unknown field' : 'unknown fields'} ${keys.join(', ')}`;
+      }
       return `${where}: ${issue.message}`;
     })
     .join('; ');

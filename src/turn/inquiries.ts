@@ -92,9 +92,13 @@ export function applyQuestionConfig(
     // A form's default is made of its fields' defaults; a scalar from config cannot stand for it.
     const missing = fieldsWithoutDefault(question.fields ?? []);
     if (missing.length > 0)
-      defaultProblem = `the form's required field${missing.length === 1 ? '' : 's'} ${missing.map((name) => JSON.stringify(name)).join(', ')} ${missing.length === 1 ? 'has' : 'have'} no default`;
+      defaultProblem =
+        `the form's required field${missing.length === 1 ? '' : 's'} ` +
+        `${missing.map((name) => JSON.stringify(name)).join(', ')} ${missing.length === 1 ? 'has' : 'have'} no default`;
     if (entry?.default !== undefined || entry?.default_option !== undefined) {
-      defaultProblem = `questions.${question.id}.default and .default_option do not apply to a form; its default comes from its fields`;
+      defaultProblem =
+        `questions.${question.id}.default and .default_option do not apply to a form; ` +
+        'its default comes from its fields';
     }
     return { question: result, configExclusive: entry?.exclusive, target: entry?.target ?? 'user', defaultProblem };
   }
@@ -109,8 +113,10 @@ export function applyQuestionConfig(
           ? options[options.length - 1]
           : options.find((option) => option === choice);
     if (picked !== undefined) result.default = picked;
-    else
-      defaultProblem = `default_option ${JSON.stringify(choice)} matches none of the options ${JSON.stringify(options)}`;
+    else {
+      const listed = JSON.stringify(options);
+      defaultProblem = `default_option ${JSON.stringify(choice)} matches none of the options ${listed}`;
+    }
   }
   if (
     result.answer_type === 'select' &&
@@ -227,7 +233,8 @@ export class InquiryResolver {
     options: { duringCall?: boolean } = {},
   ): Promise<Resolution<A>> {
     const settle = (): Promise<Resolution<A>> => {
-      // An inquiry is made here (a tool's question may quote anything): what is logged, prompted or sent to a client is redacted.
+      // An inquiry is made here (a tool's question may quote anything): what is logged, prompted or sent to a client
+      // is redacted.
       const inquiry = this.context.host.secrets.redactValue(asked);
       return this.settle(toolCallId, inquiry, rulesOf(inquiry), recordedEarlier, options);
     };
@@ -275,7 +282,8 @@ export class InquiryResolver {
           inquiry,
           rules,
           'LlmInquiry',
-          `answered by the assistant: conversation.tools.${inquiry.tool}.questions.${inquiry.question.id}.target = "assistant"`,
+          'answered by the assistant: ' +
+            `conversation.tools.${inquiry.tool}.questions.${inquiry.question.id}.target = "assistant"`,
         );
       }
     }
@@ -300,7 +308,8 @@ export class InquiryResolver {
           if (answered?.updatedArguments !== undefined)
             host.notice(
               'warning',
-              `ignored the changed input the hook \`${answered.hook}\` gave ${inquiry.tool}: nobody is there to see it, and ${settingOf(policy)}`,
+              `ignored the changed input the hook \`${answered.hook}\` gave ${inquiry.tool}: ` +
+                `nobody is there to see it, and ${settingOf(policy)}`,
             );
         }
         switch (action) {
@@ -334,7 +343,8 @@ export class InquiryResolver {
               changed = first.answer.updatedArguments as JsonValue;
               host.notice(
                 'info',
-                `the hook \`${first.answer.hook}\` changed the input of ${inquiry.tool}; the prompt shows the changed input`,
+                `the hook \`${first.answer.hook}\` changed the input of ${inquiry.tool}; ` +
+                  'the prompt shows the changed input',
               );
               host.inquiryResolved(id, 'hook');
               reply = await host.askClient(
@@ -366,12 +376,16 @@ export class InquiryResolver {
             if (rules.asks !== 'permission') throw inapplicable(action, inquiry);
             const reason =
               inquiry.kind === 'escalate' && inquiry.needs === 'git'
-                ? `written inside .git/ without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'escalate', policy, 'proceeded')}`
+                ? "written inside .git/ without a user's approval: " +
+                  `no user is available, and ${policySentence(inquiry.tool, 'escalate', policy, 'proceeded')}`
                 : inquiry.kind === 'escalate'
-                  ? `run outside the sandbox without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'escalate', policy, 'proceeded')}`
+                  ? "run outside the sandbox without a user's approval: " +
+                    `no user is available, and ${policySentence(inquiry.tool, 'escalate', policy, 'proceeded')}`
                   : inquiry.kind === 'deliver_tool_result'
-                    ? `result shared without a user's review: no user is available, and ${policySentence(inquiry.tool, 'deliver', policy, 'proceeded')}`
-                    : `run without a user's approval: no user is available, and ${policySentence(inquiry.tool, 'run', policy, 'proceeded')}`;
+                    ? "result shared without a user's review: " +
+                      `no user is available, and ${policySentence(inquiry.tool, 'deliver', policy, 'proceeded')}`
+                    : "run without a user's approval: " +
+                      `no user is available, and ${policySentence(inquiry.tool, 'run', policy, 'proceeded')}`;
             return this.record(id, rules.letThrough, 'policy', action, reason);
           }
           case 'LlmInquiry':
@@ -381,7 +395,8 @@ export class InquiryResolver {
               inquiry,
               rules,
               action,
-              `answered by the assistant: no user is available, and ${policySentence(inquiry.tool, 'tool', policy, 'proceeded')}`,
+              'answered by the assistant: ' +
+                `no user is available, and ${policySentence(inquiry.tool, 'tool', policy, 'proceeded')}`,
             );
           case 'UseDefault': {
             const question = routed.kind === 'tool_question' ? routed.question : undefined;
@@ -391,7 +406,8 @@ export class InquiryResolver {
               rules.valued(question.default),
               'policy',
               action,
-              `answered with the question's default: no user is available, and ${policySentence(inquiry.tool, 'tool', policy, 'proceeded')}`,
+              "answered with the question's default: " +
+                `no user is available, and ${policySentence(inquiry.tool, 'tool', policy, 'proceeded')}`,
             );
           }
           case 'Fail': {
@@ -412,7 +428,10 @@ export class InquiryResolver {
     }
   }
 
-  /** A PermissionRequest hook's answer, read as a client's is; undefined (and said) when it answers nothing of this kind. */
+  /**
+   * A PermissionRequest hook's answer, read as a client's is; undefined (and said) when it answers nothing of this
+   * kind.
+   */
   private recordHook<A extends InquiryAnswer>(
     id: string,
     inquiry: Inquiry,

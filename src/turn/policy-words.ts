@@ -24,21 +24,35 @@ export function policySentence(
 ): string {
   const setting = settingOf(resolved);
   if (decision === 'proceeded')
-    return `${setting}; to require a human instead, set conversation.tools.${tool}.detached.${kind} = "deny" or "defer"`;
+    return (
+      `${setting}; to require a human instead, ` + `set conversation.tools.${tool}.detached.${kind} = "deny" or "defer"`
+    );
   if (kind === 'escalate' && gitWrite) {
-    return `${setting} (the shorthand detached = "auto" does not cover writing inside .git/); to allow it without a user, set conversation.tools.${tool}.detached.escalate = "auto"`;
+    return (
+      `${setting} (the shorthand detached = "auto" does not cover writing inside .git/); ` +
+      `to allow it without a user, set conversation.tools.${tool}.detached.escalate = "auto"`
+    );
   }
   if (kind === 'escalate') {
-    return `${setting} (the shorthand detached = "auto" does not cover leaving the sandbox); to let it run outside the sandbox without a user, set conversation.tools.${tool}.detached.escalate = "auto"`;
+    return (
+      `${setting} (the shorthand detached = "auto" does not cover leaving the sandbox); ` +
+      `to let it run outside the sandbox without a user, set conversation.tools.${tool}.detached.escalate = "auto"`
+    );
   }
   if (kind === 'tool') {
-    return `${setting}; to change it, set conversation.tools.${tool}.detached.tool = "auto" (let the assistant answer) or "defaults" (use the question's default)`;
+    return (
+      `${setting}; to change it, set conversation.tools.${tool}.detached.tool = "auto" (let the assistant answer) ` +
+      `or "defaults" (use the question's default)`
+    );
   }
   const noDefault =
     resolved.value === 'defaults'
       ? ` ("defaults" has no default answer for ${kind === 'run' ? 'running a tool' : 'sharing a result'})`
       : '';
-  return `${setting}${noDefault}; to let it ${kind === 'run' ? 'run' : 'through'} without a user, set conversation.tools.${tool}.detached.${kind} = "auto"`;
+  return (
+    `${setting}${noDefault}; to let it ${kind === 'run' ? 'run' : 'through'} without a user, ` +
+    `set conversation.tools.${tool}.detached.${kind} = "auto"`
+  );
 }
 
 export function failureReason(
@@ -62,14 +76,25 @@ export function failureReason(
       const question = JSON.stringify(inquiry.question.text);
       if (detail.clientCannotAsk) return `unanswered: ${question} was not put to the user: ${detail.clientCannotAsk}`;
       if (resolved.value === 'auto' && detail.exclusive) {
-        return `unanswered: no user is available to answer ${question}, and the question is exclusive (only a human may answer it; conversation.tools.${inquiry.tool}.questions.${inquiry.question.id}.exclusive)`;
+        return (
+          `unanswered: no user is available to answer ${question}, and the question is exclusive ` +
+          `(only a human may answer it; conversation.tools.${inquiry.tool}.questions.${inquiry.question.id}.exclusive)`
+        );
       }
       if (resolved.value === 'defaults' && inquiry.question.answer_type === 'form') {
-        return `unanswered: no user is available to answer ${question}, ${settingOf(resolved)}, and ${detail.defaultProblem ?? 'the form has no default'}`;
+        return (
+          `unanswered: no user is available to answer ${question}, ${settingOf(resolved)}, ` +
+          `and ${detail.defaultProblem ?? 'the form has no default'}`
+        );
       }
       if (resolved.value === 'defaults') {
         const why = detail.defaultProblem ?? 'the question has no default';
-        return `unanswered: no user is available to answer ${question}, and ${why}; set conversation.tools.${inquiry.tool}.questions.${inquiry.question.id}.default${inquiry.question.answer_type === 'select' ? ' or .default_option = "first" | "last" | "<label>"' : ''}`;
+        const option =
+          inquiry.question.answer_type === 'select' ? ' or .default_option = "first" | "last" | "<label>"' : '';
+        return (
+          `unanswered: no user is available to answer ${question}, and ${why}; ` +
+          `set conversation.tools.${inquiry.tool}.questions.${inquiry.question.id}.default${option}`
+        );
       }
       return `unanswered: no user is available to answer ${question}, and ${policy}`;
     }

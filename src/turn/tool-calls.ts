@@ -241,7 +241,8 @@ async function escalation(call: Call, argumentsValue: unknown): Promise<CallStat
     if (problem)
       context.warn(
         'sandbox_unavailable',
-        `${tool.name} was not run: the sandbox cannot start: ${problem.cause}. Fix: ${problem.fix}. (\`jp sandbox check\` says more.)`,
+        `${tool.name} was not run: the sandbox cannot start: ${problem.cause}. ` +
+          `Fix: ${problem.fix}. (\`jp sandbox check\` says more.)`,
       );
     return respond(
       context,
@@ -319,7 +320,8 @@ async function execution(call: Call, argumentsValue: unknown, sandbox: CommandSa
       return respond(
         context,
         call.id,
-        `${resolution.reason ?? 'unanswered: no user available'}. Choose a safe path, or report that input is required.`,
+        `${resolution.reason ?? 'unanswered: no user available'}. ` +
+          'Choose a safe path, or report that input is required.',
         true,
         'denied',
       );
@@ -328,7 +330,8 @@ async function execution(call: Call, argumentsValue: unknown, sandbox: CommandSa
     given.answeredBy[question.id] = resolution.by;
     if (resolution.by !== 'user' && !tool.tellsWhoAnswered && resolution.reason) {
       call.decidedWithoutHuman.push(
-        `the question ${JSON.stringify(question.text)} was ${resolution.reason} (answer: ${JSON.stringify(answer.value)})`,
+        `the question ${JSON.stringify(question.text)} was ${resolution.reason} ` +
+          `(answer: ${JSON.stringify(answer.value)})`,
       );
     }
   }
@@ -416,7 +419,8 @@ function duringCallDecision(question: Question, resolution: Answered): string | 
   if (resolution.by === 'user' || !resolution.reason) return undefined;
   const answer = resolution.answer;
   if (answer.decision === 'none') return `${resolution.reason}; the tool was told the user declined`;
-  return `the question ${JSON.stringify(question.text)} was ${resolution.reason} (answer: ${JSON.stringify(answer.value)})`;
+  const value = JSON.stringify(answer.value);
+  return `the question ${JSON.stringify(question.text)} was ${resolution.reason} (answer: ${value})`;
 }
 
 /** What a run of the tool is given, and the decisions it adds to. */

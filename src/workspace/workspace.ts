@@ -168,7 +168,9 @@ export function assertConversationsDirectory(directory: string, create?: () => v
       directory,
       'is a symbolic link; jp keeps conversations only in a real directory of the workspace',
       {
-        hint: 'jp left it untouched. Replace it with a directory (move the link away; `jp init` makes a new one), then run again.',
+        hint:
+          'jp left it untouched. Replace it with a directory (move the link away; `jp init` makes a new one), ' +
+          'then run again.',
       },
     );
   }

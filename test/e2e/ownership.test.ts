@@ -166,7 +166,8 @@ describe("another user's .jp/ in a shared parent directory", { skip }, () => {
   it('jp acp started under it still serves a session, in the default workspace', async () => {
     const { sandbox, shared, project } = sharedSandbox(0o1777);
     plantAsOtherUser(shared);
-    const editor = startEditor(sandbox, { cwd: project });
+    // A session needs its model's key (jp acp refuses one without it): never used, nothing is asked.
+    const editor = startEditor(sandbox, { cwd: project, env: { OPENAI_API_KEY: 'sk-never-used' } });
     cleanup.add(() => editor.close());
     await initialize(editor);
     const { sessionId } = await editor.connection.agent.request(methods.agent.session.new, {

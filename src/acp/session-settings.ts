@@ -32,14 +32,16 @@ const modes: readonly Mode[] = [
     id: 'auto',
     name: 'Auto',
     description:
-      'Tools run without asking (conversation.tools.defaults.run = "unattended"); a tool you set to ask still asks, commands stay in the sandbox and leaving it still asks.',
+      'Tools run without asking (conversation.tools.defaults.run = "unattended"); a tool you set to ask still asks, ' +
+      'commands stay in the sandbox and leaving it still asks.',
     settings: [{ path: ['conversation', 'tools', 'defaults', 'run'], value: 'unattended' }],
   },
   {
     id: 'read-only',
     name: 'Read only',
     description:
-      'Nothing is written: fs_create_file and fs_modify_file are not run (run = "skip"), and commands run in a read-only sandbox (sandbox.mode = "read-only").',
+      'Nothing is written: fs_create_file and fs_modify_file are not run (run = "skip"), ' +
+      'and commands run in a read-only sandbox (sandbox.mode = "read-only").',
     settings: [
       { path: ['sandbox', 'mode'], value: 'read-only' },
       { path: ['conversation', 'tools', 'fs_create_file', 'run'], value: 'skip' },

@@ -291,7 +291,8 @@ export function buildProgram(
     .description('speak the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim)')
     .option(
       '-m, --model <provider/model>',
-      'the model of every prompt, e.g. anthropic/claude-sonnet-4-5 (default: assistant.model); repeat it to offer more models in the editor',
+      'the model of every prompt, e.g. anthropic/claude-sonnet-4-5 (default: assistant.model); ' +
+        'repeat it to offer more models in the editor',
       (value: string, previous: string[]) => [...previous, value],
       [] as string[],
     )
@@ -446,7 +447,9 @@ export async function main(argv: string[], programFile: string): Promise<number>
       named ?? reached,
       format,
       new UsageError('usage', message, {
-        hint: "Run `jp --help` or `jp <command> --help` for usage; a command's options go after it (jp --json query -m <model> ...).",
+        hint:
+          'Run `jp --help` or `jp <command> --help` for usage; ' +
+          "a command's options go after it (jp --json query -m <model> ...).",
       }),
     );
   }

@@ -76,13 +76,17 @@ export function describeUntrusted(
   for (const [key, value] of Object.entries(lastTrusted ?? {})) {
     if (!current.has(key))
       lines.push(
-        `${indent}${visible(key, { singleLine: true, invisible: true })}  [REMOVED since you last trusted it; was ${visible(value, { singleLine: true, invisible: true })}]`,
+        `${indent}${visible(key, { singleLine: true, invisible: true })}  [REMOVED since you last trusted it; ` +
+          `was ${visible(value, { singleLine: true, invisible: true })}]`,
       );
   }
   return lines;
 }
 
-/** One line saying what changed since the user last trusted this workspace's config; undefined when never, or nothing did. */
+/**
+ * One line saying what changed since the user last trusted this workspace's config; undefined when
+ * never, or nothing did.
+ */
 export function changedSinceTrust(
   keys: readonly UntrustedKey[],
   lastTrusted: Record<string, string> | undefined,
@@ -93,8 +97,9 @@ export function changedSinceTrust(
     .map((key) => key.key);
   const removed = Object.keys(lastTrusted).filter((key) => !keys.some((entry) => entry.key === key));
   const all = [...changed, ...removed];
+  const names = all.map((key) => visible(key, { singleLine: true, invisible: true })).join(', ');
   return all.length > 0
-    ? `changed since you last trusted it: ${all.map((key) => visible(key, { singleLine: true, invisible: true })).join(', ')}`
+    ? `changed since you last trusted it: ${names}`
     : 'no setting that needs trust changed since you last trusted it (other content or a script it runs did)';
 }
 
@@ -102,7 +107,9 @@ async function askForTrust(state: WorkspaceConfigState, environment: NodeJS.Proc
   const { TerminalPrompter } = await import('../client/prompts.ts');
   const prompter = new TerminalPrompter({ environment });
   const changed = changedSinceTrust(state.needingTrust, state.lastTrusted);
-  const title = `This workspace's config ${visible(state.file, { singleLine: true, invisible: true })} has settings that need your trust${changed ? ` (${changed})` : ''}:`;
+  const title =
+    `This workspace's config ${visible(state.file, { singleLine: true, invisible: true })} ` +
+    `has settings that need your trust${changed ? ` (${changed})` : ''}:`;
   const lines = [
     ...describeUntrusted(state.needingTrust, '  ', state.lastTrusted),
     'If not, they are ignored, in this run and the next ones (`jp trust` changes that later).',
@@ -111,7 +118,9 @@ async function askForTrust(state: WorkspaceConfigState, environment: NodeJS.Proc
     return await prompter.trustKey(title, lines, 'Trust this config as it is now?', new AbortController().signal);
   } catch {
     throw new UsageError('cancelled', 'cancelled: nothing was sent', {
-      hint: `Review ${state.file}, then \`jp trust\` to trust it, or \`jp trust --revoke\` to run without its settings that need trust.`,
+      hint:
+        `Review ${state.file}, then \`jp trust\` to trust it, ` +
+        `or \`jp trust --revoke\` to run without its settings that need trust.`,
     });
   } finally {
     prompter.close();

@@ -146,13 +146,18 @@ function describeIssue(issue: Issue, where: (keyPath: string[]) => string): stri
       detail = 'not one of the accepted forms (see the configuration reference in the README)';
       break;
     case 'too_small':
-      detail = `expected a value ${issue.inclusive ? 'of at least' : 'greater than'} ${String(issue.minimum)}, got ${describeValue(issue.input)}`;
+      detail =
+        `expected a value ${issue.inclusive ? 'of at least' : 'greater than'} ${String(issue.minimum)}, ` +
+        `got ${describeValue(issue.input)}`;
       break;
     case 'too_big':
-      detail = `expected a value ${issue.inclusive ? 'of at most' : 'less than'} ${String(issue.maximum)}, got ${describeValue(issue.input)}`;
+      detail =
+        `expected a value ${issue.inclusive ? 'of at most' : 'less than'} ${String(issue.maximum)}, ` +
+        `got ${describeValue(issue.input)}`;
       break;
     case 'invalid_key':
-      detail = `the name ${JSON.stringify(issue.input)} is not allowed: ${issue.issues?.[0]?.message ?? 'invalid name'}`;
+      detail =
+        `the name ${JSON.stringify(issue.input)} is not allowed: ` + `${issue.issues?.[0]?.message ?? 'invalid name'}`;
       break;
     default:
       detail = issue.message || issue.code;

@@ -104,7 +104,12 @@ function nextMessage(events: readonly ConversationEvent[], index: number): strin
 export function recordedKeyNote(conversationId: string, recorded: RecordedKey): string {
   const query = recorded.query === null ? '' : ` by the query ${JSON.stringify(shortened(recorded.query))}`;
   const flag = recorded.key === 'assistant.model' ? '-m <provider>/<model> or ' : '';
-  return `${recorded.key} = ${JSON.stringify(recorded.value)} comes from conversation ${conversationId} (recorded ${recorded.recordedAt}${query}); change it with ${flag}-c ${recorded.key}=<value> on the next query (recorded in its place); \`jp config show --id ${conversationId}\` lists what it recorded.`;
+  return (
+    `${recorded.key} = ${JSON.stringify(recorded.value)} comes from conversation ${conversationId} ` +
+    `(recorded ${recorded.recordedAt}${query}); ` +
+    `change it with ${flag}-c ${recorded.key}=<value> on the next query (recorded in its place); ` +
+    `\`jp config show --id ${conversationId}\` lists what it recorded.`
+  );
 }
 
 /** The first line of a query, cut to 60 characters, for messages. */
@@ -134,12 +139,21 @@ export function explainRecordedKeys(error: JpError, conversationId: string, keys
 
 /** The warning a run gives for deltas it ignored. */
 export function foreignSettingsWarning(conversationId: string, keys: readonly string[]): string {
-  return `ignoring settings recorded in conversation ${conversationId} that your jp did not record (${keys.join(', ')}): a conversation copied, committed, edited, or recorded before \`jp seal rotate\` configures nothing. Pass them with --cfg if you want them.`;
+  return (
+    `ignoring settings recorded in conversation ${conversationId} ` +
+    `that your jp did not record (${keys.join(', ')}): ` +
+    'a conversation copied, committed, edited, or recorded before `jp seal rotate` configures nothing. ' +
+    'Pass them with --cfg if you want them.'
+  );
 }
 
 /** The warning a run gives for connection keys an older jp recorded. */
 export function connectionSettingsWarning(conversationId: string, keys: readonly string[]): string {
-  return `ignoring ${keys.join(', ')} recorded in conversation ${conversationId} by an older jp: where and how to reach a provider comes from your config and the command line, never from a conversation. Pass -c again if you meant it for this query.`;
+  return (
+    `ignoring ${keys.join(', ')} recorded in conversation ${conversationId} by an older jp: ` +
+    'where and how to reach a provider comes from your config and the command line, never from a conversation. ' +
+    'Pass -c again if you meant it for this query.'
+  );
 }
 
 function leaves(value: Record<string, unknown>, prefix: string[] = []): [string[], unknown][] {

@@ -197,11 +197,15 @@ function refusePlantedDestination(config: LoadedConfig, trustState: string): voi
   const names = refused.map((key) => `${key.key} (${key.where})`).join(', ');
   throw new UsageError(
     'untrusted_destination',
-    `nothing was sent: ${names} decide${refused.length === 1 ? 's' : ''} where this run's requests and API key go, and the workspace config is not trusted (${trustState}), so ${refused.length === 1 ? 'it is' : 'they are'} ignored`,
+    `nothing was sent: ${names} decide${refused.length === 1 ? 's' : ''} where this run's requests and API key go, ` +
+      `and the workspace config is not trusted (${trustState}), ` +
+      `so ${refused.length === 1 ? 'it is' : 'they are'} ignored`,
     {
       hint: [
-        `Without ${refused.length === 1 ? 'it' : 'them'}, your request and key would go to the provider's default host, which the config did not mean.`,
-        `Review ${config.workspace.file}, then \`jp trust\` to use it; or set the key yourself (your user config, or --cfg ${refused[0]!.key}=...);`,
+        `Without ${refused.length === 1 ? 'it' : 'them'}, your request and key ` +
+          "would go to the provider's default host, which the config did not mean.",
+        `Review ${config.workspace.file}, then \`jp trust\` to use it; ` +
+          `or set the key yourself (your user config, or --cfg ${refused[0]!.key}=...);`,
         'or `jp trust --revoke` to run without its settings that need trust (the provider defaults then apply).',
       ].join('\n'),
     },

@@ -88,7 +88,8 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
   if (secretSettings.length > 0)
     live.notice(
       'info',
-      `not recorded in conversation ${request.conversation_id}, as they hold secrets: ${secretSettings.join(', ')}; give them again with --cfg to the queries that need them`,
+      `not recorded in conversation ${request.conversation_id}, as they hold secrets: ${secretSettings.join(', ')}; ` +
+        'give them again with --cfg to the queries that need them',
     );
   if (setup.foreignSettings.length > 0)
     live.notice('warning', foreignSettingsWarning(request.conversation_id, setup.foreignSettings));
@@ -254,7 +255,10 @@ export async function runTurnSequence(sequence: TurnSequence): Promise<ResultObj
   });
 }
 
-/** The run's checkpoints of the tool root (DESIGN §10), with the settings of `[checkpoints]`; none when they are off. */
+/**
+ * The run's checkpoints of the tool root (DESIGN §10), with the settings of `[checkpoints]`; none
+ * when they are off.
+ */
 function runCheckpoints(sequence: TurnSequence): RunCheckpoints | undefined {
   const { request, setup, live } = sequence;
   const settings = checkpointSettings(setup.config.value);
@@ -279,13 +283,15 @@ function sayResumedTools(live: LiveLog, turnTools: RunSetup['turnTools']): void 
   if (resumed.foreign)
     live.notice(
       'warning',
-      "the tools recorded for the interrupted turn were not recorded by your jp: ignored; it resumes with this command line's",
+      'the tools recorded for the interrupted turn were not recorded by your jp: ignored; ' +
+        "it resumes with this command line's",
     );
   if (!resumed.tools || sameTools(resumed.tools, request)) return;
   const passed = !sameTools(request, configuredTools);
   live.notice(
     passed ? 'warning' : 'info',
-    `the resumed turn keeps the tools it was started with: ${describeTools(resumed.tools)}${passed ? `; ${describeTools(request)} applies only to a new message` : ''}`,
+    'the resumed turn keeps the tools it was started with: ' +
+      `${describeTools(resumed.tools)}${passed ? `; ${describeTools(request)} applies only to a new message` : ''}`,
   );
 }
 

@@ -227,8 +227,10 @@ export function createSearchTool(scope: FileToolScope): Tool {
   return defineTool({
     name: 'fs_search',
     description:
-      "Search the contents of the workspace's files with a regular expression (JavaScript syntax), honouring .gitignore (.git, node_modules and .jp are skipped). " +
-      'Returns matching lines as path:line: text, in path order, with a count; binary files and files over 16 MB are not searched.',
+      "Search the contents of the workspace's files with a regular expression (JavaScript syntax), " +
+      'honouring .gitignore (.git, node_modules and .jp are skipped). ' +
+      'Returns matching lines as path:line: text, in path order, with a count; ' +
+      'binary files and files over 16 MB are not searched.',
     schema: z.strictObject({
       pattern: z
         .string()
@@ -241,7 +243,8 @@ export function createSearchTool(scope: FileToolScope): Tool {
           .string()
           .check(
             z.describe(
-              'Only files whose path (relative to `path`) matches, e.g. "*.ts", "src/**/*.{ts,tsx}"; without a / it matches the file name at any depth',
+              'Only files whose path (relative to `path`) matches, e.g. "*.ts", "src/**/*.{ts,tsx}"; ' +
+                'without a / it matches the file name at any depth',
             ),
           ),
       ),
@@ -271,7 +274,10 @@ export function createSearchTool(scope: FileToolScope): Tool {
       } catch (error) {
         return {
           kind: 'error',
-          message: `invalid regular expression ${JSON.stringify(pattern)}: ${(error as Error).message}. The pattern is a JavaScript regular expression: escape ( ) [ ] { } . * + ? ^ $ | \\ to match them literally.`,
+          message:
+            `invalid regular expression ${JSON.stringify(pattern)}: ${(error as Error).message}. ` +
+            'The pattern is a JavaScript regular expression: ' +
+            'escape ( ) [ ] { } . * + ? ^ $ | \\ to match them literally.',
         };
       }
       let target: string;
@@ -330,7 +336,12 @@ export function createSearchTool(scope: FileToolScope): Tool {
       if (outcome.kind === 'too_slow') {
         return {
           kind: 'error',
-          message: `fs_search stopped after ${Math.round(context.timeoutMilliseconds / 1000)} s: matching /${pattern}/ over ${counted(files.length, 'file')} took too long. The pattern is probably too slow: nested repetition such as (a+)+ or (.*)*, or alternatives that overlap, can take exponential time on some lines. Simplify it (one quantifier per group, anchors, literal text), or narrow path or glob.`,
+          message:
+            `fs_search stopped after ${Math.round(context.timeoutMilliseconds / 1000)} s: ` +
+            `matching /${pattern}/ over ${counted(files.length, 'file')} took too long. ` +
+            'The pattern is probably too slow: nested repetition such as (a+)+ or (.*)*, ' +
+            'or alternatives that overlap, can take exponential time on some lines. ' +
+            'Simplify it (one quantifier per group, anchors, literal text), or narrow path or glob.',
         };
       }
       return report(outcome.findings, files.length, maxResults ?? defaultMaxResults, {
@@ -349,19 +360,24 @@ function report(
   asked: { pattern: string; where: string; glob: string | undefined },
 ): ToolResult {
   const { matches, matchedFiles, binary, large, cut } = findings;
-  const scope = `${asked.where === '.' ? 'the workspace' : asked.where}${asked.glob !== undefined ? ` (files matching ${JSON.stringify(asked.glob)})` : ''}`;
+  const scope =
+    `${asked.where === '.' ? 'the workspace' : asked.where}` +
+    `${asked.glob !== undefined ? ` (files matching ${JSON.stringify(asked.glob)})` : ''}`;
   const header =
     matches.length === 0
       ? `No matches for /${asked.pattern}/ in ${counted(searched, 'file')} of ${scope}.`
       : cut
-        ? `The first ${counted(matches.length, 'match', 'matches')} in ${counted(matchedFiles, 'file')} (results cut at max_results = ${maxResults}; there are more: narrow the pattern, path or glob, or raise max_results):`
+        ? `The first ${counted(matches.length, 'match', 'matches')} in ${counted(matchedFiles, 'file')} ` +
+          `(results cut at max_results = ${maxResults}; ` +
+          'there are more: narrow the pattern, path or glob, or raise max_results):'
         : `${counted(matches.length, 'match', 'matches')} in ${counted(matchedFiles, 'file')}:`;
   const lines = [header, ...matches.map((match) => `${match.file}:${match.line}: ${match.text}`)];
   const skipped: string[] = [];
   if (binary.length > 0) skipped.push(counted(binary.length, 'binary file'));
   if (large.length > 0)
     skipped.push(
-      `${counted(large.length, 'file')} larger than ${maxSearchedFileBytes / 1024 / 1024} MB (${large.slice(0, 5).join(', ')}${large.length > 5 ? ', …' : ''})`,
+      `${counted(large.length, 'file')} larger than ${maxSearchedFileBytes / 1024 / 1024} MB ` +
+        `(${large.slice(0, 5).join(', ')}${large.length > 5 ? ', …' : ''})`,
     );
   if (skipped.length > 0) lines.push(`[jp: not searched: ${skipped.join('; ')}]`);
   return { kind: 'success', content: lines.join('\n') };

@@ -67,10 +67,9 @@ export async function trustCommand(
       });
       return 0;
     }
-    const lines = [
-      `workspace config: ${workspace.configFile}`,
-      `state: ${state}${config?.trusted !== undefined && record ? ` (decided ${record.decided_at} by ${record.decided_by})` : ''}`,
-    ];
+    const decided =
+      config?.trusted !== undefined && record ? ` (decided ${record.decided_at} by ${record.decided_by})` : '';
+    const lines = [`workspace config: ${workspace.configFile}`, `state: ${state}${decided}`];
     if (config) lines.push(`sha256: ${config.sha256}`);
     if (config && config.needingTrust.length > 0) {
       lines.push(
@@ -115,7 +114,10 @@ export async function trustCommand(
     context.status(`Not trusted: ${workspace.configFile} as it is now.${names ? ` Ignored: ${names}.` : ''}`);
   } else {
     context.status(
-      `Trusted: ${workspace.configFile} as it is now (sha256 ${config.sha256.slice(0, 12)}).${changed ? ` ${changed[0]!.toUpperCase()}${changed.slice(1)}.` : ''}${names ? ` Enabled: ${names}.` : ' It has no settings that need trust.'} A change to it, or to a workspace script it runs, needs \`jp trust\` again.`,
+      `Trusted: ${workspace.configFile} as it is now (sha256 ${config.sha256.slice(0, 12)}).` +
+        `${changed ? ` ${changed[0]!.toUpperCase()}${changed.slice(1)}.` : ''}` +
+        `${names ? ` Enabled: ${names}.` : ' It has no settings that need trust.'} ` +
+        'A change to it, or to a workspace script it runs, needs `jp trust` again.',
     );
   }
   return 0;

@@ -38,7 +38,9 @@ function parseBind(value: string | undefined): string {
     });
   if (value === '0.0.0.0' || value === '::')
     throw new UsageError('flag_invalid', `--bind ${value} would listen on every interface`, {
-      hint: 'Give the one address browsers will use (the page checks that requests name it), or reach 127.0.0.1 through `ssh -L`.',
+      hint:
+        'Give the one address browsers will use (the page checks that requests name it), ' +
+        'or reach 127.0.0.1 through `ssh -L`.',
     });
   return value;
 }
@@ -113,7 +115,8 @@ export async function webCommand(context: CommandContext, flags: WebFlags): Prom
       `jp web listens on ${bind}, not only this machine: anyone who can reach it and has the URL can answer your runs`,
     );
   context.status(
-    `jp web: serving ${hosts.length > 0 ? `this machine and ${hosts.join(', ')}` : 'this machine'}; open the URL above. Ctrl+C stops it.`,
+    `jp web: serving ${hosts.length > 0 ? `this machine and ${hosts.join(', ')}` : 'this machine'}; ` +
+      'open the URL above. Ctrl+C stops it.',
   );
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);

@@ -43,7 +43,8 @@ export function permanentConnectionFailure(
   const check = `Check ${server.key} (now ${server.baseUrl}); retrying would not help.`;
   for (const link of chain) {
     const code = (link as NodeJS.ErrnoException).code ?? '';
-    if (code === 'ECONNREFUSED' && isLoopback(server.baseUrl)) return serverNotRunning(server, link, error);
+    if (code === 'ECONNREFUSED' && isLoopback(server.baseUrl) && refusedBy(link, server.baseUrl))
+      return serverNotRunning(server, link, error);
     if (code === 'ENOTFOUND') {
       const host = (link as { hostname?: string }).hostname;
       return new ProviderError(
@@ -102,4 +103,15 @@ export function isNetworkFailure(error: unknown): boolean {
     current = (current as { cause?: unknown }).cause;
   }
   return false;
+}
+
+/**
+ * Whether a refused connection was refused by the server at `baseUrl` itself, and not by another
+ * address on the way (a proxy): the refusal names the port it tried.
+ */
+function refusedBy(link: Error, baseUrl: string): boolean {
+  const port = (link as { port?: unknown }).port;
+  if (typeof port !== 'number') return true;
+  const url = new URL(baseUrl);
+  return port === Number(url.port || (url.protocol === 'https:' ? 443 : 80));
 }

@@ -18,14 +18,8 @@ import {
   validateTraffic,
   type Editor,
 } from '../support/acp.ts';
-import {
-  startFakeProvider,
-  stepByToolResults,
-  textStep,
-  toolStep,
-  type FakeProvider,
-  type ScriptedStep,
-} from '../support/fake-provider.ts';
+import { stepByToolResults, textStep, toolStep, type FakeProvider } from '../support/fake-provider.ts';
+import { acpModelSettings, acpProvider } from '../support/acp-session.ts';
 import { conversationIds, eventually, readEvents, runJp, type Sandbox, useCleanup } from '../support/jp.ts';
 
 const cleanup = useCleanup();
@@ -36,28 +30,8 @@ function readdirConversation(sandbox: Sandbox): string {
   return ids[0]!;
 }
 
-async function provider(
-  steps: ScriptedStep[] | ((request: never, index: number) => ScriptedStep),
-): Promise<FakeProvider> {
-  const started = await startFakeProvider({ wire: 'openai-chat', steps: steps as ScriptedStep[] });
-  cleanup.add(() => started.close());
-  return started;
-}
-
-/** `-c` settings that point jp at the fake provider, and the key it needs. */
-function modelSettings(fake: FakeProvider): { args: string[]; env: NodeJS.ProcessEnv } {
-  return {
-    args: [
-      '-m',
-      'openai/gpt-test',
-      '-c',
-      `providers.openai.base_url="${fake.baseUrl}"`,
-      '-c',
-      'providers.openai.api="chat"',
-    ],
-    env: { OPENAI_API_KEY: 'sk-test-key-000000000000000000' },
-  };
-}
+const provider = (steps: Parameters<typeof acpProvider>[1]): Promise<FakeProvider> => acpProvider(cleanup, steps);
+const modelSettings = acpModelSettings;
 
 async function editorFor(
   sandbox: Sandbox,

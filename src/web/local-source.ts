@@ -45,6 +45,11 @@ export class LocalSource implements Source {
   private timer: NodeJS.Timeout | undefined;
   private lastList = '';
   private lastRuns: ListedRun[] = [];
+  /**
+   * Conversations this page is continuing: the continued run's prompting client is the continue
+   * itself, so a view opened meanwhile (the list shows the run again) only watches.
+   */
+  private readonly continuing = new Set<string>();
 
   constructor(options: LocalSourceOptions) {
     this.options = options;
@@ -145,7 +150,8 @@ export class LocalSource implements Source {
       sink({ type: 'closed', reason: 'failed', error: { code: 'no_workspace', message: (error as Error).message } });
       return { send() {}, close() {} };
     }
-    return openLocalView(workspace, request, sink);
+    const continuing = this.continuing.has(`${request.workspace}/${request.conversation}`);
+    return openLocalView(workspace, continuing ? { ...request, prompt: false } : request, sink);
   }
 
   /**
@@ -178,6 +184,8 @@ export class LocalSource implements Source {
       ['query', '--continue', '--id', request.conversation, '--stdio'],
       'pipe',
     );
+    const key = `${request.workspace}/${request.conversation}`;
+    this.continuing.add(key);
     return new Promise((resolve) => {
       let settled = false;
       const stderr: Buffer[] = [];
@@ -187,6 +195,7 @@ export class LocalSource implements Source {
         clearTimeout(timer);
         resolve({ ok, message });
       };
+      child.on('close', () => this.continuing.delete(key));
       const timer = setTimeout(() => {
         child.stdin!.end();
         settle(false, 'the continued run did not ask its inquiry again in time; it stopped, still waiting');

@@ -496,7 +496,12 @@ describe('jp web answers only what it showed', () => {
     await ask.waitFor(patience);
     assert.match((await ask.textContent()) ?? '', /echo harmless/);
     await ask.getByRole('button', { name: 'Run', exact: true }).click();
-    await ask.locator('.why', { hasText: 'asked something else than the page showed' }).waitFor(patience);
+    const status = ask.locator('.why').last();
+    await eventually('the page to say how continuing went', async () => {
+      const said = (await status.textContent()) ?? '';
+      return said !== '' && said !== 'Continuing the run…';
+    });
+    assert.match((await status.textContent()) ?? '', /asked something else than the page showed/);
     assert.equal(sandbox.exists('out.txt'), false);
     assert.deepEqual(
       readEvents(sandbox, conversationId).filter((event) => event.type === 'inquiry_response'),

@@ -7,31 +7,19 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import {
-  startFakeProvider,
-  stepByToolResults,
-  textStep,
-  toolStep,
-  type FakeProvider,
-} from '../support/fake-provider.ts';
+import { type FakeProvider, startCallingProvider, toolResultsSent } from '../support/fake-provider.ts';
 import { fakeModelArguments, runJp, type Sandbox, useCleanup } from '../support/jp.ts';
 
 const cleanup = useCleanup();
 
-async function providerCalling(call: { name: string; arguments: unknown }): Promise<FakeProvider> {
-  const provider = await startFakeProvider({
-    wire: 'openai-chat',
-    steps: stepByToolResults([toolStep([{ id: 'call_1', ...call }]), textStep('Done.')]),
-  });
-  cleanup.add(() => provider.close());
-  return provider;
-}
+const providerCalling = (call: { name: string; arguments: unknown }): Promise<FakeProvider> =>
+  startCallingProvider(cleanup, [call]);
 
 /** What the model was sent as the tool's result. */
 function toolMessage(provider: FakeProvider): string {
-  const results = provider.requests.at(-1)!.messages.flatMap((message) => message.toolResults);
+  const results = toolResultsSent(provider);
   assert.equal(results.length, 1);
-  return results[0]!.content;
+  return results[0]!;
 }
 
 async function query(

@@ -11,13 +11,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import {
-  type FakeProvider,
-  startFakeProvider,
-  stepByToolResults,
-  textStep,
-  toolStep,
-} from '../support/fake-provider.ts';
+import { type FakeProvider, startCallingProvider, toolResultsSent } from '../support/fake-provider.ts';
 import { hookEntry, outsideFile, recorded, writeUserConfig } from '../support/hooks.ts';
 import {
   conversationIds,
@@ -35,21 +29,10 @@ import {
 const cleanup = useCleanup();
 const examples = path.join(repositoryRoot, 'examples', 'hooks');
 
-async function providerCalling(calls: { name: string; arguments: unknown }[]): Promise<FakeProvider> {
-  const provider = await startFakeProvider({
-    wire: 'openai-chat',
-    steps: stepByToolResults([
-      toolStep(calls.map((call, index) => ({ id: `call_${index + 1}`, ...call }))),
-      textStep('Done.'),
-    ]),
-  });
-  cleanup.add(() => provider.close());
-  return provider;
-}
+const providerCalling = (calls: { name: string; arguments: unknown }[]): Promise<FakeProvider> =>
+  startCallingProvider(cleanup, calls);
 
-function toolResults(provider: FakeProvider): string[] {
-  return provider.requests.at(-1)!.messages.flatMap((message) => message.toolResults.map((result) => result.content));
-}
+const toolResults = toolResultsSent;
 
 function query(sandbox: Sandbox, provider: FakeProvider, extra: string[], env: NodeJS.ProcessEnv = {}) {
   const model = fakeModelArguments('openai-chat', provider.baseUrl);

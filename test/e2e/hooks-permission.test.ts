@@ -12,9 +12,9 @@ import { describe, it } from 'node:test';
 import {
   type FakeProvider,
   startFakeProvider,
-  stepByToolResults,
   textStep,
-  toolStep,
+  startCallingProvider,
+  toolResultsSent,
 } from '../support/fake-provider.ts';
 import { hookEntry, hookScript, outsideFile, recorded, writeUserConfig } from '../support/hooks.ts';
 import {
@@ -31,18 +31,10 @@ import {
 
 const cleanup = useCleanup();
 
-async function providerCalling(call: { name: string; arguments: unknown }): Promise<FakeProvider> {
-  const provider = await startFakeProvider({
-    wire: 'openai-chat',
-    steps: stepByToolResults([toolStep([{ id: 'call_1', ...call }]), textStep('Done.')]),
-  });
-  cleanup.add(() => provider.close());
-  return provider;
-}
+const providerCalling = (call: { name: string; arguments: unknown }): Promise<FakeProvider> =>
+  startCallingProvider(cleanup, [call]);
 
-function toolResult(provider: FakeProvider): string {
-  return provider.requests.at(-1)!.messages.flatMap((message) => message.toolResults)[0]!.content;
-}
+const toolResult = (provider: FakeProvider): string => toolResultsSent(provider)[0]!;
 
 async function query(sandbox: Sandbox, provider: FakeProvider, extra: string[] = [], flags = ['--non-interactive']) {
   const model = fakeModelArguments('openai-chat', provider.baseUrl);

@@ -6,34 +6,16 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import {
-  type FakeProvider,
-  startFakeProvider,
-  stepByToolResults,
-  textStep,
-  toolStep,
-} from '../support/fake-provider.ts';
+import { type FakeProvider, startCallingProvider, toolResultsSent } from '../support/fake-provider.ts';
 import { hookEntry, hookScript, outsideFile, recorded, writeUserConfig } from '../support/hooks.ts';
 import { conversationIds, fakeModelArguments, readEvents, runJp, type Sandbox, useCleanup } from '../support/jp.ts';
 
 const cleanup = useCleanup();
 
-async function providerCalling(calls: { name: string; arguments: unknown }[]): Promise<FakeProvider> {
-  const provider = await startFakeProvider({
-    wire: 'openai-chat',
-    steps: stepByToolResults([
-      toolStep(calls.map((call, index) => ({ id: `call_${index + 1}`, ...call }))),
-      textStep('Done.'),
-    ]),
-  });
-  cleanup.add(() => provider.close());
-  return provider;
-}
+const providerCalling = (calls: { name: string; arguments: unknown }[]): Promise<FakeProvider> =>
+  startCallingProvider(cleanup, calls);
 
-/** What the model was sent as the results of its calls, in order. */
-function toolResults(provider: FakeProvider): string[] {
-  return provider.requests.at(-1)!.messages.flatMap((message) => message.toolResults.map((result) => result.content));
-}
+const toolResults = toolResultsSent;
 
 function query(sandbox: Sandbox, provider: FakeProvider, extra: string[] = []) {
   const model = fakeModelArguments('openai-chat', provider.baseUrl);

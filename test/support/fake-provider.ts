@@ -1178,6 +1178,30 @@ export function toolStep(calls: { id?: string; name: string; arguments: unknown 
   return { parts };
 }
 
+/**
+ * An OpenAI Chat provider whose model makes `calls` (ids call_1, call_2, … in one batch), then
+ * answers "Done."; closed by `cleanup`.
+ */
+export async function startCallingProvider(
+  cleanup: { add(close: () => unknown): void },
+  calls: { name: string; arguments: unknown }[],
+): Promise<FakeProvider> {
+  const provider = await startFakeProvider({
+    wire: 'openai-chat',
+    steps: stepByToolResults([
+      toolStep(calls.map((call, index) => ({ id: `call_${index + 1}`, ...call }))),
+      textStep('Done.'),
+    ]),
+  });
+  cleanup.add(() => provider.close());
+  return provider;
+}
+
+/** What the model was sent as the results of its calls in the last request, in order. */
+export function toolResultsSent(provider: FakeProvider): string[] {
+  return provider.requests.at(-1)!.messages.flatMap((message) => message.toolResults.map((result) => result.content));
+}
+
 // ---------------------------------------------------------------------------
 // Small utilities
 // ---------------------------------------------------------------------------

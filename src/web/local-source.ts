@@ -46,8 +46,9 @@ export class LocalSource implements Source {
   private lastList = '';
   private lastRuns: ListedRun[] = [];
   /**
-   * Conversations this page is continuing: the continued run's prompting client is the continue
-   * itself, so a view opened meanwhile (the list shows the run again) only watches.
+   * Conversations this page is continuing, until the continue has answered or given up: the
+   * continued run's prompting client is the continue itself, so a view opened meanwhile (the list
+   * shows the run again) only watches.
    */
   private readonly continuing = new Set<string>();
 
@@ -192,10 +193,10 @@ export class LocalSource implements Source {
       const settle = (ok: boolean, message: string): void => {
         if (settled) return;
         settled = true;
+        this.continuing.delete(key);
         clearTimeout(timer);
         resolve({ ok, message });
       };
-      child.on('close', () => this.continuing.delete(key));
       const timer = setTimeout(() => {
         child.stdin!.end();
         settle(false, 'the continued run did not ask its inquiry again in time; it stopped, still waiting');

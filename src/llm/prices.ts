@@ -5,7 +5,8 @@
  * prices at run time). Only OpenAI and Anthropic models are priced: a model of another provider (a
  * local Ollama model, an OpenAI-compatible server whose vendor jp cannot know, the test provider)
  * or one the table does not know has no cost. The table (about 480 KB of bundled code) is loaded
- * only when a priced model's cost is asked for: loading it and pricing a turn adds about 28 ms of
+ * only for a priced model: when its run starts (preparePrices, so that it loads while the model
+ * answers), or when `print` asks a turn's cost. Loading it and pricing a turn adds about 28 ms of
  * CPU time and 6 MiB of peak memory to a whole `jp conversation print` (medians of 20 alternated
  * runs against a conversation of an unpriced model, Node 24, 2 cores, 2026-11-27).
  */

@@ -203,7 +203,7 @@ export class CommandContext {
    * before it writes anything that may quote one.
    */
   registerSecrets(): Promise<void> {
-    this.secretsRegistered ??= import('./secret-variables.ts').then(async ({ registerClientSecrets }) => {
+    this.secretsRegistered ??= import('./secret-variables.ts').then(async ({ clientSecrets }) => {
       let inputs: ConfigInputs | undefined;
       try {
         inputs = await this.configInputs();
@@ -218,7 +218,10 @@ export class CommandContext {
           // the provider keys only
         }
       }
-      registerClientSecrets(this.secrets, this.facts.environment, inputs);
+      const found = clientSecrets(inputs);
+      this.secrets.add(this.facts.environment, found.variables);
+      for (const environment of found.environments) this.secrets.addNamed(environment);
+      for (const headers of found.headers) this.secrets.addHeaders(headers);
     });
     return this.secretsRegistered;
   }

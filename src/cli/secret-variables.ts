@@ -7,24 +7,29 @@
  * `secrets.env_vars`, and the secret-named values of the MCP servers' `env` and `headers`. All are
  * unions over the layers, so no layer (an untrusted workspace's `secrets.env_vars = []`) removes a
  * secret another listed. A layer that does not parse counts for nothing here; the run reports it.
+ * (Not in config/: the provider key variables are the providers' (llm/), which config never imports.)
  */
 import { isTable } from '../config/cascade.ts';
 import { writtenLayers, type ConfigInputs } from '../config/layers.ts';
 import type { Config } from '../config/schema.ts';
 import { secretVariables } from '../llm/resolve.ts';
-import type { Secrets } from '../redact.ts';
 
-/**
- * Registers in `secrets` the values in `environment` that are secrets by what this process knows of:
- * with no inputs (no readable config), the provider keys only.
- */
-export function registerClientSecrets(secrets: Secrets, environment: NodeJS.ProcessEnv, inputs?: ConfigInputs): void {
+/** What a client registers as its secrets (Secrets.add, addNamed, addHeaders). */
+export interface ClientSecrets {
+  /** The variables whose values in the environment are secrets. */
+  variables: string[];
+  /** The MCP servers' `env` tables: their secret-named values are secrets. */
+  environments: Record<string, string>[];
+  /** The MCP servers' `headers` tables: their secret-named values are secrets. */
+  headers: Record<string, string>[];
+}
+
+/** The secrets a client knows of from `inputs`; with none (no readable config), the provider keys only. */
+export function clientSecrets(inputs?: ConfigInputs): ClientSecrets {
   const layers = inputs ? writtenLayers(inputs, 'lenient').map((layer) => layer.value) : [];
   const names = new Set<string>(secretVariables({}));
   for (const layer of layers) for (const name of secretVariables(layer as Config)) names.add(name);
-  secrets.add(environment, [...names]);
-  for (const environmentTable of mcpTables(layers, 'env')) secrets.addNamed(environmentTable);
-  for (const headers of mcpTables(layers, 'headers')) secrets.addHeaders(headers);
+  return { variables: [...names], environments: mcpTables(layers, 'env'), headers: mcpTables(layers, 'headers') };
 }
 
 /** The string values of `table` (`env` or `headers`) of every MCP server of every layer. */

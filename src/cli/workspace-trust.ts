@@ -8,17 +8,11 @@
  */
 import type { ConfigSnapshot } from '../config/snapshot.ts';
 import type { UntrustedKey, WorkspaceTrust } from '../config/trust.ts';
-import { decideWorkspaceTrust, workspaceConfigState, type WorkspaceConfigState } from '../config/trust-decision.ts';
+import { currentTrustState, decideWorkspaceTrust, type WorkspaceConfigState } from '../config/trust-decision.ts';
 import { UsageError } from '../errors.ts';
 import { visible } from '../output/sanitize.ts';
-import { readRecord, realRoot, recordTrustDecision } from '../workspace/trust-store.ts';
+import { recordTrustDecision } from '../workspace/trust-store.ts';
 import type { Workspace } from '../workspace/workspace.ts';
-
-/** The workspace config of `snapshot` as it is now and what its user decided about it; undefined when there is none. */
-export function currentTrustState(workspace: Workspace, snapshot: ConfigSnapshot): WorkspaceConfigState | undefined {
-  if (workspace.isDefault) return undefined;
-  return workspaceConfigState(snapshot, readRecord(workspace), realRoot(workspace));
-}
 
 /**
  * What a run goes by: the decision about the snapshot's workspace config, after asking at the
@@ -103,9 +97,8 @@ export function changedSinceTrust(
     : 'no setting that needs trust changed since you last trusted it (other content or a script it runs did)';
 }
 
+/** Asks at the terminal; the question is built before the terminal is opened (nothing is left open if that fails). */
 async function askForTrust(state: WorkspaceConfigState, environment: NodeJS.ProcessEnv): Promise<boolean> {
-  const { TerminalPrompter } = await import('../client/prompts.ts');
-  const prompter = new TerminalPrompter({ environment });
   const changed = changedSinceTrust(state.needingTrust, state.lastTrusted);
   const title =
     `This workspace's config ${visible(state.file, { singleLine: true, invisible: true })} ` +
@@ -114,6 +107,8 @@ async function askForTrust(state: WorkspaceConfigState, environment: NodeJS.Proc
     ...describeUntrusted(state.needingTrust, '  ', state.lastTrusted),
     'If not, they are ignored, in this run and the next ones (`jp trust` changes that later).',
   ];
+  const { TerminalPrompter } = await import('../client/prompts.ts');
+  const prompter = new TerminalPrompter({ environment });
   try {
     return await prompter.trustKey(title, lines, 'Trust this config as it is now?', new AbortController().signal);
   } catch {

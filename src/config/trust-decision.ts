@@ -6,7 +6,8 @@
  * (the prompt is the client's: cli/workspace-trust.ts). The process that loads the configuration
  * goes by the decision (RunRequest.config.trusted_workspace_sha256), never re-deciding.
  */
-import type { TrustDecision as RecordedDecision } from '../workspace/trust-store.ts';
+import { readRecord, realRoot, type TrustDecision as RecordedDecision } from '../workspace/trust-store.ts';
+import type { Workspace } from '../workspace/workspace.ts';
 import type { ConfigSnapshot } from './snapshot.ts';
 import { workspaceKeysNeedingTrust, type UntrustedKey, type WorkspaceTrust } from './trust.ts';
 
@@ -49,6 +50,12 @@ export function workspaceConfigState(
     trustedBefore: record?.trusted === true,
     lastTrusted: record?.trusted_keys,
   };
+}
+
+/** The workspace config of `snapshot` as it is now and what its user decided about it; undefined when there is none. */
+export function currentTrustState(workspace: Workspace, snapshot: ConfigSnapshot): WorkspaceConfigState | undefined {
+  if (workspace.isDefault) return undefined;
+  return workspaceConfigState(snapshot, readRecord(workspace), realRoot(workspace));
 }
 
 export type TrustVerdict =

@@ -8,32 +8,32 @@
  * (exit 2).
  */
 import type { ConversationEvent } from '../../conversation/events.ts';
-import { conversationExists, createConversation, titleFrom } from '../../conversation/store.ts';
-import { forkConversation } from '../../conversation/fork.ts';
+import { titleFrom } from '../../conversation/store.ts';
 import { foreignSettingsWarning } from '../../conversation/config-delta.ts';
-import { LogSeal } from '../../conversation/seal.ts';
 import { createRenderer } from '../../client/create-renderer.ts';
 import { JsonRenderer } from '../../client/json-renderer.ts';
 import type { Renderer } from '../../client/renderer.ts';
 import { TerminalOutput } from '../../client/terminal-output.ts';
 import { toJpError, UsageError } from '../../errors.ts';
 import type { Secrets } from '../../redact.ts';
+import type { LogSettings } from '../../output/logger.ts';
 import { buildErrorResult, resultQuery, untrustedKeysWarning, type ResultWarning } from '../../report/result.ts';
-import { settleWorkspaceTrust } from '../workspace-trust.ts';
+import type { ConfigSnapshot } from '../../config/snapshot.ts';
 import { untrustedWarning, type WorkspaceTrust } from '../../config/trust.ts';
 import { prepareRun, type PreparedRun, type StartedRun, type TurnStart } from '../../launch/prepare-run.ts';
 import type { EarlyServer } from '../../launch/spawn.ts';
 import { startRun } from '../../launch/start-run.ts';
 import { PROTOCOL_VERSION } from '../../protocol/messages.ts';
 import { sandboxModes } from '../../sandbox/settings.ts';
-import { activateConversation, activeConversation, sessionKey } from '../../workspace/session.ts';
-import { dataHome, prepareWorkspace, userSubdirectory } from '../../workspace/workspace.ts';
+import { activateConversation, sessionKey } from '../../workspace/session.ts';
+import { dataHome, prepareWorkspace, userSubdirectory, type Workspace } from '../../workspace/workspace.ts';
 import { createTerminalClient, finishOutcome, withClientSignals } from '../client-session.ts';
+import { settleWorkspaceTrust } from '../workspace-trust.ts';
 import type { CommandContext, FlagValue } from '../context.ts';
 import { canPrompt, watchedLive } from '../facts.ts';
 import { settleIncompleteTurn } from './incomplete-turn.ts';
 import { combineInput, defaultStdinWaitMilliseconds, readStandardInput } from '../stdin.ts';
-import { noActiveConversation, noSessionMessage, requireExisting } from '../../conversation/targets.ts';
+import { openConversation, queryConversation } from '../../conversation/targets.ts';
 
 export interface QueryFlags {
   new?: boolean;
@@ -155,6 +155,30 @@ export async function queryCommand(
   }
 }
 
+/** What the run goes by from this process's context (setupOf): resolved once, then handed down. */
+interface RunSetup {
+  workspace: Workspace;
+  snapshot: ConfigSnapshot;
+  trust: WorkspaceTrust;
+  log: LogSettings;
+}
+
+/**
+ * What the run goes by, resolved once from the context before anything of the run is made: the
+ * workspace, this process's secrets registered, the config snapshot, the workspace config's trust
+ * settled (asked at the terminal when `mayAsk`; the keys left out for want of it are warned about)
+ * and the log settings. What starts the run (launch/) gets these, and calls back for none of them.
+ */
+async function setupOf(context: CommandContext, mayAsk: boolean): Promise<RunSetup> {
+  const workspace = context.workspace();
+  await context.registerSecrets();
+  const snapshot = await context.configSnapshot();
+  const trust = await settleWorkspaceTrust(workspace, snapshot, { mayAsk, environment: context.facts.environment });
+  const untrusted = untrustedWarning(trust);
+  if (untrusted) context.warn(untrusted);
+  return { workspace, snapshot, trust, log: context.logSettings() };
+}
+
 async function prepare(
   context: CommandContext,
   flags: QueryFlags,
@@ -163,9 +187,6 @@ async function prepare(
   on: { conversation(id: string): void; trust(trust: WorkspaceTrust): void },
 ): Promise<PreparedRun> {
   const { facts } = context;
-  const workspace = context.workspace();
-  await context.registerSecrets();
-
   const waitSetting = facts.environment.JP_STDIN_WAIT_MS;
   // With --stdio, stdin carries the protocol, never the message.
   const stdin = flags.stdio
@@ -183,61 +204,34 @@ async function prepare(
   }
 
   // Trust first: a run with settings that need it asks at the terminal before anything is created.
-  const snapshot = await context.configSnapshot();
-  const trust = await settleWorkspaceTrust(workspace, snapshot, {
-    mayAsk: canPrompt(facts),
-    environment: facts.environment,
-  });
-  on.trust(trust);
-  const untrusted = untrustedWarning(trust);
-  if (untrusted) context.warn(untrusted);
-
+  const setup = await setupOf(context, canPrompt(facts));
+  on.trust(setup.trust);
+  // Redacted: the secrets are registered now.
+  const title = titleOf(messageArgument, message, context.secrets);
+  const workspace = setup.workspace;
   prepareWorkspace(workspace);
-  const sessions = userSubdirectory(workspace, 'sessions');
   const session = sessionKey(facts.environment);
-  // Which conversation: an existing one, a fork of one, or a new one (created once all checks pass).
-  let existing: string | undefined;
-  let forkSource: string | undefined;
-  if (flags.id !== undefined) existing = requireExisting(workspace, flags.id);
-  else if (flags.fork !== undefined) {
-    // A bare --fork arrives as '' (see program.ts): the active conversation.
-    const named = typeof flags.fork === 'string' && flags.fork !== '' ? flags.fork : undefined;
-    if (named === undefined && !session) throw noActiveConversation(noSessionMessage('--fork names no conversation'));
-    forkSource = named !== undefined ? requireExisting(workspace, named) : activeConversation(sessions, session);
-    if (!forkSource || !conversationExists(workspace.conversationsDirectory, forkSource)) {
-      throw new UsageError('no_active_conversation', '--fork needs a conversation: this session has no active one', {
-        hint: 'Give one: --fork=<cid>.',
-      });
-    }
-  } else if (!flags.new) {
-    // With no session (no terminal, no JP_SESSION) nothing is active: a new conversation, unless --continue.
-    if (!session && flags.continue) throw noActiveConversation(noSessionMessage('--continue names no conversation'));
-    const active = activeConversation(sessions, session);
-    if (active && conversationExists(workspace.conversationsDirectory, active)) existing = active;
-    else if (flags.continue) {
-      throw new UsageError(
-        'no_active_conversation',
-        '--continue needs a conversation: this session has no active one',
-        { hint: 'Name it: jp query --continue --id=<cid>.' },
-      );
-    }
-  }
   // The configuration, the model and the tools are loaded and checked by the process that runs the
   // turn (a usage error comes back as exit 2 before anything runs); this keeps the client light.
-  const conversationId =
-    existing ??
-    (forkSource
-      ? forkWarned(context, workspace.conversationsDirectory, forkSource)
-      : createConversation(workspace.conversationsDirectory, {
-          title: titleOf(messageArgument, message, context.secrets),
-        }).id);
-  on.conversation(conversationId);
+  const chosen = queryConversation(workspace, session, flags);
+  const conversation = openConversation(workspace, chosen, {
+    title,
+    dataHome: dataHome(facts.environment),
+  });
+  if (chosen.kind === 'fork' && conversation.foreignSettings.length > 0)
+    context.warn(foreignSettingsWarning(chosen.source, conversation.foreignSettings));
+  on.conversation(conversation.id);
 
   const waitSeconds = Number(facts.environment.JP_LOCK_WAIT ?? '0');
   return prepareRun({
     workspace,
-    conversation: { id: conversationId, created: existing === undefined },
-    configuration: { snapshot, trust, cfgArguments: context.globals.cfg, flags: configFlags(flags) },
+    conversation: { id: conversation.id, created: conversation.created },
+    configuration: {
+      snapshot: setup.snapshot,
+      trust: setup.trust,
+      cfgArguments: context.globals.cfg,
+      flags: configFlags(flags),
+    },
     cwd: facts.cwd,
     detached: flags.detach ?? false,
     tools: { noTools: flags.tools === false, enabled: flags.tool ?? [] },
@@ -245,16 +239,16 @@ async function prepare(
       waitSeconds: Number.isFinite(waitSeconds) ? waitSeconds : 0,
       role: flags.server === false ? 'in-process' : 'client',
     },
-    log: context.logSettings(),
+    log: setup.log,
     query: resultQuery(message ?? ''),
     startedAt,
     turn: (events) =>
-      turnOf(context, conversationId, events, {
+      turnOf(context, conversation.id, events, {
         message: message && message.trim() !== '' ? message : null,
         messageArgument,
         flags,
       }),
-    activate: () => activateConversation(sessions, session, conversationId),
+    activate: () => activateConversation(userSubdirectory(workspace, 'sessions'), session, conversation.id),
   });
 }
 
@@ -391,16 +385,4 @@ async function executeWith(
 function titleOf(messageArgument: string | undefined, message: string | undefined, secrets: Secrets): string | null {
   const source = messageArgument?.trim() ? messageArgument : message;
   return source?.trim() ? titleFrom(secrets.redact(source)) : null;
-}
-
-/** Forks `source`, warning about the settings it did not carry; returns the fork's id. */
-function forkWarned(context: CommandContext, conversationsDirectory: string, source: string): string {
-  const fork = forkConversation(
-    conversationsDirectory,
-    source,
-    LogSeal.forUser(dataHome(context.facts.environment)),
-    context.workspace().id,
-  );
-  if (fork.foreignSettings.length > 0) context.warn(foreignSettingsWarning(source, fork.foreignSettings));
-  return fork.metadata.id;
 }

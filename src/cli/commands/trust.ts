@@ -7,14 +7,8 @@
 import { UsageError } from '../../errors.ts';
 import { readRecord, recordTrustDecision } from '../../workspace/trust-store.ts';
 import type { CommandContext } from '../context.ts';
-import type { WorkspaceConfigState } from '../../config/trust-decision.ts';
-import {
-  changedSinceTrust,
-  currentTrustState,
-  describeUntrusted,
-  fullValue,
-  trustedKeysOf,
-} from '../workspace-trust.ts';
+import { currentTrustState, type WorkspaceConfigState } from '../../config/trust-decision.ts';
+import { changedSinceTrust, describeUntrusted, fullValue, trustedKeysOf } from '../workspace-trust.ts';
 
 type TrustState =
   | 'trusted'

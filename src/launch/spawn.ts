@@ -145,12 +145,14 @@ function launch(
 }
 
 /**
- * A query's server, started as soon as the command line is parsed, before the conversation is even
- * resolved: its start-up (a second Node process loading the server) then overlaps the client's own,
- * and `--detach` returns once the server is ready (measured against starting it with the request:
- * see README, Benchmarks). Its output goes to a file of its own in the processes directory, which
- * becomes the run's log (`<cid>.log`, a rename: the server's descriptors stay valid) when the run
- * starts. A server nobody takes (a usage error, a lock refusal) is ended and its file removed.
+ * A query's server, started before the command tree even loads (startEarlyServer): its start-up (a
+ * second Node process loading the server) then overlaps the client's own, and the server is ready
+ * by the time the client has its request (see README, Benchmarks). Until a run takes it, its working
+ * directory and its output are in jp's private `starting/` directory (beside the workspaces, on the
+ * same file system); its output file becomes the run's log (`<cid>.log`, a rename: the server's
+ * descriptors stay valid) when the run starts. A server nobody takes (a usage error, `--help`, a lock
+ * refusal) is ended and its file removed; one whose client died reads the end of its request pipe
+ * and exits.
  */
 export class EarlyServer {
   private taken = false;
@@ -166,15 +168,12 @@ export class EarlyServer {
     });
   }
 
-  /**
-   * The server's working directory is the processes directory (private to the user), never the workspace: a crash of it
-   * lands nothing there.
-   */
-  static start(entry: string, options: { environment: NodeJS.ProcessEnv; processesDirectory: string }): EarlyServer {
-    const logFile = path.join(options.processesDirectory, `server-${process.pid}.starting`);
+  /** A server started in `directory` (private to the user, never a workspace: a crash of it lands nothing there). */
+  static start(entry: string, options: { environment: NodeJS.ProcessEnv; directory: string }): EarlyServer {
+    const logFile = path.join(options.directory, `server-${process.pid}.starting`);
     return new EarlyServer(
       launch(entry, {
-        cwd: options.processesDirectory,
+        cwd: options.directory,
         environment: options.environment,
         log: logFile,
         shareStderr: false,

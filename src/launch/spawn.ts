@@ -6,7 +6,7 @@
  * reported ready.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, constants, openSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, constants, openSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type net from 'node:net';
 import { asSystemError, JpError, RunError, statusOfExitCode } from '../errors.ts';
@@ -168,10 +168,14 @@ export class EarlyServer {
     });
   }
 
-  /** A server started in `directory` (private to the user, never a workspace: a crash of it lands nothing there). */
+  /**
+   * A server started in `directory` (private to the user, never a workspace: a crash of it lands
+   * nothing there). The output files left there by servers whose client died before handing them a
+   * run (`server-<client pid>.starting`, the client gone) are removed once this one is on its way.
+   */
   static start(entry: string, options: { environment: NodeJS.ProcessEnv; directory: string }): EarlyServer {
     const logFile = path.join(options.directory, `server-${process.pid}.starting`);
-    return new EarlyServer(
+    const server = new EarlyServer(
       launch(entry, {
         cwd: options.directory,
         environment: options.environment,
@@ -180,6 +184,8 @@ export class EarlyServer {
       }),
       logFile,
     );
+    removeAbandonedOutputs(options.directory);
+    return server;
   }
 
   /** The server, for the run whose log is `runLog`; undefined when it is gone already. */
@@ -206,6 +212,34 @@ export class EarlyServer {
       });
       this.child.kill('SIGKILL');
     });
+  }
+}
+
+/** Whether a process `pid` exists (one of another user's counts: it cannot be signalled, but it is there). */
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function removeAbandonedOutputs(directory: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(directory);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const client = /^server-(\d+)\.starting$/.exec(name);
+    if (!client || Number(client[1]) === process.pid || processExists(Number(client[1]))) continue;
+    try {
+      rmSync(path.join(directory, name), { force: true });
+    } catch {
+      // not a file jp left there: left alone
+    }
   }
 }
 

@@ -5,7 +5,8 @@
  * is left in `starting/` and no server outlives its client.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { eventually, runJp, type Sandbox, testProvider, useCleanup } from '../support/jp.ts';
@@ -62,5 +63,25 @@ describe('a query server started before the command tree', () => {
     assert.match(runLog, new RegExp(`${id}: run ended`));
     assert.deepEqual(startingFiles(sandbox), []);
     await eventually('no query server left', () => serversOf(sandbox).length === 0);
+  });
+});
+
+describe('output files of early servers whose client died', () => {
+  it('are removed by the next query; one whose client lives stays', async () => {
+    const sandbox = cleanup.sandbox();
+    const directory = startingDirectory(sandbox);
+    mkdirSync(directory, { recursive: true, mode: 0o700 });
+    // A client SIGKILLed before it handed its server a run: its pid is gone.
+    const dead = spawnSync('true').pid!;
+    writeFileSync(path.join(directory, `server-${dead}.starting`), 'left behind\n');
+    // A client still starting its query (this test's own process stands for it).
+    writeFileSync(path.join(directory, `server-${process.pid}.starting`), '');
+    const result = await runJp(sandbox, [
+      'query',
+      ...testProvider(sandbox, { steps: [{ parts: [{ text: 'Answered.' }] }] }),
+      'hello',
+    ]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(startingFiles(sandbox), [`server-${process.pid}.starting`]);
   });
 });

@@ -2,7 +2,8 @@
 /**
  * The `jp` command (dist/jp.mjs once built; `node --import tsx src/cli/main.ts` from source). It
  * imports nothing else statically: every command loads what it runs, and the hidden `__serve`
- * command (a query server, spawned by `jp query`) loads only the server.
+ * command (a query server, spawned by `jp query`) loads only the server. A query starts its server
+ * before loading the command tree (cli/early-server.ts).
  */
 import { writeSync } from 'node:fs';
 import module from 'node:module';
@@ -79,7 +80,16 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
     (error: unknown) => unloadable(error, 3),
   );
 } else {
-  code = await import('./program.ts').then(({ main }) => main(argv, programFile), unloadable);
+  // A query's server starts first, so that its start-up overlaps the client's (cli/early-server.ts).
+  const early = await import('./early-server.ts').then(
+    async ({ startsServer, startEarlyServer }) =>
+      startsServer(argv, process.env) ? await startEarlyServer(programFile, process.env) : undefined,
+    unloadable,
+  );
+  code =
+    typeof early === 'number'
+      ? early
+      : await import('./program.ts').then(({ main }) => main(argv, programFile, early), unloadable);
 }
 await Promise.all([flush(process.stdout), flush(process.stderr)]);
 process.exit(code);

@@ -23,6 +23,8 @@ export function buildProgram(
   programFile: string,
   setExitCode: (code: number) => void,
   writeErr: (text: string) => void,
+  /** A query server main.ts started from the command line alone (cli/early-server.ts). */
+  startedServer?: EarlyServer,
 ): Command {
   const contextFor = (command: Command, nonInteractive = false, options: ContextOptions = {}): CommandContext =>
     new CommandContext(readFacts(programFile, nonInteractive), readGlobalOptions(command), undefined, options);
@@ -86,7 +88,10 @@ export function buildProgram(
       wrap(
         async (context, command) => {
           const early =
-            command.opts<{ server?: boolean }>().server !== false ? await startServerEarly(context) : undefined;
+            command.opts<{ server?: boolean }>().server !== false && context.logSettings().file !== '-'
+              ? (startedServer ??
+                (await (await import('./early-server.ts')).startEarlyServer(programFile, context.facts.environment)))
+              : undefined;
           const { queryCommand } = await import('./commands/query.ts');
           return queryCommand(context, command.args, command.opts(), early);
         },
@@ -349,25 +354,6 @@ export function buildProgram(
   return program;
 }
 
-/**
- * A query's server, started before anything else of the query (see EarlyServer), unless its tracing
- * goes to our stderr. Anything in the way (an unusable data directory) is left for the query itself
- * to report, in its format.
- */
-async function startServerEarly(context: CommandContext): Promise<EarlyServer | undefined> {
-  if (context.logSettings().file === '-') return undefined;
-  try {
-    const [{ EarlyServer }, { userSubdirectory }] = await Promise.all([
-      import('../launch/spawn.ts'),
-      import('../workspace/workspace.ts'),
-    ]);
-    const processesDirectory = userSubdirectory(context.workspace(), 'processes');
-    return EarlyServer.start(context.facts.programFile, { environment: context.facts.environment, processesDirectory });
-  } catch {
-    return undefined;
-  }
-}
-
 /** The conversation a subcommand names, as <cid> or --id=<cid> (not both, unless they agree). */
 function conversationOf(command: Command, cid: 'optional'): string | undefined;
 function conversationOf(command: Command, cid: 'required'): string;
@@ -400,8 +386,19 @@ function withAttachedForkValue(argv: string[]): string[] {
   );
 }
 
-/** Runs the CLI; resolves with the exit code. */
-export async function main(argv: string[], programFile: string): Promise<number> {
+/**
+ * Runs the CLI; resolves with the exit code. A query server started for it (startedServer) that no
+ * run took is ended before this resolves.
+ */
+export async function main(argv: string[], programFile: string, startedServer?: EarlyServer): Promise<number> {
+  try {
+    return await parseAndRun(argv, programFile, startedServer);
+  } finally {
+    await startedServer?.discard();
+  }
+}
+
+async function parseAndRun(argv: string[], programFile: string, startedServer?: EarlyServer): Promise<number> {
   let exitCode = 0;
   // Commander's own messages (a usage error, help after one) are held until the format is known.
   let commanderOutput = '';
@@ -409,6 +406,7 @@ export async function main(argv: string[], programFile: string): Promise<number>
     programFile,
     (code) => (exitCode = code),
     (text) => (commanderOutput += text),
+    startedServer,
   );
   // The command whose options commander was parsing when it stopped (the format is one of them).
   let reached = program;

@@ -6,7 +6,7 @@
  * reported ready.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, constants, openSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, constants, openSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type net from 'node:net';
 import { asSystemError, JpError, RunError, statusOfExitCode } from '../errors.ts';
@@ -145,12 +145,14 @@ function launch(
 }
 
 /**
- * A query's server, started as soon as the command line is parsed, before the conversation is even
- * resolved: its start-up (a second Node process loading the server) then overlaps the client's own,
- * and `--detach` returns once the server is ready (measured against starting it with the request:
- * see README, Benchmarks). Its output goes to a file of its own in the processes directory, which
- * becomes the run's log (`<cid>.log`, a rename: the server's descriptors stay valid) when the run
- * starts. A server nobody takes (a usage error, a lock refusal) is ended and its file removed.
+ * A query's server, started before the command tree even loads (startEarlyServer): its start-up (a
+ * second Node process loading the server) then overlaps the client's own, and the server is ready
+ * by the time the client has its request (see README, Benchmarks). Until a run takes it, its working
+ * directory and its output are in jp's private `starting/` directory (beside the workspaces, on the
+ * same file system); its output file becomes the run's log (`<cid>.log`, a rename: the server's
+ * descriptors stay valid) when the run starts. A server nobody takes (a usage error, `--help`, a lock
+ * refusal) is ended and its file removed; one whose client died reads the end of its request pipe
+ * and exits.
  */
 export class EarlyServer {
   private taken = false;
@@ -167,20 +169,23 @@ export class EarlyServer {
   }
 
   /**
-   * The server's working directory is the processes directory (private to the user), never the workspace: a crash of it
-   * lands nothing there.
+   * A server started in `directory` (private to the user, never a workspace: a crash of it lands
+   * nothing there). The output files left there by servers whose client died before handing them a
+   * run (`server-<client pid>.starting`, the client gone) are removed once this one is on its way.
    */
-  static start(entry: string, options: { environment: NodeJS.ProcessEnv; processesDirectory: string }): EarlyServer {
-    const logFile = path.join(options.processesDirectory, `server-${process.pid}.starting`);
-    return new EarlyServer(
+  static start(entry: string, options: { environment: NodeJS.ProcessEnv; directory: string }): EarlyServer {
+    const logFile = path.join(options.directory, `server-${process.pid}.starting`);
+    const server = new EarlyServer(
       launch(entry, {
-        cwd: options.processesDirectory,
+        cwd: options.directory,
         environment: options.environment,
         log: logFile,
         shareStderr: false,
       }),
       logFile,
     );
+    removeAbandonedOutputs(options.directory);
+    return server;
   }
 
   /** The server, for the run whose log is `runLog`; undefined when it is gone already. */
@@ -207,6 +212,34 @@ export class EarlyServer {
       });
       this.child.kill('SIGKILL');
     });
+  }
+}
+
+/** Whether a process `pid` exists (one of another user's counts: it cannot be signalled, but it is there). */
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function removeAbandonedOutputs(directory: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(directory);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const client = /^server-(\d+)\.starting$/.exec(name);
+    if (!client || Number(client[1]) === process.pid || processExists(Number(client[1]))) continue;
+    try {
+      rmSync(path.join(directory, name), { force: true });
+    } catch {
+      // not a file jp left there: left alone
+    }
   }
 }
 

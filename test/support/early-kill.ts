@@ -9,13 +9,17 @@ import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from '
 import path from 'node:path';
 import { collect, conversationIds, eventually, runJp, sleep, startJp, testProvider, type Sandbox } from './jp.ts';
 
-/** Pids of the processes whose working directory is `directory` (a trial's jp client, server and tools). */
+/**
+ * Pids of the processes whose working directory is `directory` or below it: a trial's jp client and
+ * tools (in the workspace) and its query server (in jp's private directories of the sandbox).
+ */
 function processesIn(directory: string): { pid: number; serve: boolean }[] {
   const found: { pid: number; serve: boolean }[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (readlinkSync(`/proc/${entry}/cwd`) !== directory) continue;
+      const cwd = readlinkSync(`/proc/${entry}/cwd`);
+      if (cwd !== directory && !cwd.startsWith(`${directory}/`)) continue;
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       if (/^[ZX]$/.test(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3))) continue;
       found.push({ pid: Number(entry), serve: readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('__serve') });
@@ -77,7 +81,7 @@ export async function earlyKillTrial(
     {
       at: serverAfterMs,
       run: () => {
-        for (const found of processesIn(sandbox.workspace)) if (found.serve) kill(found.pid);
+        for (const found of processesIn(sandbox.root)) if (found.serve) kill(found.pid);
       },
     },
   ].sort((a, b) => a.at - b.at);
@@ -86,7 +90,7 @@ export async function earlyKillTrial(
     next.run();
   }
   await finished;
-  await eventually('every process of the trial to end', () => processesIn(sandbox.workspace).length === 0, 60_000);
+  await eventually('every process of the trial to end', () => processesIn(sandbox.root).length === 0, 60_000);
   return incompleteConversations(sandbox, earlier);
 }
 

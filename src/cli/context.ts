@@ -199,7 +199,7 @@ export class CommandContext {
   private secretsRegistered: Promise<void> | undefined;
 
   /**
-   * Registers the secrets this process can know of (clientSecretVariables, from the config snapshot)
+   * Registers the secrets this process can know of (clientSecrets, from the config snapshot)
    * before it writes anything that may quote one.
    */
   registerSecrets(): Promise<void> {

@@ -2,7 +2,8 @@
  * The decision about the workspace config's trust (DESIGN §10), made once by the client before a
  * run starts, as a pure function of what is known: the workspace config of the process's snapshot
  * (its trust hash, and its keys that need trust for this user) and the user's recorded decision
- * (workspace/trust-store.ts). It says which hash the run trusts, or that the user must be asked
+ * (workspace/trust-store.ts), gathered by currentTrustState, the one reader of both here and in
+ * `jp trust`. It says which hash the run trusts, or that the user must be asked
  * (the prompt is the client's: cli/workspace-trust.ts). The process that loads the configuration
  * goes by the decision (RunRequest.config.trusted_workspace_sha256), never re-deciding.
  */

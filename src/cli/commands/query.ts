@@ -211,8 +211,7 @@ async function prepare(
   const workspace = setup.workspace;
   prepareWorkspace(workspace);
   const session = sessionKey(facts.environment);
-  // The configuration, the model and the tools are loaded and checked by the process that runs the
-  // turn (a usage error comes back as exit 2 before anything runs); this keeps the client light.
+  // Which conversation: an existing one, a fork of one, or a new one (made once all checks pass).
   const chosen = queryConversation(workspace, session, flags);
   const conversation = openConversation(workspace, chosen, {
     title,
@@ -222,6 +221,8 @@ async function prepare(
     context.warn(foreignSettingsWarning(chosen.source, conversation.foreignSettings));
   on.conversation(conversation.id);
 
+  // The configuration, the model and the tools are loaded and checked by the process that runs the
+  // turn (a usage error comes back as exit 2 before anything runs); this keeps the client light.
   const waitSeconds = Number(facts.environment.JP_LOCK_WAIT ?? '0');
   return prepareRun({
     workspace,

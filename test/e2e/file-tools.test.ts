@@ -334,9 +334,12 @@ describe('fs_read_file bounds what it reads', () => {
     const peakKiB = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${entry.pid}/status`, 'utf8'))![1]);
     const killed = await runJp(sandbox, ['conversation', 'kill', id]);
     assert.equal(killed.code, 0, killed.stderr);
+    // Never the file in memory: the server's peak stays below the file's size. (Streaming through it
+    // to count its lines leaves buffers for the collector: the peak was 107 to 161 MB in 7 runs, a
+    // whole read would be the file's 200 MB on top of the server's own ~70.)
     assert.ok(
-      peakKiB < 160 * 1024,
-      `the server's peak RSS was ${Math.round(peakKiB / 1024)} MB while reading a 200 MB file`,
+      peakKiB * 1024 < size,
+      `the server's peak RSS was ${Math.round(peakKiB / 1024)} MB while reading a ${Math.round(size / 1024 / 1024)} MB file`,
     );
     const [head, tail] = toolResults(sandbox, id);
     assert.match(head!, /^1\tFIRST LINE\n2\t0123456789 a log line/);

@@ -6,10 +6,12 @@
  * reported ready.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, constants, openSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, constants, openSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type net from 'node:net';
+import { entriesStartingWith } from '../config/paths.ts';
 import { asSystemError, JpError, RunError, statusOfExitCode } from '../errors.ts';
+import { processExists } from '../workspace/process-identity.ts';
 import type { ReadyMessage, RunRequest } from '../protocol/run-request.ts';
 
 export interface SpawnedServer {
@@ -215,24 +217,8 @@ export class EarlyServer {
   }
 }
 
-/** Whether a process `pid` exists (one of another user's counts: it cannot be signalled, but it is there). */
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 function removeAbandonedOutputs(directory: string): void {
-  let names: string[];
-  try {
-    names = readdirSync(directory);
-  } catch {
-    return;
-  }
-  for (const name of names) {
+  for (const name of entriesStartingWith(directory, 'server-')) {
     const client = /^server-(\d+)\.starting$/.exec(name);
     if (!client || Number(client[1]) === process.pid || processExists(Number(client[1]))) continue;
     try {

@@ -15,16 +15,14 @@ import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { startFakeProvider } from '../support/fake-provider.ts';
-import { fakeModelArguments, runJp, type Sandbox, testProvider, useCleanup } from '../support/jp.ts';
+import { fakeModelArguments, runJp, testProvider, useCleanup } from '../support/jp.ts';
 import { writeUserConfig } from '../support/mcp.ts';
-import { Screen, type ScreenOptions } from '../support/screen.ts';
+import { type Screen, jpScreens } from '../support/screen.ts';
 
 const cleanup = useCleanup();
 const require = createRequire(import.meta.url);
 
-function jp(sandbox: Sandbox, args: string[], options: ScreenOptions = {}): Screen {
-  return Screen.jp(sandbox, args, { cleanup, ...options });
-}
+const jp = jpScreens(cleanup);
 
 const attack = [
   'clip:\u001b]52;c;cm0gLXJmIH4=\u0007',

@@ -12,22 +12,16 @@ import {
   fakeModel,
   readEvents,
   runJp,
-  type Sandbox,
   testProvider,
   useCleanup,
+  createFileCall,
 } from '../support/jp.ts';
-import { keys, Screen, type ScreenOptions } from '../support/screen.ts';
+import { keys, jpScreens } from '../support/screen.ts';
 import { terminals } from '../support/terminals.ts';
 
 const cleanup = useCleanup();
 
-function jp(sandbox: Sandbox, args: string[], options: ScreenOptions = {}): Screen {
-  return Screen.jp(sandbox, args, { cleanup, ...options });
-}
-
-const create = (path: string, content = path): { tool_call: { name: string; arguments: unknown } } => ({
-  tool_call: { name: 'fs_create_file', arguments: { path, content } },
-});
+const jp = jpScreens(cleanup);
 
 describe('one header per call', () => {
   const wires: WireFormat[] = ['openai-chat', 'openai-responses', 'anthropic', 'openai-chat'];
@@ -72,7 +66,9 @@ describe('Ctrl+C at an open prompt', () => {
   for (const terminal of terminals) {
     it(`${terminal.name}: no stray "does nothing here" line; after stop the prompt line reads answered`, async () => {
       const sandbox = cleanup.sandbox();
-      const script = testProvider(sandbox, { steps: [{ parts: [create('a.txt')] }, { parts: [{ text: 'Done.' }] }] });
+      const script = testProvider(sandbox, {
+        steps: [{ parts: [createFileCall('a.txt')] }, { parts: [{ text: 'Done.' }] }],
+      });
       const screen = jp(sandbox, ['query', ...script, ...terminal.themeArguments, 'go'], terminal.size);
       await screen.waitFor('[y/Y/a/n/N/p/e]', { on: 'screen' });
       screen.press(keys.ctrlC);
@@ -96,7 +92,7 @@ describe('arguments edited with e', () => {
       const sandbox = cleanup.sandbox();
       const editor = sandbox.write('editor.sh', `printf '%s' '{"path":"edited.txt","content":"edited"}' > "$1"\n`);
       const script = testProvider(sandbox, {
-        steps: [{ parts: [create('original.txt', 'original')] }, { parts: [{ text: 'Edited and done.' }] }],
+        steps: [{ parts: [createFileCall('original.txt', 'original')] }, { parts: [{ text: 'Edited and done.' }] }],
       });
       let args = ['query', ...script, ...terminal.themeArguments, 'go'];
       if (resumed) {

@@ -14,18 +14,15 @@ import {
   processAlive,
   readEvents,
   runJp,
-  type Sandbox,
   testProvider,
   useCleanup,
 } from '../support/jp.ts';
 import { shellQuote } from '../support/pty.ts';
-import { keys, Screen, type ScreenOptions } from '../support/screen.ts';
+import { keys, Screen, jpScreens } from '../support/screen.ts';
 
 const cleanup = useCleanup();
 
-function jp(sandbox: Sandbox, args: string[], options: ScreenOptions = {}): Screen {
-  return Screen.jp(sandbox, args, { cleanup, ...options });
-}
+const jp = jpScreens(cleanup);
 
 /** A call that runs without asking and waits until the test writes `release`: the run is busy, no prompt is open. */
 const waitForRelease = {

@@ -17,19 +17,14 @@ import {
   type Sandbox,
   testProvider,
   useCleanup,
+  createFileCall,
 } from '../support/jp.ts';
 import { shellQuote } from '../support/pty.ts';
-import { keys, Screen, type ScreenOptions } from '../support/screen.ts';
+import { keys, Screen, jpScreens } from '../support/screen.ts';
 
 const cleanup = useCleanup();
 
-function jp(sandbox: Sandbox, args: string[], options: ScreenOptions = {}): Screen {
-  return Screen.jp(sandbox, args, { cleanup, ...options });
-}
-
-const create = (path: string, content = path): { tool_call: { name: string; arguments: unknown } } => ({
-  tool_call: { name: 'fs_create_file', arguments: { path, content } },
-});
+const jp = jpScreens(cleanup);
 
 /** The prompt for creating `path`, as the screen shows it: the call's one header, drawn by the prompt. */
 const promptFor = (path: string): string => `⚙ fs_create_file ${path} (`;
@@ -48,8 +43,16 @@ describe('prompts of a batch and of the next step', () => {
     const sandbox = cleanup.sandbox();
     const script = testProvider(sandbox, {
       steps: [
-        { parts: [{ text: 'Four files.\n\n' }, create('a.txt'), create('b.txt'), create('c.txt'), create('d.txt')] },
-        { parts: [create('e.txt')] },
+        {
+          parts: [
+            { text: 'Four files.\n\n' },
+            createFileCall('a.txt'),
+            createFileCall('b.txt'),
+            createFileCall('c.txt'),
+            createFileCall('d.txt'),
+          ],
+        },
+        { parts: [createFileCall('e.txt')] },
         { parts: [{ text: 'All done.' }] },
       ],
     });
@@ -78,8 +81,8 @@ describe('prompts of a batch and of the next step', () => {
     const sandbox = cleanup.sandbox();
     const script = testProvider(sandbox, {
       steps: [
-        { parts: [create('a.txt')] },
-        { parts: [{ text: 'Next step.\n\n' }, create('b.txt'), create('c.txt')] },
+        { parts: [createFileCall('a.txt')] },
+        { parts: [{ text: 'Next step.\n\n' }, createFileCall('b.txt'), createFileCall('c.txt')] },
         { parts: [{ text: 'Finished.' }] },
       ],
     });
@@ -103,7 +106,7 @@ describe('the editor', () => {
   it('e opens the editor at once, on the terminal; the edited arguments are what runs', async () => {
     const sandbox = cleanup.sandbox();
     const script = testProvider(sandbox, {
-      steps: [{ parts: [create('original.txt', 'original')] }, { parts: [{ text: 'Edited and done.' }] }],
+      steps: [{ parts: [createFileCall('original.txt', 'original')] }, { parts: [{ text: 'Edited and done.' }] }],
     });
     const screen = jp(sandbox, ['query', ...script, 'go'], {
       env: { EDITOR: fakeEditor(sandbox), EDITED: '{"path":"edited.txt","content":"edited"}' },
@@ -121,7 +124,7 @@ describe('the editor', () => {
   it('run = "edit" opens the editor without asking first', async () => {
     const sandbox = cleanup.sandbox();
     const script = testProvider(sandbox, {
-      steps: [{ parts: [create('original.txt', 'original')] }, { parts: [{ text: 'Done.' }] }],
+      steps: [{ parts: [createFileCall('original.txt', 'original')] }, { parts: [{ text: 'Done.' }] }],
     });
     const screen = jp(sandbox, ['query', ...script, '-c', 'conversation.tools.fs_create_file.run="edit"', 'go'], {
       env: { EDITOR: fakeEditor(sandbox), EDITED: '{"path":"edited.txt","content":"edited"}' },
@@ -311,7 +314,9 @@ describe('the Ctrl+C menu', () => {
 
   it('Ctrl+C over an open prompt draws the menu; "continue" draws the prompt again, which then takes the key', async () => {
     const sandbox = cleanup.sandbox();
-    const script = testProvider(sandbox, { steps: [{ parts: [create('a.txt')] }, { parts: [{ text: 'Created.' }] }] });
+    const script = testProvider(sandbox, {
+      steps: [{ parts: [createFileCall('a.txt')] }, { parts: [{ text: 'Created.' }] }],
+    });
     const screen = jp(sandbox, ['query', ...script, 'go']);
     await screen.waitFor(promptFor('a.txt'), { on: 'screen' });
     screen.press(keys.ctrlC);
@@ -331,7 +336,9 @@ describe('the Ctrl+C menu', () => {
 describe('Ctrl+Z in a prompt', () => {
   it('detaches: the run goes on without a client and its inquiry follows the detached policy (defer)', async () => {
     const sandbox = cleanup.sandbox();
-    const script = testProvider(sandbox, { steps: [{ parts: [create('a.txt')] }, { parts: [{ text: 'Created.' }] }] });
+    const script = testProvider(sandbox, {
+      steps: [{ parts: [createFileCall('a.txt')] }, { parts: [{ text: 'Created.' }] }],
+    });
     const screen = jp(sandbox, ['query', ...script, 'go']);
     await screen.waitFor(promptFor('a.txt'), { on: 'screen' });
     screen.press(keys.ctrlZ);
@@ -392,7 +399,7 @@ describe('prompts of a resumed turn and of an attached client', () => {
     sandbox.write('input.txt', 'input contents');
     const script = testProvider(sandbox, {
       steps: [
-        { parts: [{ tool_call: { name: 'fs_read_file', arguments: { path: 'input.txt' } } }, create('b.txt')] },
+        { parts: [{ tool_call: { name: 'fs_read_file', arguments: { path: 'input.txt' } } }, createFileCall('b.txt')] },
         { parts: [{ text: 'Both done.' }] },
       ],
     });
@@ -436,7 +443,7 @@ describe('prompts of a resumed turn and of an attached client', () => {
             },
           ],
         },
-        { parts: [create('a.txt')] },
+        { parts: [createFileCall('a.txt')] },
         { parts: [{ text: 'Made it.' }] },
       ],
     });

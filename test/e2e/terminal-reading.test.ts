@@ -8,14 +8,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { gate } from '../support/fake-provider.ts';
-import { fakeModel, runJp, type Sandbox, testProvider, useCleanup } from '../support/jp.ts';
-import { Screen, type ScreenOptions } from '../support/screen.ts';
+import { fakeModel, runJp, testProvider, useCleanup } from '../support/jp.ts';
+import { type Screen, jpScreens } from '../support/screen.ts';
 
 const cleanup = useCleanup();
 
-function jp(sandbox: Sandbox, args: string[], options: ScreenOptions = {}): Screen {
-  return Screen.jp(sandbox, args, { cleanup, ...options });
-}
+const jp = jpScreens(cleanup);
 
 /** Lines of the answer, without jp's own `jp: …` notices. */
 function answerLines(screen: Screen): string[] {

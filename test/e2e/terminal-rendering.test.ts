@@ -7,14 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { runJp, type Sandbox, testProvider, useCleanup } from '../support/jp.ts';
-import { Screen, type ScreenOptions } from '../support/screen.ts';
+import { runJp, testProvider, useCleanup } from '../support/jp.ts';
+import { type Screen, jpScreens } from '../support/screen.ts';
 
 const cleanup = useCleanup();
 
-function jp(sandbox: Sandbox, args: string[], options: ScreenOptions = {}): Screen {
-  return Screen.jp(sandbox, args, { cleanup, ...options });
-}
+const jp = jpScreens(cleanup);
 
 /**
  * Streams `text` in pieces of `size` characters, as a model does; with `pauseEvery`, a 1 ms pause

@@ -20,14 +20,12 @@ import {
   useCleanup,
 } from '../support/jp.ts';
 import { shellQuote } from '../support/pty.ts';
-import { Screen, type ScreenOptions } from '../support/screen.ts';
+import { Screen, jpScreens } from '../support/screen.ts';
 import { terminals } from '../support/terminals.ts';
 
 const cleanup = useCleanup();
 
-function jp(sandbox: Sandbox, args: string[], options: ScreenOptions = {}): Screen {
-  return Screen.jp(sandbox, args, { cleanup, ...options });
-}
+const jp = jpScreens(cleanup);
 
 /** A command that writes 40 lines and `bye` on stderr, waits for the test's `release`, and exits 3. */
 const longCommand = {

@@ -5,15 +5,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { gate } from '../support/fake-provider.ts';
-import { fakeModel, type Sandbox, useCleanup } from '../support/jp.ts';
-import { Screen, type ScreenOptions } from '../support/screen.ts';
+import { fakeModel, useCleanup } from '../support/jp.ts';
+import { jpScreens } from '../support/screen.ts';
 import { terminals } from '../support/terminals.ts';
 
 const cleanup = useCleanup();
 
-function jp(sandbox: Sandbox, args: string[], options: ScreenOptions = {}): Screen {
-  return Screen.jp(sandbox, args, { cleanup, ...options });
-}
+const jp = jpScreens(cleanup);
 
 describe('markup split across streamed pieces', () => {
   for (const terminal of terminals) {

@@ -26,14 +26,15 @@ export function testConfig(cfgArguments: string[] = []): LoadedConfig {
   return loadConfig(testConfigInputs({ cfgArguments }));
 }
 
-/** The test provider, keeping every request it was sent. */
+/** The test provider playing `script` (or a model of the test's own), keeping every request it was sent. */
 export class RecordingModel implements ChatModel {
-  readonly id = 'test/script';
+  readonly id: string;
   readonly requests: ChatRequest[] = [];
-  private readonly model: TestChatModel;
+  private readonly model: ChatModel;
 
-  constructor(script: TestScript) {
-    this.model = new TestChatModel(this.id, script);
+  constructor(script: TestScript | ChatModel) {
+    this.model = 'stream' in script ? script : new TestChatModel('test/script', script);
+    this.id = this.model.id;
   }
 
   stream(request: ChatRequest): AsyncIterable<StreamPart> {
@@ -44,7 +45,8 @@ export class RecordingModel implements ChatModel {
 
 export interface TurnSetup {
   host: RecordingHost;
-  script: TestScript;
+  /** The test provider's script, or a model of the test's own (a stream paced by the event loop). */
+  script: TestScript | ChatModel;
   tools?: Tool[];
   /** `--cfg` arguments: `conversation.tools.x.run="unattended"`. */
   cfg?: string[];

@@ -151,6 +151,11 @@ export function testProvider(sandbox: Sandbox, script: unknown, name = 'script.j
   return ['-m', 'test', '-c', `providers.test.script=${name}`];
 }
 
+/** A test-script part: the model calls fs_create_file to create `path` with `content`. */
+export function createFileCall(path: string, content = path): { tool_call: { name: string; arguments: unknown } } {
+  return { tool_call: { name: 'fs_create_file', arguments: { path, content } } };
+}
+
 /** Config selecting an OpenAI-compatible fake provider at baseUrl; a dummy key is set in env. */
 export function fakeModelArguments(
   wire: 'openai-chat' | 'openai-responses' | 'anthropic',

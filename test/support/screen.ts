@@ -448,3 +448,10 @@ export class Screen {
     this.terminal.dispose();
   }
 }
+
+/** `Screen.jp` for a test file: every screen it opens is closed by the file's `cleanup` (useCleanup). */
+export function jpScreens(
+  cleanup: NonNullable<ScreenOptions['cleanup']>,
+): (sandbox: Sandbox, args: string[], options?: ScreenOptions) => Screen {
+  return (sandbox, args, options = {}) => Screen.jp(sandbox, args, { cleanup, ...options });
+}

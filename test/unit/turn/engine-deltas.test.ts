@@ -4,35 +4,28 @@
  * persisted chunk follows the deltas that showed it (the server's partial-text bookkeeping and
  * attach rely on that order).
  */
-import { Secrets } from '../../../src/redact.ts';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ConversationEvent } from '../../../src/conversation/events.ts';
-import { runSandboxes } from '../../../src/sandbox/engine.ts';
-import { loadConfig } from '../../../src/config/load.ts';
-import { testConfigInputs } from '../../support/config.ts';
-import { LogSeal } from '../../../src/conversation/seal.ts';
-import { TestChatModel } from '../../../src/llm/test-provider.ts';
 import type { ChatModel, StreamPart } from '../../../src/llm/types.ts';
-import { TurnRun } from '../../../src/turn/engine.ts';
-import type { TurnHost } from '../../../src/turn/host.ts';
+import { runTurn } from '../../support/in-process-turn.ts';
+import { RecordingHost } from '../../support/recording-host.ts';
 
-function recordingHost(): { host: TurnHost; log: ({ delta: string; kind: string } | { event: ConversationEvent })[] } {
-  const log: ({ delta: string; kind: string } | { event: ConversationEvent })[] = [];
-  const host: TurnHost = {
-    append: (event) => void log.push({ event }),
-    delta: (piece) => void log.push({ delta: piece.text, kind: piece.kind }),
-    notice: () => {},
-    toolOutput: () => {},
-    activity: () => {},
-    sync: () => {},
-    hasPromptingClient: () => false,
-    secrets: new Secrets(),
-    askClient: async () => ({ answered: false }),
-    inquiryResolved: () => {},
-    processes: { nextMarker: () => 'test.1', started: () => {}, ended: () => {} },
-  };
-  return { host, log };
+type Entry = { delta: string; kind: string } | { event: ConversationEvent };
+
+/** A RecordingHost that also keeps deltas and events in the one order the engine gave them. */
+class OrderedHost extends RecordingHost {
+  readonly sequence: Entry[] = [];
+
+  override append(event: ConversationEvent): void {
+    super.append(event);
+    this.sequence.push({ event });
+  }
+
+  override delta(piece: { kind: 'message' | 'reasoning'; text: string }): void {
+    super.delta(piece);
+    this.sequence.push({ delta: piece.text, kind: piece.kind });
+  }
 }
 
 /**
@@ -52,38 +45,15 @@ function turnApartModel(parts: StreamPart[]): ChatModel {
   };
 }
 
-async function run(input: { text?: string; reasoning?: string }[] | ChatModel) {
-  const { host, log } = recordingHost();
-  const model = Array.isArray(input) ? new TestChatModel('test/script', { steps: [{ parts: input as never }] }) : input;
-  const config = loadConfig(testConfigInputs());
-  const outcome = await new TurnRun({
+async function run(input: { text?: string; reasoning?: string }[] | ChatModel): Promise<Entry[]> {
+  const host = new OrderedHost();
+  const { outcome } = await runTurn({
     host,
-    events: [],
-    conversationId: 'jp-c1700000000000000',
-    model,
-    tools: new Map(),
-    config,
-    seal: new LogSeal(Buffer.alloc(32, 7)).at({
-      conversationId: 'jp-c1700000000000000',
-      workspaceId: 'w-000000000000',
-    }),
-    builtinDetached: () => 'deny',
-    toolRoot: process.cwd(),
-    toolEnvironment: () => ({}),
-    sandbox: runSandboxes({
-      config: config.value,
-      workspaceRoot: process.cwd(),
-      toolRoot: process.cwd(),
-      environment: {},
-    }),
-    maxTurns: 5,
-    systemPrompt: { text: '', files: [] },
-    signal: new AbortController().signal,
+    script: Array.isArray(input) ? { steps: [{ parts: input as never }] } : input,
     message: 'go',
-    resume: false,
-  }).run();
+  });
   assert.equal(outcome.status, 'completed');
-  return log;
+  return host.sequence;
 }
 
 describe('streamed deltas', () => {

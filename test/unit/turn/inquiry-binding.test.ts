@@ -3,7 +3,6 @@
  * recorded inquiry is exactly the one jp raises now for the call and this user's jp sealed the
  * answer; anything else is asked again (here: no client, so the detached policy decides).
  */
-import { Secrets } from '../../../src/redact.ts';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ConversationEvent, EventOf } from '../../../src/conversation/events.ts';
@@ -13,7 +12,7 @@ import { testConfigInputs } from '../../support/config.ts';
 import { encodeAnswer } from '../../../src/inquiry/answer.ts';
 import type { Inquiry } from '../../../src/inquiry/types.ts';
 import { InquiryResolver } from '../../../src/turn/inquiries.ts';
-import type { TurnHost } from '../../../src/turn/host.ts';
+import { RecordingHost } from '../../support/recording-host.ts';
 
 const conversationId = 'jp-c1700000000000000';
 const workspaceId = 'w-000000000000';
@@ -21,21 +20,9 @@ const seal = new LogSeal(Buffer.alloc(32, 1));
 const otherUsersSeal = new LogSeal(Buffer.alloc(32, 2));
 
 function resolver(appended: ConversationEvent[], log: readonly ConversationEvent[]): InquiryResolver {
-  const host: TurnHost = {
-    append: () => {},
-    delta: () => {},
-    notice: () => {},
-    toolOutput: () => {},
-    activity: () => {},
-    sync: () => {},
-    hasPromptingClient: () => false,
-    secrets: new Secrets(),
-    askClient: async () => ({ answered: false }),
-    inquiryResolved: () => {},
-    processes: { nextMarker: () => 'test.1', started: () => {}, ended: () => {} },
-  };
   return new InquiryResolver({
-    host,
+    // No prompting client: the detached policy decides whatever is asked again.
+    host: new RecordingHost(),
     config: loadConfig(testConfigInputs()),
     builtinDetached: () => 'deny',
     signal: new AbortController().signal,

@@ -25,8 +25,9 @@ export function startsServer(argv: readonly string[], environment: NodeJS.Proces
 
 /**
  * Starts a query server from `programFile`, its working directory and output in jp's private
- * `starting/` directory; undefined when that cannot be done (an unusable data directory), which the
- * query itself then reports in its format.
+ * `starting/` directory; undefined when that cannot be done (an unusable data directory, or one
+ * another user owns or can write), which the query itself then reports in its format or starts its
+ * server the usual way.
  */
 export async function startEarlyServer(
   programFile: string,
@@ -34,13 +35,15 @@ export async function startEarlyServer(
 ): Promise<EarlyServer | undefined> {
   try {
     // Loaded here: every command reads startsServer, few start a server.
-    const [{ EarlyServer }, { ensurePrivateDirectory }, { dataHome }] = await Promise.all([
+    const [{ EarlyServer }, { assertSafeDirectory, ensurePrivateDirectory }, { dataHome }] = await Promise.all([
       import('../launch/spawn.ts'),
       import('../workspace/files.ts'),
       import('../workspace/workspace.ts'),
     ]);
     const directory = path.join(dataHome(environment), 'jp', 'starting');
     ensurePrivateDirectory(directory);
+    // The server's output goes there: never into a directory someone else owns or can write.
+    assertSafeDirectory(directory);
     return EarlyServer.start(programFile, { environment, directory });
   } catch {
     return undefined;

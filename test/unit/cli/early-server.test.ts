@@ -4,8 +4,11 @@
  * anything that only may be, is left to the query's action.
  */
 import assert from 'node:assert/strict';
+import { chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, it } from 'node:test';
-import { startsServer } from '../../../src/cli/early-server.ts';
+import { startEarlyServer, startsServer } from '../../../src/cli/early-server.ts';
 
 describe('startsServer', () => {
   const cases: [string[], NodeJS.ProcessEnv, boolean][] = [
@@ -37,4 +40,25 @@ describe('startsServer', () => {
       assert.equal(startsServer(argv, environment), expected);
     });
   }
+});
+
+describe('startEarlyServer', () => {
+  // Only root can give a directory to another user; elsewhere the reason is printed.
+  const skip = process.getuid?.() === 0 ? false : 'not root: cannot make a directory another user owns';
+  if (skip) console.log(`# ${skip}`);
+  it('starts nothing in a starting/ directory another user owns (they could read or plant its output)', {
+    skip,
+  }, async () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'jp-early-'));
+    try {
+      const directory = path.join(root, 'jp', 'starting');
+      mkdirSync(directory, { recursive: true, mode: 0o755 });
+      chownSync(directory, 65534, 65534);
+      const server = await startEarlyServer(path.join(root, 'no-such-program.mjs'), { XDG_DATA_HOME: root });
+      assert.equal(server, undefined);
+      assert.deepEqual(readdirSync(directory), []);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
 });
